@@ -1,0 +1,111 @@
+# qroce: one Makefile for the device (QEMU), the driver, the provider, the
+# guest image and the tests.  Everything is built under build/.
+#
+#   make deps    install packages, fetch the pinned tarballs (needs root/sudo)
+#   make         build everything
+#   make demo    two guests, RoCE between them
+#   make test    qtests + guest tests; ends with "N passed, N failed"
+
+TOP      := $(CURDIR)
+B        := $(TOP)/build
+CACHE    ?= /var/cache/qroce
+export QROCE_CACHE := $(CACHE)
+KVER      = $(shell cat $(CACHE)/kernel-version 2>/dev/null)
+KDIR      = /lib/modules/$(KVER)/build
+JOBS     ?= 2
+
+QEMU_SRC := $(B)/src/qemu
+QEMU_BLD := $(B)/qemu
+QEMU_BIN := $(QEMU_BLD)/qemu-system-x86_64
+QTEST    := $(QEMU_BLD)/tests/qtest/qroce-test
+RDMA_SRC := $(B)/src/rdma-core
+RDMA_BLD := $(B)/rdma-core
+RDMA_DST := $(B)/rdma-core-install
+KERNEL   := $(B)/kernel
+INITRD   := $(B)/initramfs.cpio.gz
+
+QEMU_CONFIGURE := --python=/usr/bin/python3 --target-list=x86_64-softmmu \
+	--without-default-devices --with-devices-x86_64=qroce \
+	--disable-docs --disable-tools --disable-user --disable-guest-agent \
+	--disable-install-blobs --enable-slirp --disable-gtk --disable-sdl \
+	--disable-vnc --disable-opengl --disable-spice --disable-curses \
+	--disable-werror --extra-cflags=-I$(TOP)/include
+
+.PHONY: all deps qemu kernel driver rdma-core guest-bin initramfs demo test \
+	check-headers clean FORCE
+
+all: deps qemu driver rdma-core initramfs
+
+deps:
+	@sh scripts/deps.sh
+
+# --- QEMU ---------------------------------------------------------------
+$(QEMU_BLD)/build.ninja: scripts/qemu-prepare.sh
+	sh scripts/qemu-prepare.sh $(QEMU_SRC)
+	mkdir -p $(QEMU_BLD)
+	cd $(QEMU_BLD) && $(QEMU_SRC)/configure $(QEMU_CONFIGURE) >configure.log 2>&1 || \
+		{ tail -30 configure.log; exit 1; }
+
+qemu: $(QEMU_BLD)/build.ninja
+	@sh scripts/qemu-prepare.sh $(QEMU_SRC)
+	ninja -C $(QEMU_BLD) -j$(JOBS) qemu-system-x86_64 tests/qtest/qroce-test
+
+# --- guest kernel and driver --------------------------------------------
+$(KERNEL)/.done: $(CACHE)/kernel-version
+	rm -rf $(KERNEL) && mkdir -p $(KERNEL)
+	dpkg-deb -x $(CACHE)/kernel-$(KVER).deb $(KERNEL)
+	/sbin/depmod -b $(KERNEL) $(KVER)
+	touch $@
+
+kernel: $(KERNEL)/.done
+
+driver: kernel
+	$(MAKE) -C $(KDIR) M=$(TOP)/linux-driver modules
+
+# --- rdma-core with providers/qroce -------------------------------------
+$(RDMA_BLD)/build.ninja: scripts/rdma-core-prepare.sh
+	sh scripts/rdma-core-prepare.sh $(RDMA_SRC)
+	mkdir -p $(RDMA_BLD)
+	cd $(RDMA_BLD) && cmake -GNinja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+		-DCMAKE_INSTALL_PREFIX=/usr -DCMAKE_INSTALL_SYSCONFDIR=/etc \
+		-DCMAKE_INSTALL_RUNDIR=/run -DNO_MAN_PAGES=1 -DNO_PYVERBS=1 \
+		-DENABLE_STATIC=0 -DENABLE_RESOLVE_NEIGH=0 -DCMAKE_C_FLAGS=-I$(TOP)/include \
+		$(RDMA_SRC) >cmake.log 2>&1 || { tail -30 cmake.log; exit 1; }
+
+rdma-core: $(RDMA_BLD)/build.ninja
+	@sh scripts/rdma-core-prepare.sh $(RDMA_SRC)
+	ninja -C $(RDMA_BLD) -j$(JOBS)
+	DESTDIR=$(RDMA_DST) ninja -C $(RDMA_BLD) install >/dev/null
+
+# --- guest test programs and the initramfs ------------------------------
+GUEST_SRCS := $(wildcard tests/guest/*.c)
+GUEST_BINS := $(patsubst tests/guest/%.c,$(B)/guest-bin/%,$(GUEST_SRCS))
+
+$(B)/guest-bin/%: tests/guest/%.c rdma-core
+	@mkdir -p $(B)/guest-bin
+	$(CC) -O2 -g -Wall -Wextra -I$(RDMA_BLD)/include -Iinclude -o $@ $< \
+		-L$(RDMA_BLD)/lib -libverbs -lrdmacm -lpthread
+
+guest-bin: $(GUEST_BINS)
+
+initramfs: kernel driver rdma-core guest-bin
+	sh guest-images/mkinitramfs.sh $(INITRD)
+
+# --- tools on the host ---------------------------------------------------
+$(B)/tools/%: tests/tools/%.c $(wildcard tests/tools/*.h qemu-device/hw/net/qroce/roce_wire.[ch])
+	@mkdir -p $(B)/tools
+	$(CC) -O2 -g -Wall -Wextra -Iqemu-device/hw/net/qroce -o $@ $(filter %.c,$^)
+
+# --- the two commands of the README --------------------------------------
+demo: all
+	sh tests/demo.sh
+
+test: all
+	sh tests/run.sh
+
+check-headers:
+	@sh scripts/check-headers.sh
+
+clean:
+	rm -rf $(B)
+	-$(MAKE) -C $(KDIR) M=$(TOP)/linux-driver clean >/dev/null 2>&1

@@ -1,0 +1,143 @@
+#!/bin/sh
+# Assemble the guest initramfs: busybox, the guest kernel's RDMA and virtio
+# modules, qroce.ko, the built rdma-core (libibverbs with libqroce and
+# librxe), Debian's perftest and iproute2 tools, the guest test programs,
+# and /init.  Every binary's shared libraries are resolved with ldd.
+set -eu
+OUT=$1
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+B=$TOP/build
+CACHE=${QROCE_CACHE:-/var/cache/qroce}
+KVER=$(cat "$CACHE/kernel-version")
+KMOD=$B/kernel/lib/modules/$KVER
+RDMA=$B/rdma-core-install
+ROOT=$B/initramfs-root
+MULTI=lib/x86_64-linux-gnu
+
+die() { echo "mkinitramfs: $*" >&2; exit 1; }
+[ -d "$KMOD" ] || die "$KMOD missing: run 'make kernel'"
+[ -d "$RDMA/usr" ] || die "$RDMA missing: run 'make rdma-core'"
+[ -x /bin/busybox ] || die "/bin/busybox missing: install busybox-static ('make deps')"
+
+rm -rf "$ROOT"
+mkdir -p "$ROOT"/bin "$ROOT"/sbin "$ROOT"/usr/bin "$ROOT"/usr/sbin \
+	"$ROOT"/$MULTI "$ROOT"/usr/$MULTI/libibverbs "$ROOT"/lib64 \
+	"$ROOT"/etc/libibverbs.d "$ROOT"/lib/modules/qroce "$ROOT"/proc \
+	"$ROOT"/sys "$ROOT"/dev "$ROOT"/tmp "$ROOT"/run "$ROOT"/root
+cp /bin/busybox "$ROOT"/bin/busybox
+
+# --- kernel modules: each wanted module with its dependencies, in load
+# order, decompressed; /lib/modules/qroce/<name>.list holds the order.
+moddep() { # print the dependency closure of module file $1, deps first
+	line=$(grep "^$1:" "$KMOD/modules.dep" || true)
+	for d in ${line#*:}; do
+		moddep "$d"
+	done
+	echo "$1"
+}
+modpath() { # module name -> path relative to $KMOD
+	awk -F: -v n="$1" '{ f = $1; sub(".*/", "", f); sub("\\.ko.*", "", f);
+		gsub("-", "_", f); if (f == n) { print $1; exit } }' "$KMOD/modules.dep"
+}
+want="qemu_fw_cfg virtio_net virtio_pci crc32_generic ib_core ib_uverbs ib_umad
+      ib_cm iw_cm rdma_cm rdma_ucm rdma_rxe"
+for m in $want; do
+	p=$(modpath "$m")
+	if [ -z "$p" ]; then
+		# built into the kernel: nothing to load
+		grep -q "/$m\\.ko\$" "$KMOD/modules.builtin" ||
+			die "module $m not found in $KMOD"
+		: >"$ROOT/lib/modules/qroce/$m.list"
+		continue
+	fi
+	moddep "$p" | awk '!seen[$0]++' >"$ROOT/lib/modules/qroce/$m.list.tmp"
+	: >"$ROOT/lib/modules/qroce/$m.list"
+	while read -r f; do
+		n=$(basename "$f"); n=${n%.xz}; n=${n%.zst}
+		if [ ! -f "$ROOT/lib/modules/qroce/$n" ]; then
+			case $f in
+			*.xz) xz -dc "$KMOD/$f" >"$ROOT/lib/modules/qroce/$n" ;;
+			*.zst) zstd -qdc "$KMOD/$f" >"$ROOT/lib/modules/qroce/$n" ;;
+			*) cp "$KMOD/$f" "$ROOT/lib/modules/qroce/$n" ;;
+			esac
+		fi
+		echo "$n" >>"$ROOT/lib/modules/qroce/$m.list"
+	done <"$ROOT/lib/modules/qroce/$m.list.tmp"
+	rm "$ROOT/lib/modules/qroce/$m.list.tmp"
+done
+if [ -f "$TOP/linux-driver/qroce.ko" ]; then
+	cp "$TOP/linux-driver/qroce.ko" "$ROOT/lib/modules/qroce/qroce.ko"
+	{ cat "$ROOT/lib/modules/qroce/ib_uverbs.list"; echo qroce.ko; } |
+		awk '!seen[$0]++' >"$ROOT/lib/modules/qroce/qroce.list"
+fi
+
+# --- rdma-core: libraries, two providers, utilities
+cp -a "$RDMA"/usr/$MULTI/*.so* "$ROOT"/usr/$MULTI/
+for p in qroce rxe; do
+	cp -a "$RDMA"/usr/$MULTI/libibverbs/lib$p-rdmav*.so "$ROOT"/usr/$MULTI/libibverbs/
+	cp "$RDMA"/etc/libibverbs.d/$p.driver "$ROOT"/etc/libibverbs.d/
+done
+bins=""
+for b in ibv_devices ibv_devinfo ibv_rc_pingpong ibv_uc_pingpong ibv_ud_pingpong \
+	 ibv_srq_pingpong ibv_xsrq_pingpong ibv_asyncwatch rping udaddy ucmatose \
+	 rdma_server rdma_client; do
+	[ -x "$RDMA/usr/bin/$b" ] || die "rdma-core did not build $b"
+	cp "$RDMA/usr/bin/$b" "$ROOT/usr/bin/$b"
+	bins="$bins $ROOT/usr/bin/$b"
+done
+for b in ib_write_bw ib_read_bw ib_send_bw ib_atomic_bw ib_write_lat \
+	 ib_read_lat ib_send_lat ib_atomic_lat; do
+	[ -x "/usr/bin/$b" ] || die "/usr/bin/$b missing: install perftest ('make deps')"
+	cp "/usr/bin/$b" "$ROOT/usr/bin/$b"
+	bins="$bins $ROOT/usr/bin/$b"
+done
+for b in ip rdma; do
+	src=$(command -v $b || true)
+	[ -x "/sbin/$b" ] && src=/sbin/$b
+	[ -x "/usr/sbin/$b" ] && src=/usr/sbin/$b
+	[ -n "$src" ] || die "$b missing: install iproute2 ('make deps')"
+	cp "$src" "$ROOT/usr/sbin/$b"
+	bins="$bins $ROOT/usr/sbin/$b"
+done
+if [ -d "$B/guest-bin" ]; then
+	for b in "$B"/guest-bin/*; do
+		[ -x "$b" ] || continue
+		cp "$b" "$ROOT/usr/bin/"
+		bins="$bins $ROOT/usr/bin/$(basename "$b")"
+	done
+fi
+
+# --- shared libraries: our rdma-core first, the host's for the rest
+LIBS=$RDMA/usr/$MULTI
+for f in $bins "$ROOT"/usr/$MULTI/libibverbs/*.so; do
+	LD_LIBRARY_PATH=$LIBS ldd "$f" 2>/dev/null | awk '/=> \// { print $3 } /^\t\/lib64/ { print $1 }'
+done | sort -u | while read -r lib; do
+	case $lib in
+	"$LIBS"/*) continue ;;	# already copied
+	esac
+	[ -f "$lib" ] || die "library $lib not found"
+	dest=$ROOT$lib
+	case $lib in /lib/*) dest=$ROOT/usr$lib ;; esac
+	mkdir -p "$(dirname "$dest")"
+	cp -L "$lib" "$dest"
+done
+for f in $bins; do
+	missing=$(LD_LIBRARY_PATH=$LIBS ldd "$f" 2>/dev/null | grep "not found" || true)
+	[ -z "$missing" ] || die "$f: unresolved libraries: $missing"
+done
+cp -L /lib64/ld-linux-x86-64.so.2 "$ROOT"/lib64/
+# Debian's merged /usr: /lib -> usr/lib in the image too
+rmdir "$ROOT"/$MULTI 2>/dev/null || true
+rm -rf "$ROOT"/lib/x86_64-linux-gnu
+ln -s ../usr/lib/x86_64-linux-gnu "$ROOT"/lib/x86_64-linux-gnu
+
+cp "$TOP/guest-images/init" "$ROOT/init"
+chmod 755 "$ROOT/init"
+echo "qroce-guest" >"$ROOT/etc/hostname"
+printf 'root:x:0:0:root:/root:/bin/sh\n' >"$ROOT/etc/passwd"
+printf 'root:x:0:\n' >"$ROOT/etc/group"
+printf '127.0.0.1 localhost\n' >"$ROOT/etc/hosts"
+
+(cd "$ROOT" && find . | sort | cpio -o -H newc --quiet) | gzip -1 >"$OUT.tmp"
+mv "$OUT.tmp" "$OUT"
+echo "mkinitramfs: $OUT ($(du -h "$OUT" | cut -f1))"

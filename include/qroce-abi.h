@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: ((GPL-2.0 WITH Linux-syscall-note) OR BSD-2-Clause) */
+/*
+ * qroce kernel <-> rdma-core provider ABI (uverbs driver data).
+ *
+ * The kernel driver (linux-driver/) and the provider (rdma-core-provider/)
+ * both include this file; rdma-core sees it as <rdma/qroce-abi.h>.
+ * docs/abi.md describes it.  Bump QROCE_UVERBS_ABI_VERSION on any
+ * incompatible change.
+ */
+#ifndef QROCE_ABI_USER_H
+#define QROCE_ABI_USER_H
+
+#include <linux/types.h>
+
+#define QROCE_UVERBS_ABI_VERSION 1
+
+#define QROCE_ABI_ASSERT_SIZE(type, size) \
+	_Static_assert(sizeof(type) == (size), "sizeof(" #type ") != " #size)
+
+/* ibv_get_context: no request data. */
+struct qroce_alloc_ucontext_resp {
+	__aligned_u64 db_mmap_key;	/* mmap offset of this context's doorbell page */
+	__u32 db_page_size;		/* bytes to mmap (4096) */
+	__u32 uar;			/* doorbell page index, for reference */
+	__u32 max_sge;			/* send and receive SGEs per WQE */
+	__u32 max_inline;		/* inline bytes per send WQE */
+	__u32 sq_wqe_max_shift;
+	__u32 rq_wqe_max_shift;
+};
+QROCE_ABI_ASSERT_SIZE(struct qroce_alloc_ucontext_resp, 32);
+
+struct qroce_alloc_pd_resp {
+	__u32 pdn;
+	__u32 reserved;
+};
+QROCE_ABI_ASSERT_SIZE(struct qroce_alloc_pd_resp, 8);
+
+/*
+ * ibv_create_cq: the provider allocates the ring: 2^log2_entries CQEs of
+ * 32 bytes followed by a 64-byte struct qroce_cq_rec, page aligned.
+ */
+struct qroce_create_cq_req {
+	__aligned_u64 buf_addr;
+	__u32 buf_size;			/* bytes, >= (32 << log2_entries) + 64 */
+	__u32 log2_entries;
+};
+QROCE_ABI_ASSERT_SIZE(struct qroce_create_cq_req, 16);
+
+struct qroce_create_cq_resp {
+	__u32 cqn;
+	__u32 log2_entries;
+};
+QROCE_ABI_ASSERT_SIZE(struct qroce_create_cq_resp, 8);
+
+/*
+ * ibv_create_qp: the provider allocates the SQ and RQ rings (page aligned,
+ * separately).  rq_buf_size is 0 when the QP uses an SRQ.
+ */
+struct qroce_create_qp_req {
+	__aligned_u64 sq_buf_addr;
+	__aligned_u64 rq_buf_addr;
+	__u32 sq_buf_size;
+	__u32 rq_buf_size;
+	__u8 sq_log2_entries;
+	__u8 rq_log2_entries;
+	__u8 sq_wqe_shift;
+	__u8 rq_wqe_shift;
+	__u32 reserved;
+};
+QROCE_ABI_ASSERT_SIZE(struct qroce_create_qp_req, 32);
+
+struct qroce_create_qp_resp {
+	__u32 qpn;
+	__u32 reserved;
+};
+QROCE_ABI_ASSERT_SIZE(struct qroce_create_qp_resp, 8);
+
+struct qroce_create_srq_req {
+	__aligned_u64 buf_addr;
+	__u32 buf_size;
+	__u8 log2_entries;
+	__u8 wqe_shift;
+	__u16 reserved;
+};
+QROCE_ABI_ASSERT_SIZE(struct qroce_create_srq_req, 16);
+
+struct qroce_create_srq_resp {
+	__u32 srqn;
+	__u32 reserved;
+};
+QROCE_ABI_ASSERT_SIZE(struct qroce_create_srq_resp, 8);
+
+struct qroce_create_ah_resp {
+	__u32 ahn;
+	__u32 reserved;
+};
+QROCE_ABI_ASSERT_SIZE(struct qroce_create_ah_resp, 8);
+
+#endif /* QROCE_ABI_USER_H */

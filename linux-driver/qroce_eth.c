@@ -1,0 +1,338 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * qroce Ethernet function: a plain netdev over one TX and one RX ring of
+ * single-buffer descriptors (hw-spec section 11), NAPI on vector 1.
+ */
+#include <linux/etherdevice.h>
+#include <linux/dma-mapping.h>
+#include "qroce.h"
+
+struct qroce_netpriv {
+	struct qroce_dev *dev;
+};
+
+static struct qroce_dev *qroce_nd(struct net_device *nd)
+{
+	return ((struct qroce_netpriv *)netdev_priv(nd))->dev;
+}
+
+static int qroce_rx_post(struct qroce_dev *dev, u32 idx)
+{
+	struct qroce_eth_ring *r = &dev->rx;
+	u32 slot = idx & ((1u << r->log2) - 1);
+	struct sk_buff *skb;
+	dma_addr_t dma;
+
+	skb = netdev_alloc_skb_ip_align(dev->netdev, QROCE_ETH_MAX_FRAME);
+	if (!skb)
+		return -ENOMEM;
+	dma = dma_map_single(&dev->pdev->dev, skb->data, QROCE_ETH_MAX_FRAME,
+			     DMA_FROM_DEVICE);
+	if (dma_mapping_error(&dev->pdev->dev, dma)) {
+		dev_kfree_skb_any(skb);
+		return -ENOMEM;
+	}
+	r->skb[slot] = skb;
+	r->buf_dma[slot] = dma;
+	r->desc[slot].addr = cpu_to_le64(dma);
+	r->desc[slot].len = cpu_to_le16(QROCE_ETH_MAX_FRAME);
+	r->desc[slot].flags = 0;
+	return 0;
+}
+
+static void qroce_rx_refill(struct qroce_dev *dev)
+{
+	struct qroce_eth_ring *r = &dev->rx;
+	u32 size = 1u << r->log2;
+	bool posted = false;
+
+	while (r->pi - r->ci < size) {
+		if (qroce_rx_post(dev, r->pi))
+			break;
+		r->pi++;
+		posted = true;
+	}
+	if (posted) {
+		dma_wmb();
+		qroce_wr(dev, QROCE_REG_RXQ_PI, r->pi);
+	}
+}
+
+static int qroce_rx_poll(struct qroce_dev *dev, int budget)
+{
+	struct qroce_eth_ring *r = &dev->rx;
+	u32 mask = (1u << r->log2) - 1;
+	int done = 0;
+
+	while (done < budget && r->ci != r->pi) {
+		u32 slot = r->ci & mask;
+		struct qroce_eth_desc *d = &r->desc[slot];
+		struct sk_buff *skb = r->skb[slot];
+		u16 flags = le16_to_cpu(READ_ONCE(d->flags));
+		u16 len;
+
+		if (!(flags & QROCE_ETH_DESC_DONE))
+			break;
+		dma_rmb();
+		len = le16_to_cpu(d->len);
+		dma_unmap_single(&dev->pdev->dev, r->buf_dma[slot],
+				 QROCE_ETH_MAX_FRAME, DMA_FROM_DEVICE);
+		r->skb[slot] = NULL;
+		r->ci++;
+		done++;
+		if ((flags & QROCE_ETH_DESC_ERR) || len < ETH_HLEN ||
+		    len > QROCE_ETH_MAX_FRAME) {
+			dev->netdev->stats.rx_errors++;
+			dev_kfree_skb_any(skb);
+			continue;
+		}
+		skb_put(skb, len);
+		skb->protocol = eth_type_trans(skb, dev->netdev);
+		dev->netdev->stats.rx_packets++;
+		dev->netdev->stats.rx_bytes += len;
+		napi_gro_receive(&dev->napi, skb);
+	}
+	qroce_rx_refill(dev);
+	return done;
+}
+
+static void qroce_tx_clean(struct qroce_dev *dev)
+{
+	struct qroce_eth_ring *r = &dev->tx;
+	u32 mask = (1u << r->log2) - 1;
+	unsigned int pkts = 0, bytes = 0;
+
+	spin_lock(&dev->tx_lock);
+	while (r->ci != r->pi) {
+		u32 slot = r->ci & mask;
+		struct qroce_eth_desc *d = &r->desc[slot];
+		struct sk_buff *skb = r->skb[slot];
+
+		if (!(le16_to_cpu(READ_ONCE(d->flags)) & QROCE_ETH_DESC_DONE))
+			break;
+		dma_rmb();
+		dma_unmap_single(&dev->pdev->dev, r->buf_dma[slot], skb->len,
+				 DMA_TO_DEVICE);
+		if (le16_to_cpu(d->flags) & QROCE_ETH_DESC_ERR) {
+			dev->netdev->stats.tx_errors++;
+		} else {
+			pkts++;
+			bytes += skb->len;
+		}
+		dev_consume_skb_any(skb);
+		r->skb[slot] = NULL;
+		r->ci++;
+	}
+	dev->netdev->stats.tx_packets += pkts;
+	dev->netdev->stats.tx_bytes += bytes;
+	if (netif_queue_stopped(dev->netdev) &&
+	    r->pi - r->ci < (1u << r->log2))
+		netif_wake_queue(dev->netdev);
+	spin_unlock(&dev->tx_lock);
+}
+
+static int qroce_napi_poll(struct napi_struct *napi, int budget)
+{
+	struct qroce_dev *dev = container_of(napi, struct qroce_dev, napi);
+	int done;
+
+	qroce_wr(dev, QROCE_REG_ETH_IRQ, QROCE_ETH_IRQ_TX | QROCE_ETH_IRQ_RX);
+	qroce_tx_clean(dev);
+	done = qroce_rx_poll(dev, budget);
+	if (done < budget)
+		napi_complete_done(napi, done);
+	return done;
+}
+
+static void qroce_update_carrier(struct qroce_dev *dev)
+{
+	if (qroce_rd(dev, QROCE_REG_PORT_STATUS) & QROCE_PORT_LINK_UP)
+		netif_carrier_on(dev->netdev);
+	else
+		netif_carrier_off(dev->netdev);
+}
+
+irqreturn_t qroce_irq_eth(int irq, void *data)
+{
+	struct qroce_dev *dev = data;
+
+	if (!dev->netdev)
+		return IRQ_HANDLED;
+	if (qroce_rd(dev, QROCE_REG_ETH_IRQ) & QROCE_ETH_IRQ_LINK) {
+		qroce_wr(dev, QROCE_REG_ETH_IRQ, QROCE_ETH_IRQ_LINK);
+		qroce_update_carrier(dev);
+	}
+	napi_schedule(&dev->napi);
+	return IRQ_HANDLED;
+}
+
+static netdev_tx_t qroce_xmit(struct sk_buff *skb, struct net_device *nd)
+{
+	struct qroce_dev *dev = qroce_nd(nd);
+	struct qroce_eth_ring *r = &dev->tx;
+	u32 slot;
+	dma_addr_t dma;
+
+	if (skb_linearize(skb) || skb->len > QROCE_ETH_MAX_FRAME) {
+		nd->stats.tx_dropped++;
+		dev_kfree_skb_any(skb);
+		return NETDEV_TX_OK;
+	}
+	dma = dma_map_single(&dev->pdev->dev, skb->data, skb->len,
+			     DMA_TO_DEVICE);
+	if (dma_mapping_error(&dev->pdev->dev, dma)) {
+		nd->stats.tx_dropped++;
+		dev_kfree_skb_any(skb);
+		return NETDEV_TX_OK;
+	}
+	spin_lock_bh(&dev->tx_lock);
+	slot = r->pi & ((1u << r->log2) - 1);
+	r->skb[slot] = skb;
+	r->buf_dma[slot] = dma;
+	r->desc[slot].addr = cpu_to_le64(dma);
+	r->desc[slot].len = cpu_to_le16(skb->len);
+	r->desc[slot].flags = 0;
+	r->pi++;
+	dma_wmb();
+	qroce_wr(dev, QROCE_REG_TXQ_PI, r->pi);
+	if (r->pi - r->ci >= (1u << r->log2))
+		netif_stop_queue(nd);
+	spin_unlock_bh(&dev->tx_lock);
+	return NETDEV_TX_OK;
+}
+
+static int qroce_ring_alloc(struct qroce_dev *dev, struct qroce_eth_ring *r)
+{
+	size_t n = 1u << QROCE_ETH_RING_LOG2;
+
+	r->log2 = QROCE_ETH_RING_LOG2;
+	r->pi = 0;
+	r->ci = 0;
+	r->desc = dma_alloc_coherent(&dev->pdev->dev, n * sizeof(*r->desc),
+				     &r->dma, GFP_KERNEL);
+	r->skb = kcalloc(n, sizeof(*r->skb), GFP_KERNEL);
+	r->buf_dma = kcalloc(n, sizeof(*r->buf_dma), GFP_KERNEL);
+	if (!r->desc || !r->skb || !r->buf_dma)
+		return -ENOMEM;
+	return 0;
+}
+
+static void qroce_ring_free(struct qroce_dev *dev, struct qroce_eth_ring *r,
+			    enum dma_data_direction dir)
+{
+	u32 i, n = 1u << r->log2;
+
+	if (r->skb) {
+		for (i = 0; i < n; i++) {
+			if (!r->skb[i])
+				continue;
+			dma_unmap_single(&dev->pdev->dev, r->buf_dma[i],
+					 dir == DMA_TO_DEVICE ? r->skb[i]->len :
+					 QROCE_ETH_MAX_FRAME, dir);
+			dev_kfree_skb_any(r->skb[i]);
+		}
+	}
+	kfree(r->skb);
+	kfree(r->buf_dma);
+	if (r->desc)
+		dma_free_coherent(&dev->pdev->dev, n * sizeof(*r->desc),
+				  r->desc, r->dma);
+	memset(r, 0, sizeof(*r));
+}
+
+static int qroce_open(struct net_device *nd)
+{
+	struct qroce_dev *dev = qroce_nd(nd);
+	int err;
+
+	err = qroce_ring_alloc(dev, &dev->tx);
+	if (err)
+		goto err_free;
+	err = qroce_ring_alloc(dev, &dev->rx);
+	if (err)
+		goto err_free;
+	qroce_wr64(dev, QROCE_REG_TXQ_BASE_LO, dev->tx.dma);
+	qroce_wr(dev, QROCE_REG_TXQ_LOG2, dev->tx.log2);
+	qroce_wr64(dev, QROCE_REG_RXQ_BASE_LO, dev->rx.dma);
+	qroce_wr(dev, QROCE_REG_RXQ_LOG2, dev->rx.log2);
+	qroce_wr(dev, QROCE_REG_ETH_CTRL, QROCE_ETH_CTRL_TX_EN |
+		 QROCE_ETH_CTRL_RX_EN);
+	qroce_rx_refill(dev);
+	napi_enable(&dev->napi);
+	qroce_update_carrier(dev);
+	netif_start_queue(nd);
+	return 0;
+
+err_free:
+	qroce_ring_free(dev, &dev->rx, DMA_FROM_DEVICE);
+	qroce_ring_free(dev, &dev->tx, DMA_TO_DEVICE);
+	return err;
+}
+
+static int qroce_stop(struct net_device *nd)
+{
+	struct qroce_dev *dev = qroce_nd(nd);
+
+	netif_stop_queue(nd);
+	napi_disable(&dev->napi);
+	qroce_wr(dev, QROCE_REG_ETH_CTRL, 0);
+	qroce_ring_free(dev, &dev->rx, DMA_FROM_DEVICE);
+	qroce_ring_free(dev, &dev->tx, DMA_TO_DEVICE);
+	netif_carrier_off(nd);
+	return 0;
+}
+
+static int qroce_change_mtu(struct net_device *nd, int mtu)
+{
+	struct qroce_dev *dev = qroce_nd(nd);
+
+	WRITE_ONCE(nd->mtu, mtu);
+	qroce_wr(dev, QROCE_REG_ETH_MTU, mtu);
+	return 0;
+}
+
+static const struct net_device_ops qroce_netdev_ops = {
+	.ndo_open = qroce_open,
+	.ndo_stop = qroce_stop,
+	.ndo_start_xmit = qroce_xmit,
+	.ndo_change_mtu = qroce_change_mtu,
+	.ndo_validate_addr = eth_validate_addr,
+};
+
+int qroce_eth_init(struct qroce_dev *dev)
+{
+	struct net_device *nd;
+	int err;
+
+	nd = alloc_etherdev(sizeof(struct qroce_netpriv));
+	if (!nd)
+		return -ENOMEM;
+	((struct qroce_netpriv *)netdev_priv(nd))->dev = dev;
+	SET_NETDEV_DEV(nd, &dev->pdev->dev);
+	nd->netdev_ops = &qroce_netdev_ops;
+	nd->min_mtu = QROCE_ETH_MIN_MTU;
+	nd->max_mtu = QROCE_ETH_MAX_MTU;
+	eth_hw_addr_set(nd, dev->mac);
+	netif_napi_add(nd, &dev->napi, qroce_napi_poll);
+	netif_carrier_off(nd);
+	dev->netdev = nd;
+	err = register_netdev(nd);
+	if (err) {
+		netif_napi_del(&dev->napi);
+		dev->netdev = NULL;
+		free_netdev(nd);
+	}
+	return err;
+}
+
+void qroce_eth_destroy(struct qroce_dev *dev)
+{
+	struct net_device *nd = dev->netdev;
+
+	if (!nd)
+		return;
+	unregister_netdev(nd);
+	netif_napi_del(&dev->napi);
+	dev->netdev = NULL;
+	free_netdev(nd);
+}

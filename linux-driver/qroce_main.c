@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * qroce: PCI probe and remove.
+ *
+ * Probe runs in two phases: the hardware comes up (BARs, reset, command
+ * queue, MSI-X, event queues), then the netdev and the ib_device are
+ * registered.  Remove undoes it in reverse order.
+ */
+#include <linux/module.h>
+#include <linux/delay.h>
+#include "qroce.h"
+
+static const struct pci_device_id qroce_pci_ids[] = {
+	{ PCI_DEVICE(QROCE_PCI_VENDOR_ID, QROCE_PCI_DEVICE_ID) },
+	{ }
+};
+MODULE_DEVICE_TABLE(pci, qroce_pci_ids);
+
+static int qroce_hw_reset(struct qroce_dev *dev)
+{
+	int i;
+
+	qroce_wr(dev, QROCE_REG_CTRL, QROCE_CTRL_RESET);
+	for (i = 0; i < 1000; i++) {
+		if (!(qroce_rd(dev, QROCE_REG_STATUS) &
+		      (QROCE_STATUS_RESETTING | QROCE_STATUS_READY)))
+			return 0;
+		usleep_range(100, 200);
+	}
+	return -ETIMEDOUT;
+}
+
+static int qroce_hw_enable(struct qroce_dev *dev)
+{
+	u32 st = 0;
+	int i;
+
+	qroce_wr(dev, QROCE_REG_CTRL, QROCE_CTRL_ENABLE);
+	for (i = 0; i < 1000; i++) {
+		st = qroce_rd(dev, QROCE_REG_STATUS);
+		if (st & (QROCE_STATUS_READY | QROCE_STATUS_FATAL))
+			break;
+		usleep_range(100, 200);
+	}
+	if (!(st & QROCE_STATUS_READY)) {
+		dev_err(&dev->pdev->dev, "device did not become ready (status 0x%x, fatal code %u)\n",
+			st, qroce_rd(dev, QROCE_REG_FATAL_CODE));
+		return -EIO;
+	}
+	return 0;
+}
+
+static void qroce_read_caps(struct qroce_dev *dev)
+{
+	u32 lo = qroce_rd(dev, QROCE_REG_MAC_LO);
+	u32 hi = qroce_rd(dev, QROCE_REG_MAC_HI);
+
+	dev->mac[0] = lo;
+	dev->mac[1] = lo >> 8;
+	dev->mac[2] = lo >> 16;
+	dev->mac[3] = lo >> 24;
+	dev->mac[4] = hi;
+	dev->mac[5] = hi >> 8;
+	dev->cap_max_qp = qroce_rd(dev, QROCE_REG_CAP_MAX_QP);
+	dev->cap_max_cq = qroce_rd(dev, QROCE_REG_CAP_MAX_CQ);
+	dev->cap_max_mr = qroce_rd(dev, QROCE_REG_CAP_MAX_MR);
+	dev->cap_max_pd = qroce_rd(dev, QROCE_REG_CAP_MAX_PD);
+	dev->cap_max_ah = qroce_rd(dev, QROCE_REG_CAP_MAX_AH);
+	dev->cap_max_qp_wr = qroce_rd(dev, QROCE_REG_CAP_MAX_QP_WR);
+	dev->cap_max_cqe = qroce_rd(dev, QROCE_REG_CAP_MAX_CQE);
+	dev->cap_max_sge = qroce_rd(dev, QROCE_REG_CAP_MAX_SGE);
+	dev->cap_max_inline = qroce_rd(dev, QROCE_REG_CAP_MAX_INLINE);
+	dev->cap_max_rd_atom = qroce_rd(dev, QROCE_REG_CAP_MAX_RD_ATOM);
+	dev->cap_page_sizes = qroce_rd(dev, QROCE_REG_CAP_PAGE_SIZES);
+	dev->cap_max_gid = qroce_rd(dev, QROCE_REG_CAP_MAX_GID);
+	dev->cap_max_msg = qroce_rd(dev, QROCE_REG_CAP_MAX_MSG);
+	dev->cap_max_mr_size = qroce_rd(dev, QROCE_REG_CAP_MAX_MR_SIZE_LO) |
+		((u64)qroce_rd(dev, QROCE_REG_CAP_MAX_MR_SIZE_HI) << 32);
+}
+
+static int qroce_irqs_init(struct qroce_dev *dev)
+{
+	struct pci_dev *pdev = dev->pdev;
+	int i, err;
+
+	err = pci_alloc_irq_vectors(pdev, QROCE_MSIX_VEC_COMP0 + QROCE_NUM_CEQS,
+				    QROCE_MSIX_VEC_COMP0 + QROCE_NUM_CEQS,
+				    PCI_IRQ_MSIX);
+	if (err < 0)
+		return err;
+	err = request_irq(pci_irq_vector(pdev, QROCE_MSIX_VEC_CMD),
+			  qroce_irq_cmd, 0, "qroce-cmd", dev);
+	if (err)
+		goto err_free_vectors;
+	err = request_irq(pci_irq_vector(pdev, QROCE_MSIX_VEC_ETH),
+			  qroce_irq_eth, 0, "qroce-eth", dev);
+	if (err)
+		goto err_free_cmd;
+	for (i = 0; i < QROCE_NUM_CEQS; i++) {
+		err = request_irq(pci_irq_vector(pdev, QROCE_MSIX_VEC_COMP0 + i),
+				  qroce_irq_comp, 0, "qroce-comp", &dev->ceq[i]);
+		if (err)
+			goto err_free_comp;
+	}
+	return 0;
+
+err_free_comp:
+	while (--i >= 0)
+		free_irq(pci_irq_vector(pdev, QROCE_MSIX_VEC_COMP0 + i),
+			 &dev->ceq[i]);
+	free_irq(pci_irq_vector(pdev, QROCE_MSIX_VEC_ETH), dev);
+err_free_cmd:
+	free_irq(pci_irq_vector(pdev, QROCE_MSIX_VEC_CMD), dev);
+err_free_vectors:
+	pci_free_irq_vectors(pdev);
+	return err;
+}
+
+static void qroce_irqs_destroy(struct qroce_dev *dev)
+{
+	struct pci_dev *pdev = dev->pdev;
+	int i;
+
+	for (i = 0; i < QROCE_NUM_CEQS; i++)
+		free_irq(pci_irq_vector(pdev, QROCE_MSIX_VEC_COMP0 + i),
+			 &dev->ceq[i]);
+	free_irq(pci_irq_vector(pdev, QROCE_MSIX_VEC_ETH), dev);
+	free_irq(pci_irq_vector(pdev, QROCE_MSIX_VEC_CMD), dev);
+	pci_free_irq_vectors(pdev);
+}
+
+static int qroce_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+{
+	struct qroce_dev *dev;
+	u32 magic, version;
+	int err;
+
+	dev = ib_alloc_device(qroce_dev, ibdev);
+	if (!dev)
+		return -ENOMEM;
+	dev->pdev = pdev;
+	pci_set_drvdata(pdev, dev);
+	ida_init(&dev->uar_ida);
+	xa_init_flags(&dev->qp_xa, XA_FLAGS_LOCK_IRQ);
+	xa_init_flags(&dev->cq_xa, XA_FLAGS_LOCK_IRQ);
+	spin_lock_init(&dev->db_lock);
+	spin_lock_init(&dev->tx_lock);
+
+	/* Phase 1: the hardware. */
+	err = pci_enable_device(pdev);
+	if (err)
+		goto err_free_dev;
+	err = pci_request_regions(pdev, QROCE_DRV_NAME);
+	if (err)
+		goto err_disable;
+	pci_set_master(pdev);
+	err = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
+	if (err)
+		goto err_release;
+	dev->regs = pci_iomap(pdev, QROCE_BAR_REGS, 0);
+	dev->db = pci_iomap_range(pdev, QROCE_BAR_DB, 0, QROCE_DB_PAGE_SIZE);
+	if (!dev->regs || !dev->db) {
+		err = -ENOMEM;
+		goto err_unmap;
+	}
+	dev->db_bar_start = pci_resource_start(pdev, QROCE_BAR_DB);
+
+	magic = qroce_rd(dev, QROCE_REG_MAGIC);
+	version = qroce_rd(dev, QROCE_REG_VERSION);
+	if (magic != QROCE_MAGIC_VALUE || version != QROCE_SPEC_VERSION) {
+		dev_err(&pdev->dev, "not a qroce v%u device (magic 0x%x version %u)\n",
+			QROCE_SPEC_VERSION, magic, version);
+		err = -ENODEV;
+		goto err_unmap;
+	}
+	err = qroce_hw_reset(dev);
+	if (err)
+		goto err_unmap;
+	qroce_read_caps(dev);
+	err = qroce_cmdq_init(dev);
+	if (err)
+		goto err_unmap;
+	err = qroce_hw_enable(dev);
+	if (err)
+		goto err_cmdq;
+	err = qroce_irqs_init(dev);
+	if (err)
+		goto err_reset;
+	WRITE_ONCE(dev->cmdq.use_irq, true);
+	err = qroce_eqs_init(dev);
+	if (err)
+		goto err_irqs;
+
+	/* Phase 2: the netdev, then the ib_device on top of it. */
+	err = qroce_eth_init(dev);
+	if (err)
+		goto err_eqs;
+	err = qroce_ib_register(dev);
+	if (err)
+		goto err_eth;
+	dev_info(&pdev->dev, "qroce %pM: %s on %s\n", dev->mac,
+		 dev_name(&dev->ibdev.dev), netdev_name(dev->netdev));
+	return 0;
+
+err_eth:
+	qroce_eth_destroy(dev);
+err_eqs:
+	qroce_eqs_destroy(dev);
+err_irqs:
+	WRITE_ONCE(dev->cmdq.use_irq, false);
+	qroce_irqs_destroy(dev);
+err_reset:
+	qroce_hw_reset(dev);
+err_cmdq:
+	qroce_cmdq_destroy(dev);
+err_unmap:
+	if (dev->db)
+		pci_iounmap(pdev, dev->db);
+	if (dev->regs)
+		pci_iounmap(pdev, dev->regs);
+err_release:
+	pci_release_regions(pdev);
+err_disable:
+	pci_disable_device(pdev);
+err_free_dev:
+	ida_destroy(&dev->uar_ida);
+	ib_dealloc_device(&dev->ibdev);
+	return err;
+}
+
+static void qroce_remove(struct pci_dev *pdev)
+{
+	struct qroce_dev *dev = pci_get_drvdata(pdev);
+
+	qroce_ib_unregister(dev);
+	qroce_eth_destroy(dev);
+	qroce_eqs_destroy(dev);
+	WRITE_ONCE(dev->cmdq.use_irq, false);
+	qroce_irqs_destroy(dev);
+	qroce_hw_reset(dev);
+	qroce_cmdq_destroy(dev);
+	pci_iounmap(pdev, dev->db);
+	pci_iounmap(pdev, dev->regs);
+	pci_release_regions(pdev);
+	pci_disable_device(pdev);
+	ida_destroy(&dev->uar_ida);
+	xa_destroy(&dev->qp_xa);
+	xa_destroy(&dev->cq_xa);
+	ib_dealloc_device(&dev->ibdev);
+}
+
+static struct pci_driver qroce_pci_driver = {
+	.name = QROCE_DRV_NAME,
+	.id_table = qroce_pci_ids,
+	.probe = qroce_probe,
+	.remove = qroce_remove,
+};
+module_pci_driver(qroce_pci_driver);
+
+MODULE_DESCRIPTION("qroce emulated RoCEv2 RDMA NIC");
+MODULE_LICENSE("GPL");
+MODULE_AUTHOR("qroce");

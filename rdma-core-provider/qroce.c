@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: GPL-2.0 or OpenIB.org BSD (MIT) See COPYING file
+/*
+ * libqroce: device matching and context set-up.
+ */
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <util/util.h>
+
+#include "qroce.h"
+#include "qroce_abi.h"
+
+static struct verbs_context *qroce_alloc_context(struct ibv_device *ibdev,
+						 int cmd_fd,
+						 void *private_data)
+{
+	struct uqroce_alloc_context_resp resp = {};
+	struct ibv_get_context cmd = {};
+	struct qroce_context *ctx;
+
+	ctx = verbs_init_and_alloc_context(ibdev, cmd_fd, ctx, ibv_ctx,
+					   RDMA_DRIVER_UNKNOWN);
+	if (!ctx)
+		return NULL;
+	if (ibv_cmd_get_context(&ctx->ibv_ctx, &cmd, sizeof(cmd),
+				&resp.ibv_resp, sizeof(resp)))
+		goto err_free;
+	if (resp.db_page_size == 0 || resp.max_sge > QROCE_MAX_SGE) {
+		errno = EINVAL;
+		goto err_free;
+	}
+	ctx->db_size = resp.db_page_size;
+	ctx->max_sge = resp.max_sge;
+	ctx->max_inline = resp.max_inline;
+	ctx->db = mmap(NULL, ctx->db_size, PROT_WRITE, MAP_SHARED, cmd_fd,
+		       resp.db_mmap_key);
+	if (ctx->db == MAP_FAILED)
+		goto err_free;
+	ctx->qp_table_size = QROCE_DEF_MAX_QP;
+	ctx->qp_table = calloc(ctx->qp_table_size, sizeof(*ctx->qp_table));
+	if (!ctx->qp_table)
+		goto err_unmap;
+	pthread_mutex_init(&ctx->qp_table_mutex, NULL);
+	verbs_set_ops(&ctx->ibv_ctx, &qroce_ctx_ops);
+	return &ctx->ibv_ctx;
+
+err_unmap:
+	munmap(ctx->db, ctx->db_size);
+err_free:
+	verbs_uninit_context(&ctx->ibv_ctx);
+	free(ctx);
+	return NULL;
+}
+
+void qroce_free_context(struct ibv_context *ibctx)
+{
+	struct qroce_context *ctx = to_qctx(ibctx);
+
+	munmap(ctx->db, ctx->db_size);
+	free(ctx->qp_table);
+	pthread_mutex_destroy(&ctx->qp_table_mutex);
+	verbs_uninit_context(&ctx->ibv_ctx);
+	free(ctx);
+}
+
+static struct verbs_device *qroce_device_alloc(struct verbs_sysfs_dev *sdev)
+{
+	struct qroce_device *dev = calloc(1, sizeof(*dev));
+
+	return dev ? &dev->ibv_dev : NULL;
+}
+
+static void qroce_device_free(struct verbs_device *vdev)
+{
+	free(container_of(vdev, struct qroce_device, ibv_dev));
+}
+
+/* The stock kernel has no RDMA_DRIVER_* value for qroce: match by PCI id. */
+static const struct verbs_match_ent qroce_match_table[] = {
+	VERBS_PCI_MATCH(QROCE_PCI_VENDOR_ID, QROCE_PCI_DEVICE_ID, NULL),
+	VERBS_NAME_MATCH("qroce", NULL),
+	{},
+};
+
+static const struct verbs_device_ops qroce_dev_ops = {
+	.name = "qroce",
+	.match_min_abi_version = QROCE_UVERBS_ABI_VERSION,
+	.match_max_abi_version = QROCE_UVERBS_ABI_VERSION,
+	.match_table = qroce_match_table,
+	.alloc_device = qroce_device_alloc,
+	.uninit_device = qroce_device_free,
+	.alloc_context = qroce_alloc_context,
+};
+
+PROVIDER_DRIVER(qroce, qroce_dev_ops);

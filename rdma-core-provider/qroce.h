@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: GPL-2.0 or OpenIB.org BSD (MIT) See COPYING file */
+/*
+ * libqroce: rdma-core provider for the qroce emulated RoCEv2 NIC.
+ * The data path (post, poll, arm) touches only memory and the mmapped
+ * doorbell page; the hardware interface is qroce_hw.h.
+ */
+#ifndef QROCE_PROVIDER_H
+#define QROCE_PROVIDER_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <infiniband/driver.h>
+#include <util/udma_barrier.h>
+#include "qroce_hw.h"
+
+#define QROCE_QP_TABLE_SIZE	(1u << 24)
+
+struct qroce_device {
+	struct verbs_device ibv_dev;
+};
+
+struct qroce_context {
+	struct verbs_context ibv_ctx;
+	void *db;			/* mmapped doorbell page */
+	uint32_t db_size;
+	uint32_t max_sge, max_inline;
+	pthread_mutex_t qp_table_mutex;
+	struct qroce_qp **qp_table;	/* by qpn, QROCE_DEF_MAX_QP entries */
+	uint32_t qp_table_size;
+};
+
+struct qroce_cq {
+	struct verbs_cq vcq;
+	uint32_t cqn;
+	uint32_t log2;
+	uint32_t ci;
+	struct qroce_cqe *cqes;
+	struct qroce_cq_rec *rec;
+	void *buf;
+	size_t buf_size;
+	pthread_spinlock_t lock;
+	/* extended poll state */
+	struct qroce_cqe *cur;
+	struct qroce_qp *cur_qp;
+};
+
+struct qroce_wq {
+	void *buf;
+	size_t buf_size;
+	uint32_t log2, shift;
+	uint32_t pi, ci;
+	uint64_t *wrid;
+	pthread_spinlock_t lock;
+};
+
+struct qroce_qp {
+	struct verbs_qp vqp;
+	uint32_t qpn;
+	struct qroce_wq sq, rq;
+	uint32_t max_send_sge, max_recv_sge, max_inline;
+	bool sig_all;
+	/* extended post state */
+	struct qroce_send_wqe *cur_wqe;
+	int ex_err;
+};
+
+struct qroce_ah {
+	struct ibv_ah ibv_ah;
+	uint32_t ahn;
+};
+
+static inline struct qroce_context *to_qctx(struct ibv_context *c)
+{
+	return container_of(c, struct qroce_context, ibv_ctx.context);
+}
+
+static inline struct qroce_cq *to_qcq(struct ibv_cq *c)
+{
+	return container_of(c, struct qroce_cq, vcq.cq);
+}
+
+static inline struct qroce_qp *to_qqp(struct ibv_qp *q)
+{
+	return container_of(q, struct qroce_qp, vqp.qp);
+}
+
+extern const struct verbs_context_ops qroce_ctx_ops;
+void qroce_free_context(struct ibv_context *ibctx);
+
+#endif

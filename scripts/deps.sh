@@ -1,0 +1,118 @@
+#!/bin/sh
+# Install what qroce needs to build and test, and fetch the pinned source
+# tarballs.  Idempotent: a second run only checks.
+#
+# The package mirror is never named here: it is read from the machine's own
+# apt configuration (the URI serving "bookworm main").
+set -eu
+
+CACHE=${QROCE_CACHE:-/var/cache/qroce}
+QEMU_TAR=qemu_10.0.13+ds.orig.tar.xz
+QEMU_SHA=6a0888e806c2ffc0c5f0733e974f9aea55491950d3c47c98669c8b236dde59ae
+RDMA_TAR=rdma-core_56.1.orig.tar.gz
+RDMA_SHA=63ce7f2baa7242c2dbc76375dac957c420187dd27f8c5e148efc07971ee522a8
+
+die() { echo "deps: $*" >&2; exit 1; }
+
+SUDO=
+if [ "$(id -u)" -ne 0 ]; then
+	command -v sudo >/dev/null 2>&1 || die "run as root, or install sudo"
+	SUDO=sudo
+fi
+
+mirror() {
+	apt-get indextargets --format '$(REPO_URI) $(RELEASE) $(COMPONENT)' |
+		awk '$2 == "bookworm" && $3 == "main" { print $1; exit }'
+}
+
+MIRROR=$(mirror)
+if [ -z "$MIRROR" ]; then
+	$SUDO apt-get update -q >/dev/null
+	MIRROR=$(mirror)
+fi
+[ -n "$MIRROR" ] || die "no 'bookworm main' source in the apt configuration; this needs Debian 12"
+MIRROR=${MIRROR%/}
+
+# bookworm-backports (kernel 6.12, meson 1.7, pycotap) from the same mirror.
+# deb822, with the archive keyring named as Debian's own entries name it.
+LIST=/etc/apt/sources.list.d/qroce.sources
+KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
+WANT="Types: deb
+URIs: $MIRROR
+Suites: bookworm-backports
+Components: main
+Signed-By: $KEYRING
+
+Types: deb-src
+URIs: $MIRROR
+Suites: bookworm bookworm-backports
+Components: main
+Signed-By: $KEYRING"
+if [ ! -f $LIST ] || [ "$(cat $LIST)" != "$WANT" ]; then
+	echo "$WANT" | $SUDO tee $LIST >/dev/null
+	$SUDO apt-get update -q >/dev/null
+fi
+
+PKGS="build-essential ninja-build pkg-config flex bison xz-utils bzip2 curl ca-certificates
+      libglib2.0-dev libpixman-1-dev libslirp-dev zlib1g-dev libfdt-dev python3 python3-venv
+      cmake libnl-3-dev libnl-route-3-dev libudev-dev
+      busybox-static cpio kmod seabios qemu-system-data perftest iproute2 libpci3
+      tshark sparse"
+BPO_PKGS="meson python3-pycotap linux-image-amd64 linux-headers-amd64"
+
+missing=
+for p in $PKGS; do
+	dpkg-query -W -f '${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' ||
+		missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	echo "deps: installing$missing"
+	echo "wireshark-common wireshark-common/install-setuid boolean false" |
+		$SUDO debconf-set-selections
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends $missing >/dev/null ||
+		die "apt-get install failed for:$missing"
+fi
+
+# meson and pycotap come from backports.  The guest kernel's headers are
+# installed (to build the module), the image itself is only downloaded.
+KVER_PKG=$(apt-cache depends -t bookworm-backports linux-image-amd64 2>/dev/null |
+	awk '/Depends: linux-image-[0-9]/ { print $2; exit }')
+[ -n "$KVER_PKG" ] || die "cannot resolve linux-image-amd64 in bookworm-backports"
+KVER=${KVER_PKG#linux-image-}
+KVER=${KVER%-unsigned}
+need=
+dpkg --compare-versions "$(dpkg-query -W -f '${Version}' meson 2>/dev/null || echo 0)" ge 1.5 || need="$need meson"
+dpkg-query -W -f '${Status}\n' python3-pycotap 2>/dev/null | grep -q 'ok installed' || need="$need python3-pycotap"
+dpkg-query -W -f '${Status}\n' "linux-headers-$KVER" 2>/dev/null | grep -q 'ok installed' || need="$need linux-headers-$KVER"
+if [ -n "$need" ]; then
+	echo "deps: installing from bookworm-backports:$need"
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends \
+		-t bookworm-backports $need >/dev/null || die "apt-get install failed for:$need"
+fi
+
+$SUDO mkdir -p "$CACHE"
+[ -w "$CACHE" ] || $SUDO chown "$(id -u)" "$CACHE"
+
+fetch() { # fetch FILE POOL-PATH SHA256
+	if [ -f "$CACHE/$1" ] && echo "$3  $CACHE/$1" | sha256sum -c --status; then
+		return 0
+	fi
+	echo "deps: fetching $1"
+	curl -fsS -o "$CACHE/$1.part" "$MIRROR/pool/main/$2/$1" || die "download of $1 failed"
+	echo "$3  $CACHE/$1.part" | sha256sum -c --status || die "$1: sha256 mismatch"
+	mv "$CACHE/$1.part" "$CACHE/$1"
+}
+fetch $QEMU_TAR q/qemu $QEMU_SHA
+fetch $RDMA_TAR r/rdma-core $RDMA_SHA
+
+# Guest kernel image: downloaded, not installed.  Its sha256 is checked by apt.
+if [ ! -f "$CACHE/kernel-$KVER.deb" ]; then
+	echo "deps: downloading $KVER_PKG"
+	tmp=$(mktemp -d)
+	(cd "$tmp" && apt-get download -q "$KVER_PKG/bookworm-backports" >/dev/null) ||
+		die "apt-get download $KVER_PKG failed"
+	mv "$tmp"/*.deb "$CACHE/kernel-$KVER.deb"
+	rmdir "$tmp"
+fi
+echo "$KVER" >"$CACHE/kernel-version"
+echo "deps: ok (kernel $KVER, cache $CACHE)"

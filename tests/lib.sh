@@ -1,0 +1,192 @@
+# qroce test harness (POSIX sh), sourced by tests/t-*.sh and tests/demo.sh.
+#
+#   qr_init NAME            log directory build/test-logs/NAME, cleanup traps
+#   qr_boot N [OPTS...]     boot N guests joined by a loopback netdev; OPTS:
+#                           rxe (also a virtio-net NIC with rdma_rxe on it),
+#                           noqroce-driver, mtu=N, pcap (filter-dump per guest),
+#                           trace (QEMU trace of qroce_* events)
+#   qr_exec G CMD           run CMD in guest G (1-based) through its agent;
+#                           prints the output, returns CMD's exit status
+#   qr_check DESC CMD...    run CMD...; count and print a PASS or FAIL line
+#   qr_finish               print the counts; exit 0 only if nothing failed
+#
+# Every QEMU started here is killed by its pid on exit or interruption.
+# Logs are kept when a check failed, removed otherwise.
+
+QR_TOP=${QR_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
+QR_B=$QR_TOP/build
+QR_QEMU=$QR_B/qemu/qemu-system-x86_64
+QR_KVER=$(cat "${QROCE_CACHE:-/var/cache/qroce}/kernel-version" 2>/dev/null)
+QR_KERNEL=$QR_B/kernel/boot/vmlinuz-$QR_KVER
+QR_INITRD=$QR_B/initramfs.cpio.gz
+QR_PIDS=""
+QR_PASS=0
+QR_FAIL=0
+QR_SEQ=0
+QR_N=0
+
+qr_log() { echo "[$QR_NAME] $*"; }
+
+qr_cleanup() {
+	for p in $QR_PIDS; do
+		kill "$p" 2>/dev/null
+	done
+	for p in $QR_PIDS; do
+		wait "$p" 2>/dev/null
+	done
+	QR_PIDS=""
+}
+
+qr_init() {
+	QR_NAME=$1
+	QR_DIR=$QR_B/test-logs/$QR_NAME
+	rm -rf "$QR_DIR"
+	mkdir -p "$QR_DIR"
+	for f in "$QR_QEMU" "$QR_KERNEL" "$QR_INITRD"; do
+		[ -e "$f" ] || { echo "$QR_NAME: $f missing: run 'make'" >&2; exit 2; }
+	done
+	trap 'qr_cleanup' EXIT
+	trap 'qr_cleanup; exit 130' INT TERM HUP
+}
+
+# A UDP port pair that nothing listens on, derived from our pid.
+qr_ports() {
+	base=$((20000 + ($$ * 7 + QR_SEQ * 131) % 30000))
+	while ss -Hlun 2>/dev/null | awk '{print $4}' | grep -q ":$base\$\|:$((base + 1))\$"; do
+		base=$((base + 2))
+	done
+	echo "$base"
+}
+
+qr_boot() {
+	n=$1
+	shift
+	rxe=0 drv=1 mtu="" pcap=0 trace=0
+	for o in "$@"; do
+		case $o in
+		rxe) rxe=1 ;;
+		noqroce-driver) drv=0 ;;
+		mtu=*) mtu=${o#mtu=} ;;
+		pcap) pcap=1 ;;
+		trace) trace=1 ;;
+		*) echo "qr_boot: unknown option $o" >&2; return 2 ;;
+		esac
+	done
+	QR_N=$n
+	port=$(qr_ports)
+	mcast=$((40000 + $$ % 20000))
+	i=1
+	while [ $i -le "$n" ]; do
+		d=$QR_DIR/g$i
+		mkdir -p "$d"
+		rm -f "$d/agent.in" "$d/agent.out"
+		mkfifo "$d/agent.in" "$d/agent.out"
+		cat >"$d/config" <<CFG
+QR_NAME=g$i
+QR_IP=10.0.0.$i/24
+QR_IP6=fd00::$i/64
+QR_VIP=10.0.1.$i/24
+QR_RXE=$rxe
+QR_QROCE=$drv
+QR_MTU=$mtu
+CFG
+		if [ "$n" -eq 2 ]; then
+			me=$((port + i - 1))
+			peer=$((port + 2 - i))
+			net="-netdev dgram,id=n0,local.type=inet,local.host=127.0.0.1,local.port=$me,remote.type=inet,remote.host=127.0.0.1,remote.port=$peer"
+			vnet="-netdev dgram,id=n1,local.type=inet,local.host=127.0.0.1,local.port=$((me + 2)),remote.type=inet,remote.host=127.0.0.1,remote.port=$((peer + 2))"
+		else
+			net="-netdev socket,id=n0,mcast=230.0.0.1:$mcast,localaddr=127.0.0.1"
+			vnet="-netdev socket,id=n1,mcast=230.0.0.1:$((mcast + 1)),localaddr=127.0.0.1"
+		fi
+		extra=""
+		[ $rxe = 1 ] && extra="$vnet -device virtio-net-pci,netdev=n1,romfile=,mac=52:54:00:00:01:0$i"
+		[ $pcap = 1 ] && extra="$extra -object filter-dump,id=f0,netdev=n0,file=$d/wire.pcap"
+		[ $trace = 1 ] && extra="$extra -trace qroce_*,file=$d/trace.log"
+		# shellcheck disable=SC2086
+		"$QR_QEMU" -nodefaults -machine q35 -accel tcg -cpu max -m 1024 \
+			-smp 1 -display none -L /usr/share/qemu -L /usr/share/seabios \
+			-kernel "$QR_KERNEL" -initrd "$QR_INITRD" \
+			-append "console=ttyS0 panic=-1 quiet" \
+			-serial "file:$d/console.log" \
+			-chardev "pipe,id=agent,path=$d/agent" \
+			-device isa-serial,chardev=agent \
+			-fw_cfg "name=opt/qroce/config,file=$d/config" \
+			$net -device "qroce,netdev=n0,mac=52:54:00:00:00:0$i" $extra \
+			>"$d/qemu.log" 2>&1 &
+		QR_PIDS="$QR_PIDS $!"
+		cat "$d/agent.out" >"$d/agent.log" &
+		QR_PIDS="$QR_PIDS $!"
+		i=$((i + 1))
+	done
+	i=1
+	while [ $i -le "$n" ]; do
+		d=$QR_DIR/g$i
+		t=0
+		until grep -q '@@QRREADY' "$d/agent.log" 2>/dev/null; do
+			t=$((t + 1))
+			if [ $t -gt 600 ] || ! qr_alive; then
+				qr_log "guest $i did not come up; console:"
+				tail -20 "$d/console.log" "$d/qemu.log"
+				return 1
+			fi
+			sleep 0.1
+		done
+		i=$((i + 1))
+	done
+	return 0
+}
+
+qr_alive() {
+	for p in $QR_PIDS; do
+		kill -0 "$p" 2>/dev/null || return 1
+	done
+	return 0
+}
+
+qr_exec() {
+	g=$1
+	shift
+	QR_SEQ=$((QR_SEQ + 1))
+	id=c$QR_SEQ.$$
+	d=$QR_DIR/g$g
+	start=$(wc -c <"$d/agent.log")
+	printf '%s %s\n' "$id" "$*" >"$d/agent.in"
+	limit=$(($(date +%s) + ${QR_TIMEOUT:-180}))
+	while ! tail -c +$((start + 1)) "$d/agent.log" | grep -q "^@@QREND $id "; do
+		if [ "$(date +%s)" -ge $limit ]; then
+			echo "qr_exec: guest $g: timed out: $*" >&2
+			return 124
+		fi
+		sleep 0.1
+	done
+	tail -c +$((start + 1)) "$d/agent.log" | sed "/^@@QREND $id /,\$d"
+	rc=$(tail -c +$((start + 1)) "$d/agent.log" |
+		sed -n "s/^@@QREND $id \([0-9]*\)\$/\1/p" | head -1)
+	return "${rc:-1}"
+}
+
+qr_check() {
+	desc=$1
+	shift
+	t0=$(date +%s)
+	if "$@" >"$QR_DIR/check.out" 2>&1; then
+		QR_PASS=$((QR_PASS + 1))
+		echo "PASS $QR_NAME: $desc ($(($(date +%s) - t0))s)"
+	else
+		QR_FAIL=$((QR_FAIL + 1))
+		echo "FAIL $QR_NAME: $desc ($(($(date +%s) - t0))s)"
+		sed 's/^/    | /' "$QR_DIR/check.out" | tail -30
+	fi
+}
+
+qr_finish() {
+	qr_cleanup
+	echo "RESULT $QR_NAME $QR_PASS $QR_FAIL"
+	if [ "$QR_FAIL" -eq 0 ]; then
+		rm -rf "$QR_DIR"
+		exit 0
+	fi
+	echo "logs kept in $QR_DIR"
+	exit 1
+}
