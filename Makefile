@@ -49,6 +49,12 @@ $(QEMU_BLD)/build.ninja: scripts/qemu-prepare.sh
 qemu: $(QEMU_BLD)/build.ninja
 	@sh scripts/qemu-prepare.sh $(QEMU_SRC)
 	ninja -C $(QEMU_BLD) -j$(JOBS) qemu-system-x86_64 tests/qtest/qroce-test
+	@# Firmware: Debian's SeaBIOS and option ROMs, where QEMU looks first.
+	@mkdir -p $(QEMU_BLD)/qemu-bundle/usr/local/share/qemu
+	@for f in /usr/share/seabios/bios-256k.bin /usr/share/qemu/linuxboot_dma.bin \
+		/usr/share/qemu/kvmvapic.bin; do \
+		[ -f $$f ] || { echo "$$f missing: run 'make deps'"; exit 1; }; \
+		ln -sf $$f $(QEMU_BLD)/qemu-bundle/usr/local/share/qemu/; done
 
 # --- guest kernel and driver --------------------------------------------
 $(KERNEL)/.done: $(CACHE)/kernel-version

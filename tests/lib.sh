@@ -105,7 +105,7 @@ CFG
 		[ $trace = 1 ] && extra="$extra -trace qroce_*,file=$d/trace.log"
 		# shellcheck disable=SC2086
 		"$QR_QEMU" -nodefaults -machine q35 -accel tcg -cpu max -m 1024 \
-			-smp 1 -display none -L /usr/share/qemu -L /usr/share/seabios \
+			-smp 1 -display none \
 			-kernel "$QR_KERNEL" -initrd "$QR_INITRD" \
 			-append "console=ttyS0 panic=-1 quiet" \
 			-serial "file:$d/console.log" \

@@ -1,0 +1,31 @@
+#!/bin/sh
+# The main job: two guests, each with a qroce NIC, joined by a loopback
+# netdev; address them, ping across, show the RDMA device, and run
+# ibv_rc_pingpong between them when the RC engine is there.
+. "$(dirname "$0")/lib.sh"
+qr_init demo
+echo "== booting two guests (qroce NIC each, -netdev dgram on 127.0.0.1)"
+qr_boot 2 || { echo "demo: guests did not boot"; exit 1; }
+show() { # run in guest $1, prefix its output
+	g=$1
+	shift
+	echo "== guest $g: $*"
+	qr_exec "$g" "$@" >"$QR_DIR/out" 2>&1
+	rc=$?
+	sed "s/^/[g$g] /" "$QR_DIR/out"
+	return $rc
+}
+fail=0
+show 1 '/usr/sbin/ip -br addr show dev $QR_IF' || fail=1
+show 2 '/usr/sbin/ip -br addr show dev $QR_IF' || fail=1
+show 1 'ping -c 3 10.0.0.2' || fail=1
+show 1 'ibv_devices' || fail=1
+show 1 'ibv_devinfo -v -d qroce_0' || fail=1
+show 2 'ibv_devinfo -d qroce_0' || fail=1
+qr_cleanup
+if [ $fail -ne 0 ]; then
+	echo "demo: FAILED (logs in $QR_DIR)"
+	exit 1
+fi
+rm -rf "$QR_DIR"
+echo "demo: OK"

@@ -1,0 +1,93 @@
+#!/bin/sh
+# Foundation: two guests boot, qroce binds, ibv_devinfo reports the port and
+# its RoCEv2 GID, the netdevs ping each other, the driver reloads cleanly;
+# QEMU's own handling of a missing netdev and of a bad property.
+. "$(dirname "$0")/lib.sh"
+qr_init foundation
+
+qemu_alone() { # run QEMU with a qroce device and no guest for a moment
+	timeout 10 "$QR_QEMU" -nodefaults -machine q35 -accel tcg -display none \
+		-L /usr/share/qemu -L /usr/share/seabios -S "$@" \
+		-qmp "unix:$QR_DIR/qmp.sock,server=on,wait=off" >"$QR_DIR/alone.log" 2>&1 &
+	pid=$!
+	sleep 2
+	if kill -0 $pid 2>/dev/null; then
+		kill $pid
+		wait $pid 2>/dev/null
+		return 0
+	fi
+	wait $pid
+	return $?
+}
+
+no_netdev() {
+	qemu_alone -device qroce || { cat "$QR_DIR/alone.log"; return 1; }
+	grep -i "qroce.*no peer\|has no peer" "$QR_DIR/alone.log"
+}
+bad_property() {
+	timeout 10 "$QR_QEMU" -nodefaults -machine q35 -accel tcg -display none \
+		-L /usr/share/qemu -L /usr/share/seabios -device qroce,mac=zz >"$QR_DIR/bad.log" 2>&1
+	rc=$?
+	cat "$QR_DIR/bad.log"
+	[ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -qi "mac" "$QR_DIR/bad.log"
+}
+bad_limit() {
+	timeout 10 "$QR_QEMU" -nodefaults -machine q35 -accel tcg -display none \
+		-L /usr/share/qemu -L /usr/share/seabios -device qroce,max-qp=3 >"$QR_DIR/bad2.log" 2>&1
+	rc=$?
+	cat "$QR_DIR/bad2.log"
+	[ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q "max-qp" "$QR_DIR/bad2.log"
+}
+qr_check "qemu -device qroce without netdev starts and warns" no_netdev
+qr_check "invalid mac property is refused with a message" bad_property
+qr_check "invalid max-qp property is refused with a message" bad_limit
+
+qr_boot 2 || { QR_FAIL=$((QR_FAIL + 1)); qr_finish; }
+
+binds() { # the driver bound the PCI function and registered qroce_0
+	qr_exec "$1" 'cat /sys/bus/pci/drivers/qroce/*/vendor /sys/bus/pci/drivers/qroce/*/device; ls /sys/class/infiniband' >"$QR_DIR/binds.$1" || return 1
+	cat "$QR_DIR/binds.$1"
+	grep -qx 0x1b36 "$QR_DIR/binds.$1" && grep -qx 0x00e0 "$QR_DIR/binds.$1" &&
+		grep -qx qroce_0 "$QR_DIR/binds.$1"
+}
+devinfo() { # ibv_devinfo -v: device, active Ethernet port, RoCEv2 GID of our IPv4
+	g=$1
+	qr_exec $g 'ibv_devinfo -v -d qroce_0' >"$QR_DIR/devinfo.$g" || return 1
+	cat "$QR_DIR/devinfo.$g"
+	grep -q "hca_id:[[:space:]]*qroce_0" "$QR_DIR/devinfo.$g" &&
+		grep -q "state:[[:space:]]*PORT_ACTIVE" "$QR_DIR/devinfo.$g" &&
+		grep -q "link_layer:[[:space:]]*Ethernet" "$QR_DIR/devinfo.$g" &&
+		grep -q "GID\[ *[0-9]*\]:.*::ffff:10\.0\.0\.$g, RoCE v2" "$QR_DIR/devinfo.$g"
+}
+gid_sysfs() { # the GID table in sysfs: the IPv4-mapped GID, typed RoCE v2
+	qr_exec "$1" 'cd /sys/class/infiniband/qroce_0/ports/1; for i in 0 1 2 3; do echo "$(cat gids/$i) $(cat gid_attrs/types/$i 2>/dev/null)"; done' >"$QR_DIR/gids.$1" || return 1
+	cat "$QR_DIR/gids.$1"
+	grep -q "^0000:0000:0000:0000:0000:ffff:0a00:000$1 RoCE v2" "$QR_DIR/gids.$1"
+}
+ping_peer() {
+	qr_exec "$1" "ping -c 3 -W 5 10.0.0.$2" >"$QR_DIR/ping.$1" || { cat "$QR_DIR/ping.$1"; return 1; }
+	cat "$QR_DIR/ping.$1"
+	grep -q " 0% packet loss" "$QR_DIR/ping.$1"
+}
+reload() { # rmmod, insmod, and the device is back with its GID
+	qr_exec 1 'rmmod qroce && ! ls /sys/class/infiniband/qroce_0 2>/dev/null && insmod /lib/modules/qroce/qroce.ko && ip link set $(ls /sys/bus/pci/drivers/qroce/*/net) up && ip addr add 10.0.0.1/24 dev $(ls /sys/bus/pci/drivers/qroce/*/net) && sleep 1' || return 1
+	devinfo 1
+}
+clean_dmesg() {
+	qr_exec "$1" 'dmesg' >"$QR_DIR/dmesg.$1" || return 1
+	! grep -v "module verification failed" "$QR_DIR/dmesg.$1" |
+		grep -E "BUG|WARNING|Oops|leak|qroce.*(timed out|failed|error)"
+}
+
+qr_check "guest 1: driver binds 1b36:00e0 as qroce_0" binds 1
+qr_check "guest 2: driver binds 1b36:00e0 as qroce_0" binds 2
+qr_check "guest 1: ibv_devinfo -v shows the port and its RoCEv2 GID" devinfo 1
+qr_check "guest 2: ibv_devinfo -v shows the port and its RoCEv2 GID" devinfo 2
+qr_check "guest 1: sysfs GID table has ::ffff:10.0.0.1 as RoCE v2" gid_sysfs 1
+qr_check "guest 1 pings guest 2 over qroce" ping_peer 1 2
+qr_check "guest 2 pings guest 1 over qroce" ping_peer 2 1
+qr_check "rmmod/insmod qroce, device comes back" reload
+qr_check "ping after the reload" ping_peer 1 2
+qr_check "guest 1: dmesg has no BUG, WARNING or qroce failure" clean_dmesg 1
+qr_check "guest 2: dmesg has no BUG, WARNING or qroce failure" clean_dmesg 2
+qr_finish
