@@ -569,7 +569,9 @@ static int qroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	uint32_t start;
 	int err = 0;
 
-	if (ibqp->state == IBV_QPS_RESET) {
+	/* As on rxe: the SQ takes work from RTS on (ERR flushes it). */
+	if (ibqp->state == IBV_QPS_RESET || ibqp->state == IBV_QPS_INIT ||
+	    ibqp->state == IBV_QPS_RTR) {
 		*bad = wr;
 		return EINVAL;
 	}

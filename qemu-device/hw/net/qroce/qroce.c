@@ -1336,6 +1336,15 @@ static ssize_t qroce_receive(NetClientState *nc, const uint8_t *buf,
     return size;
 }
 
+#define QROCE_LO_MAX_QUEUED 4096
+#define QROCE_LO_BUDGET     256
+
+typedef struct QRoceLoFrame {
+    size_t len;
+    uint8_t data[];
+} QRoceLoFrame;
+
+/* Frames to the device's own MAC never reach the wire: queue them. */
 void qroce_wire_tx(QRoceState *s, const struct iovec *iov, int iovcnt)
 {
     uint8_t dmac[6];
@@ -1343,13 +1352,35 @@ void qroce_wire_tx(QRoceState *s, const struct iovec *iov, int iovcnt)
     iov_to_buf(iov, iovcnt, 0, dmac, sizeof(dmac));
     if (!memcmp(dmac, s->conf.macaddr.a, ETH_ALEN)) {
         size_t len = iov_size(iov, iovcnt);
-        g_autofree uint8_t *buf = g_malloc(len);
+        QRoceLoFrame *f;
 
-        iov_to_buf(iov, iovcnt, 0, buf, len);
-        qroce_rc_rx(s, buf, len);
+        if (g_queue_get_length(&s->lo_q) >= QROCE_LO_MAX_QUEUED) {
+            qroce_count(s, QROCE_CNT_ROCE_RX_DROPS);
+            return;
+        }
+        f = g_malloc(sizeof(*f) + len);
+        f->len = len;
+        iov_to_buf(iov, iovcnt, 0, f->data, len);
+        g_queue_push_tail(&s->lo_q, f);
+        qemu_bh_schedule(s->lo_bh);
         return;
     }
     qemu_sendv_packet(qemu_get_queue(s->nic), iov, iovcnt);
+}
+
+static void qroce_lo_bh(void *opaque)
+{
+    QRoceState *s = opaque;
+    int budget = QROCE_LO_BUDGET;
+    QRoceLoFrame *f;
+
+    while (budget-- && (f = g_queue_pop_head(&s->lo_q))) {
+        qroce_rc_rx(s, f->data, f->len);
+        g_free(f);
+    }
+    if (!g_queue_is_empty(&s->lo_q)) {
+        qemu_bh_schedule(s->lo_bh);
+    }
 }
 
 static void qroce_set_link_status(NetClientState *nc)
@@ -1382,6 +1413,7 @@ static void qroce_reset_state(QRoceState *s)
     uint32_t i;
 
     qroce_rc_reset(s);
+    g_queue_clear_full(&s->lo_q, g_free);
     for (i = 0; i < s->max_qp; i++) {
         if (s->qp[i].valid) {
             qroce_qp_free(s, &s->qp[i]);
@@ -1963,6 +1995,9 @@ static void qroce_realize(PCIDevice *pdev, Error **errp)
                                     &dev->mem_reentrancy_guard);
     s->tx_bh = qemu_bh_new_guarded(qroce_tx_bh, s,
                                    &dev->mem_reentrancy_guard);
+    s->lo_bh = qemu_bh_new_guarded(qroce_lo_bh, s,
+                                   &dev->mem_reentrancy_guard);
+    g_queue_init(&s->lo_q);
 
     qemu_macaddr_default_if_unset(&s->conf.macaddr);
     s->nic = qemu_new_nic(&qroce_net_info, &s->conf,
@@ -1984,6 +2019,7 @@ static void qroce_exit(PCIDevice *pdev)
     qemu_del_nic(s->nic);
     qemu_bh_delete(s->cmd_bh);
     qemu_bh_delete(s->tx_bh);
+    qemu_bh_delete(s->lo_bh);
     for (i = 0; i < QROCE_MSIX_VECTORS; i++) {
         msix_vector_unuse(pdev, i);
     }

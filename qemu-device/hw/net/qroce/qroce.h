@@ -124,6 +124,8 @@ struct QRoceState {
 
     QEMUBH *cmd_bh;
     QEMUBH *tx_bh;
+    QEMUBH *lo_bh;          /* frames the device sends to itself */
+    GQueue lo_q;
 
     /* objects */
     QRoceEQ eq[QROCE_NUM_EQS];

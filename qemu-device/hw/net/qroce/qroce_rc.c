@@ -1,82 +1,831 @@
 /*
- * qroce: RoCEv2 transport engine.
+ * qroce: the RoCEv2 RC transport engine.
+ *
+ * Requester: doorbells only queue the QP; a bottom half reads send WQEs,
+ * segments them at the path MTU and sends RoCEv2 packets, at most
+ * RC_BUDGET packets per run.  Every sent message is kept (WQE index, PSN
+ * range) until an ACK covers it; send completions are written then, in
+ * order.  A retry timer, sequence NAKs and RNR NAKs rewind to the oldest
+ * unacknowledged message (go-back-N).
+ *
+ * Responder: packets are checked as rxe checks them (destination is a
+ * local GID, QP exists and is RC and ready, addresses match the QP's AV,
+ * P_Key, ICRC) and dropped silently otherwise; in-sequence SENDs are
+ * scattered into the RECV WQE, duplicates are ACKed again, a gap gets one
+ * sequence NAK, a missing RECV WQE gets an RNR NAK.
+ *
+ * This version carries SEND and SEND with immediate; RDMA WRITE, READ and
+ * atomics complete with IBV_WC_LOC_QP_OP_ERR until they are implemented.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 
 #include "qemu/osdep.h"
+#include "qemu/log.h"
+#include "qemu/timer.h"
+#include "qemu/main-loop.h"
+#include "qemu/bswap.h"
 #include "qroce.h"
+#include "roce_wire.h"
+#include "trace.h"
 
-void qroce_rc_init(QRoceState *s)
+#define RC_BUDGET       64      /* packets per bottom-half run */
+#define RC_WINDOW       128     /* unacknowledged PSNs */
+#define RC_ACK_EVERY    64      /* AckReq inside long messages */
+
+typedef struct QRoceRcInflight {
+    uint32_t idx;               /* SQ WQE counter */
+    uint32_t first_psn, last_psn;
+    uint32_t len;
+    bool signaled;
+} QRoceRcInflight;
+
+typedef struct QRoceRc {
+    QEMUBH *bh;
+    uint32_t *runq;
+    uint32_t head, count, size;
+    uint8_t *pkt;               /* one frame */
+} QRoceRc;
+
+typedef struct RcWqe {
+    struct qroce_send_wqe hdr;
+    struct qroce_sge sge[QROCE_MAX_SGE];
+    uint8_t inl[QROCE_MAX_INLINE];
+    uint32_t len;
+} RcWqe;
+
+/* RNR timer values of the IB spec, in microseconds. */
+static const uint32_t rnr_usec[32] = {
+    655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960,
+    1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720,
+    40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
+};
+
+static inline int32_t psn_cmp(uint32_t a, uint32_t b)
 {
+    return (int32_t)((a - b) << 8);
 }
 
-void qroce_rc_reset(QRoceState *s)
+static inline uint32_t psn_add(uint32_t a, uint32_t n)
 {
+    return (a + n) & 0xffffff;
 }
 
-void qroce_rc_fini(QRoceState *s)
+static uint32_t rc_mtu(QRoceQP *qp)
 {
+    return 128u << qp->path_mtu;
+}
+
+static uint16_t rc_sport(uint32_t qpn)
+{
+    return 0xc000 | ((qpn * 0x9e370001u) >> 18);
+}
+
+static void rc_schedule(QRoceState *s, QRoceQP *qp)
+{
+    QRoceRc *rc = s->rc;
+
+    if (!qp->rc.need_sched && rc->count < rc->size) {
+        qp->rc.need_sched = true;
+        rc->runq[(rc->head + rc->count++) % rc->size] = qp->qpn;
+    }
+    qemu_bh_schedule(rc->bh);
+}
+
+static void rc_cqe(QRoceState *s, QRoceQP *qp, bool sq, uint32_t idx,
+                   uint8_t opcode, uint8_t status, uint32_t len, bool imm,
+                   uint32_t imm_wire, bool solicited)
+{
+    QRoceCQ *cq = qroce_cq_get(s, sq ? qp->scqn : qp->rcqn);
+    struct qroce_cqe cqe = {
+        .wqe_index = cpu_to_le32(idx),
+        .qpn = cpu_to_le32(qp->qpn),
+        .byte_len = cpu_to_le32(len),
+        .opcode = opcode,
+        .status = status,
+        .flags = (sq ? QROCE_CQE_F_SQ : 0) | (imm ? QROCE_CQE_F_IMM : 0),
+    };
+
+    if (imm) {
+        stl_be_p(&cqe.imm_data, imm_wire);
+    }
+    if (cq) {
+        qroce_cq_post(s, cq, &cqe, solicited);
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Sending                                                             */
+/* ------------------------------------------------------------------ */
+
+/* Fill the address part of an outgoing packet from the QP's AV. */
+static bool rc_addr(QRoceState *s, QRoceQP *qp, RocePktOut *o,
+                    uint8_t sgid[16])
+{
+    if (!qroce_gid_get(s, qp->av.sgid_index, sgid)) {
+        return false;
+    }
+    o->dmac = qp->av.dmac;
+    o->smac = qroce_mac(s);
+    o->sgid = sgid;
+    o->dgid = qp->av.dgid;
+    o->tclass = qp->av.traffic_class;
+    o->hop_limit = qp->av.hop_limit ? qp->av.hop_limit : 64;
+    o->flow_label = qp->av.flow_label;
+    o->sport = rc_sport(qp->qpn);
+    o->dqpn = qp->dest_qpn;
+    return true;
+}
+
+static void rc_tx(QRoceState *s, QRoceQP *qp, RocePktOut *o, uint32_t paylen)
+{
+    struct iovec iov;
+
+    iov.iov_base = s->rc->pkt;
+    iov.iov_len = roce_build(s->rc->pkt, o, paylen);
+    trace_qroce_rc_tx(qp->qpn, o->opcode, o->psn, paylen);
+    qroce_count(s, QROCE_CNT_ROCE_TX_PKTS);
+    qroce_wire_tx(s, &iov, 1);
+}
+
+static void rc_send_ack(QRoceState *s, QRoceQP *qp, uint8_t syndrome,
+                        uint32_t psn)
+{
+    RocePktOut o = {};
+    uint8_t sgid[16];
+
+    if (!rc_addr(s, qp, &o, sgid)) {
+        return;
+    }
+    o.opcode = ROCE_ACK;
+    o.psn = psn;
+    o.aeth_syndrome = syndrome;
+    o.aeth_msn = qp->rc.msn & 0xffffff;
+    trace_qroce_rc_ack_tx(qp->qpn, syndrome, psn);
+    if (syndrome == ROCE_AETH_NAK_SEQ) {
+        qroce_count(s, QROCE_CNT_ROCE_SEQ_NAKS);
+    } else if (ROCE_AETH_TYPE(syndrome) == 1) {
+        qroce_count(s, QROCE_CNT_ROCE_RNR_NAKS);
+    }
+    rc_tx(s, qp, &o, 0);
+}
+
+/* Read send WQE @idx and check it; returns a QROCE_WC_* status. */
+static int rc_read_wqe(QRoceState *s, QRoceQP *qp, uint32_t idx, RcWqe *w)
+{
+    uint64_t off = (uint64_t)(idx & ((1u << qp->sq.log2) - 1)) <<
+                   qp->sq.wqe_shift;
+    uint32_t stride = 1u << qp->sq.wqe_shift;
+    uint64_t total = 0;
+    int i;
+
+    if (qroce_bt_rw(s, &qp->sq.bt, off, &w->hdr, sizeof(w->hdr), false)) {
+        return QROCE_WC_LOC_QP_OP_ERR;
+    }
+    w->len = 0;
+    if (w->hdr.flags & QROCE_WQE_INLINE) {
+        uint32_t n = le32_to_cpu(w->hdr.inline_len);
+
+        if (n > QROCE_MAX_INLINE || sizeof(w->hdr) + n > stride ||
+            qroce_bt_rw(s, &qp->sq.bt, off + sizeof(w->hdr), w->inl, n,
+                        false)) {
+            return QROCE_WC_LOC_LEN_ERR;
+        }
+        w->len = n;
+        return QROCE_WC_SUCCESS;
+    }
+    if (w->hdr.num_sge > QROCE_MAX_SGE ||
+        sizeof(w->hdr) + w->hdr.num_sge * sizeof(struct qroce_sge) > stride ||
+        qroce_bt_rw(s, &qp->sq.bt, off + sizeof(w->hdr), w->sge,
+                    w->hdr.num_sge * sizeof(struct qroce_sge), false)) {
+        return QROCE_WC_LOC_LEN_ERR;
+    }
+    for (i = 0; i < w->hdr.num_sge; i++) {
+        QRoceMR *mr;
+        int st = qroce_mr_check(s, le32_to_cpu(w->sge[i].lkey), qp->pdn,
+                                le64_to_cpu(w->sge[i].addr),
+                                le32_to_cpu(w->sge[i].length), 0, &mr);
+
+        if (st != QROCE_WC_SUCCESS) {
+            return st;
+        }
+        total += le32_to_cpu(w->sge[i].length);
+    }
+    if (total > QROCE_DEF_MAX_MSG) {
+        return QROCE_WC_LOC_LEN_ERR;
+    }
+    w->len = total;
+    return QROCE_WC_SUCCESS;
+}
+
+/* Copy bytes [off, off + n) of the WQE's payload to @dst. */
+static int rc_gather(QRoceState *s, QRoceQP *qp, RcWqe *w, uint32_t off,
+                     uint8_t *dst, uint32_t n)
+{
+    int i;
+
+    if (w->hdr.flags & QROCE_WQE_INLINE) {
+        memcpy(dst, w->inl + off, n);
+        return 0;
+    }
+    for (i = 0; i < w->hdr.num_sge && n; i++) {
+        uint32_t len = le32_to_cpu(w->sge[i].length);
+        uint64_t addr = le64_to_cpu(w->sge[i].addr);
+        QRoceMR *mr;
+        uint32_t k;
+
+        if (off >= len) {
+            off -= len;
+            continue;
+        }
+        k = MIN(n, len - off);
+        if (qroce_mr_check(s, le32_to_cpu(w->sge[i].lkey), qp->pdn,
+                           addr + off, k, 0, &mr) ||
+            qroce_mr_rw(s, mr, addr + off, dst, k, false)) {
+            return -1;
+        }
+        dst += k;
+        n -= k;
+        off = 0;
+    }
+    return n ? -1 : 0;
+}
+
+/* Complete send WQE @idx with an error, then move the QP to ERR. */
+static void rc_sq_error(QRoceState *s, QRoceQP *qp, uint32_t idx, int status)
+{
+    trace_qroce_rc_wqe_err(qp->qpn, idx, status);
+    rc_cqe(s, qp, true, idx, QROCE_CQE_SEND, status, 0, false, 0, false);
+    qp->sq.ci = idx + 1;
+    qp->rc.sq_sent = qp->sq.ci;
+    qp->rc.nsent = 0;
+    qroce_qp_set_error(s, qp, 0);
+}
+
+static void rc_arm_timer(QRoceQP *qp)
+{
+    if (qp->rc.nsent && qp->timeout && !qp->rc.rnr_wait) {
+        int64_t ns = 4096LL << MIN(qp->timeout, 31);
+
+        timer_mod(qp->rc.timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + ns);
+    } else if (!qp->rc.nsent && !qp->rc.rnr_wait) {
+        timer_del(qp->rc.timer);
+    }
+}
+
+/* Send from the SQ; returns true if it stopped for the budget. */
+static bool rc_sq_process(QRoceState *s, QRoceQP *qp, int *budget)
+{
+    QRoceRcQP *r = &qp->rc;
+    uint32_t mtu = rc_mtu(qp);
+    uint32_t depth = 1u << qp->sq.log2;
+    RcWqe w;
+
+    while (qp->state == QROCE_QPS_RTS && r->sq_sent != qp->sq.pi &&
+           !r->rnr_wait) {
+        uint32_t idx = r->sq_sent;
+        bool imm, first = r->wqe_off == 0;
+        RocePktOut o = {};
+        uint8_t sgid[16];
+        uint8_t *payload;
+        uint32_t n;
+        int st;
+
+        if (*budget <= 0) {
+            return true;
+        }
+        if ((first && r->nsent >= depth) ||
+            psn_cmp(r->npsn, psn_add(r->una_psn, RC_WINDOW)) >= 0) {
+            break;                      /* window full: wait for ACKs */
+        }
+        st = rc_read_wqe(s, qp, idx, &w);
+        if (st == QROCE_WC_SUCCESS && w.hdr.opcode != QROCE_WR_SEND &&
+            w.hdr.opcode != QROCE_WR_SEND_IMM) {
+            st = QROCE_WC_LOC_QP_OP_ERR;
+        }
+        if (st == QROCE_WC_SUCCESS && !rc_addr(s, qp, &o, sgid)) {
+            st = QROCE_WC_LOC_QP_OP_ERR;    /* source GID went away */
+        }
+        if (st != QROCE_WC_SUCCESS) {
+            if (r->nsent) {
+                break;      /* complete in order: wait for the ACKs */
+            }
+            rc_sq_error(s, qp, idx, st);
+            return false;
+        }
+        if (first) {
+            trace_qroce_rc_wqe(qp->qpn, idx, w.hdr.opcode, w.len);
+        }
+        imm = w.hdr.opcode == QROCE_WR_SEND_IMM;
+        n = MIN(mtu, w.len - r->wqe_off);
+        if (first && n == w.len) {
+            o.opcode = imm ? ROCE_SEND_ONLY_IMM : ROCE_SEND_ONLY;
+        } else if (first) {
+            o.opcode = ROCE_SEND_FIRST;
+        } else if (r->wqe_off + n == w.len) {
+            o.opcode = imm ? ROCE_SEND_LAST_IMM : ROCE_SEND_LAST;
+        } else {
+            o.opcode = ROCE_SEND_MIDDLE;
+        }
+        o.psn = r->npsn;
+        o.imm = ldl_be_p(&w.hdr.imm_data);
+        payload = s->rc->pkt + roce_hdr_len(o.opcode, !roce_gid_is_v4(o.dgid));
+        if (rc_gather(s, qp, &w, r->wqe_off, payload, n)) {
+            if (r->nsent || r->wqe_off) {
+                break;
+            }
+            rc_sq_error(s, qp, idx, QROCE_WC_LOC_PROT_ERR);
+            return false;
+        }
+        if (first) {
+            QRoceRcInflight *e = &r->inflight[(r->inflight_head + r->nsent) %
+                                              depth];
+
+            e->idx = idx;
+            e->first_psn = r->npsn;
+            e->len = w.len;
+            e->signaled = (w.hdr.flags & QROCE_WQE_SIGNALED) ||
+                          (qp->flags & QROCE_CREATE_QP_SIG_ALL);
+            r->nsent++;
+        }
+        r->wqe_off += n;
+        if (r->wqe_off == w.len) {
+            QRoceRcInflight *e = &r->inflight[(r->inflight_head + r->nsent -
+                                               1) % depth];
+
+            o.ackreq = true;
+            o.se = w.hdr.flags & QROCE_WQE_SOLICITED;
+            e->last_psn = r->npsn;
+            r->wqe_off = 0;
+            r->sq_sent++;
+        } else {
+            o.ackreq = psn_add(r->npsn, 1) % RC_ACK_EVERY == 0;
+        }
+        r->npsn = psn_add(r->npsn, 1);
+        rc_tx(s, qp, &o, n);
+        (*budget)--;
+        if (!timer_pending(r->timer)) {
+            rc_arm_timer(qp);
+        }
+    }
+    return false;
+}
+
+static void rc_bh(void *opaque)
+{
+    QRoceState *s = opaque;
+    QRoceRc *rc = s->rc;
+    int budget = RC_BUDGET;
+    uint32_t n = rc->count;
+
+    while (n-- && rc->count) {
+        uint32_t qpn = rc->runq[rc->head];
+        QRoceQP *qp;
+
+        rc->head = (rc->head + 1) % rc->size;
+        rc->count--;
+        qp = qroce_qp_get(s, qpn);
+        if (!qp) {
+            continue;
+        }
+        qp->rc.need_sched = false;
+        if (rc_sq_process(s, qp, &budget)) {
+            rc_schedule(s, qp);
+        }
+    }
+}
+
+/* Go back to the oldest unacknowledged message. */
+static void rc_rewind(QRoceState *s, QRoceQP *qp)
+{
+    QRoceRcQP *r = &qp->rc;
+
+    if (r->nsent) {
+        QRoceRcInflight *e = &r->inflight[r->inflight_head];
+
+        r->npsn = e->first_psn;
+        r->sq_sent = e->idx;
+        r->nsent = 0;
+        qroce_count(s, QROCE_CNT_ROCE_RETRANS);
+    }
+    r->wqe_off = 0;
+}
+
+static void rc_timer(void *opaque)
+{
+    QRoceQP *qp = opaque;
+    QRoceState *s = qp->rc.s;
+    QRoceRcQP *r = &qp->rc;
+
+    if (qp->state != QROCE_QPS_RTS) {
+        return;
+    }
+    if (r->rnr_wait) {
+        r->rnr_wait = false;
+    } else if (r->nsent) {
+        trace_qroce_rc_timeout(qp->qpn, r->inflight[r->inflight_head].idx,
+                               r->retry_left);
+        if (qp->retry_cnt != 7 && r->retry_left-- <= 0) {
+            rc_sq_error(s, qp, r->inflight[r->inflight_head].idx,
+                        QROCE_WC_RETRY_EXC_ERR);
+            return;
+        }
+        rc_rewind(s, qp);
+    } else {
+        return;
+    }
+    rc_schedule(s, qp);
+}
+
+/* An ACK or NAK for our requests. */
+static void rc_requester_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p)
+{
+    QRoceRcQP *r = &qp->rc;
+    uint32_t depth = 1u << qp->sq.log2;
+    uint8_t syn = p->aeth_syndrome;
+    uint32_t acked;
+
+    if (p->opcode != ROCE_ACK) {
+        return;         /* read responses and atomic ACKs: not yet */
+    }
+    /* Only PSNs we sent and that are not acknowledged yet. */
+    if (psn_cmp(p->psn, r->una_psn) < 0 || psn_cmp(p->psn, r->npsn) >= 0) {
+        if (!(ROCE_AETH_TYPE(syn) == 3 && p->psn == r->npsn)) {
+            return;
+        }
+    }
+    trace_qroce_rc_ack_rx(qp->qpn, syn, p->psn);
+    /* An ACK acknowledges p->psn; a NAK everything before it. */
+    acked = ROCE_AETH_TYPE(syn) == 0 ? p->psn : psn_add(p->psn, 0xffffff);
+    while (r->nsent) {
+        QRoceRcInflight *e = &r->inflight[r->inflight_head];
+
+        if (psn_cmp(e->last_psn, acked) > 0 ||
+            (e->idx == r->sq_sent && r->wqe_off)) {
+            break;
+        }
+        if (e->signaled) {
+            rc_cqe(s, qp, true, e->idx, QROCE_CQE_SEND, QROCE_WC_SUCCESS,
+                   e->len, false, 0, false);
+        }
+        qp->sq.ci = e->idx + 1;
+        r->inflight_head = (r->inflight_head + 1) % depth;
+        r->nsent--;
+        r->retry_left = qp->retry_cnt;
+        r->rnr_left = qp->rnr_retry;
+    }
+    if (psn_cmp(psn_add(acked, 1), r->una_psn) > 0) {
+        r->una_psn = psn_add(acked, 1);
+    }
+    switch (ROCE_AETH_TYPE(syn)) {
+    case 0:
+        break;
+    case 1:                                     /* RNR NAK */
+        if (qp->rnr_retry != 7 && r->rnr_left-- <= 0 && r->nsent) {
+            rc_sq_error(s, qp, r->inflight[r->inflight_head].idx,
+                        QROCE_WC_RNR_RETRY_EXC_ERR);
+            return;
+        }
+        rc_rewind(s, qp);
+        r->rnr_wait = true;
+        timer_mod(r->timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
+                  rnr_usec[syn & 0x1f] * 1000LL);
+        return;
+    case 3:
+        if (syn == ROCE_AETH_NAK_SEQ) {
+            if (qp->retry_cnt != 7 && r->retry_left-- <= 0 && r->nsent) {
+                rc_sq_error(s, qp, r->inflight[r->inflight_head].idx,
+                            QROCE_WC_RETRY_EXC_ERR);
+                return;
+            }
+            rc_rewind(s, qp);
+            break;
+        }
+        if (r->nsent) {
+            rc_sq_error(s, qp, r->inflight[r->inflight_head].idx,
+                        syn == ROCE_AETH_NAK_INV ? QROCE_WC_REM_INV_REQ_ERR :
+                        syn == ROCE_AETH_NAK_ACCESS ? QROCE_WC_REM_ACCESS_ERR :
+                        QROCE_WC_REM_OP_ERR);
+        }
+        return;
+    default:
+        return;
+    }
+    rc_arm_timer(qp);
+    rc_schedule(s, qp);
+}
+
+/* ------------------------------------------------------------------ */
+/* Responder                                                           */
+/* ------------------------------------------------------------------ */
+
+/* Scatter @n bytes at offset @off of the current RECV WQE. */
+static int rc_scatter(QRoceState *s, QRoceQP *qp, uint32_t off,
+                      const uint8_t *src, uint32_t n)
+{
+    uint64_t base = (uint64_t)(qp->rq.ci & ((1u << qp->rq.log2) - 1)) <<
+                    qp->rq.wqe_shift;
+    struct qroce_recv_wqe h;
+    struct qroce_sge sge[QROCE_MAX_SGE];
+    int i;
+
+    if (qroce_bt_rw(s, &qp->rq.bt, base, &h, sizeof(h), false) ||
+        h.num_sge > QROCE_MAX_SGE ||
+        sizeof(h) + h.num_sge * sizeof(sge[0]) > (1u << qp->rq.wqe_shift) ||
+        qroce_bt_rw(s, &qp->rq.bt, base + sizeof(h), sge,
+                    h.num_sge * sizeof(sge[0]), false)) {
+        return QROCE_WC_LOC_QP_OP_ERR;
+    }
+    for (i = 0; i < h.num_sge && n; i++) {
+        uint32_t len = le32_to_cpu(sge[i].length);
+        uint64_t addr = le64_to_cpu(sge[i].addr);
+        QRoceMR *mr;
+        uint32_t k;
+        int st;
+
+        if (off >= len) {
+            off -= len;
+            continue;
+        }
+        k = MIN(n, len - off);
+        st = qroce_mr_check(s, le32_to_cpu(sge[i].lkey), qp->pdn, addr + off,
+                            k, QROCE_ACCESS_LOCAL_WRITE, &mr);
+        if (st) {
+            return st;
+        }
+        if (qroce_mr_rw(s, mr, addr + off, (void *)src, k, true)) {
+            return QROCE_WC_LOC_PROT_ERR;
+        }
+        src += k;
+        n -= k;
+        off = 0;
+    }
+    return n ? QROCE_WC_LOC_LEN_ERR : QROCE_WC_SUCCESS;
+}
+
+static void rc_responder_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p)
+{
+    QRoceRcQP *r = &qp->rc;
+    uint8_t op = p->opcode;
+    bool first = op == ROCE_SEND_FIRST || op == ROCE_SEND_ONLY ||
+                 op == ROCE_SEND_ONLY_IMM;
+    bool last = op == ROCE_SEND_LAST || op == ROCE_SEND_LAST_IMM ||
+                op == ROCE_SEND_ONLY || op == ROCE_SEND_ONLY_IMM;
+    int st;
+
+    if (p->psn != r->epsn) {
+        if (psn_cmp(p->psn, r->epsn) > 0) {
+            if (!r->nak_sent) {
+                r->nak_sent = true;
+                rc_send_ack(s, qp, ROCE_AETH_NAK_SEQ, r->epsn);
+            }
+        } else {
+            qroce_count(s, QROCE_CNT_ROCE_DUP_REQS);
+            rc_send_ack(s, qp, ROCE_AETH_ACK_NO_CREDIT,
+                        psn_add(r->epsn, 0xffffff));
+        }
+        return;
+    }
+    r->nak_sent = false;
+    if (op > ROCE_SEND_ONLY_IMM) {
+        /* RDMA WRITE/READ/atomics are not carried by this version */
+        rc_send_ack(s, qp, ROCE_AETH_NAK_INV, p->psn);
+        qroce_qp_set_error(s, qp, QROCE_EQE_QP_REQ_ERR);
+        return;
+    }
+    if (first == r->in_msg ||
+        ((op == ROCE_SEND_FIRST || op == ROCE_SEND_MIDDLE) &&
+         p->paylen != rc_mtu(qp)) ||
+        p->paylen > rc_mtu(qp)) {
+        rc_send_ack(s, qp, ROCE_AETH_NAK_INV, p->psn);
+        qroce_qp_set_error(s, qp, QROCE_EQE_QP_REQ_ERR);
+        return;
+    }
+    if (first) {
+        if (qp->rq.ci == qp->rq.pi) {
+            rc_send_ack(s, qp, ROCE_AETH_RNR | qp->min_rnr_timer, p->psn);
+            return;
+        }
+        r->recv_off = 0;
+        r->in_msg = true;
+    }
+    st = rc_scatter(s, qp, r->recv_off, p->payload, p->paylen);
+    if (st != QROCE_WC_SUCCESS) {
+        rc_cqe(s, qp, false, qp->rq.ci, QROCE_CQE_RECV, st, r->recv_off,
+               false, 0, false);
+        qp->rq.ci++;
+        r->in_msg = false;
+        rc_send_ack(s, qp, st == QROCE_WC_LOC_LEN_ERR ? ROCE_AETH_NAK_INV :
+                    ROCE_AETH_NAK_OP, p->psn);
+        qroce_qp_set_error(s, qp, QROCE_EQE_QP_FATAL);
+        return;
+    }
+    r->recv_off += p->paylen;
+    r->epsn = psn_add(r->epsn, 1);
+    if (last) {
+        rc_cqe(s, qp, false, qp->rq.ci, QROCE_CQE_RECV, QROCE_WC_SUCCESS,
+               r->recv_off, p->has_imm, p->imm, p->se);
+        qp->rq.ci++;
+        r->msn++;
+        r->in_msg = false;
+    }
+    if (p->ackreq) {
+        rc_send_ack(s, qp, ROCE_AETH_ACK_NO_CREDIT, p->psn);
+    }
+}
+
+static void rc_drop(QRoceState *s, const char *why)
+{
+    qroce_count(s, QROCE_CNT_ROCE_RX_DROPS);
+    trace_qroce_rc_drop(why);
+}
+
+bool qroce_rc_rx(QRoceState *s, const uint8_t *frame, size_t len)
+{
+    uint8_t sgid[16];
+    RocePktIn p;
+    QRoceQP *qp;
+    int ret = roce_parse(frame, len, &p);
+
+    if (ret == ROCE_NOT_ROCE) {
+        return false;
+    }
+    if (qroce_gid_find(s, p.dgid) < 0) {
+        return false;               /* not for us: a plain UDP frame */
+    }
+    qroce_count(s, QROCE_CNT_ROCE_RX_PKTS);
+    if (ret < 0) {
+        rc_drop(s, "malformed");
+        return true;
+    }
+    if (!p.icrc_ok) {
+        qroce_count(s, QROCE_CNT_ROCE_ICRC_ERRS);
+        rc_drop(s, "bad ICRC");
+        return true;
+    }
+    if (p.tver || p.pkey != 0xffff) {
+        rc_drop(s, "TVer or P_Key");
+        return true;
+    }
+    qp = qroce_qp_get(s, p.dqpn);
+    if (!qp || qp->type != QROCE_QPT_RC || (p.opcode >> 5) != 0) {
+        rc_drop(s, "no such RC QP");
+        return true;
+    }
+    if (memcmp(p.sgid, qp->av.dgid, 16) ||
+        !qroce_gid_get(s, qp->av.sgid_index, sgid) ||
+        memcmp(p.dgid, sgid, 16)) {
+        rc_drop(s, "addresses differ from the QP's AV");
+        return true;
+    }
+    trace_qroce_rc_rx(qp->qpn, p.opcode, p.psn, p.paylen);
+    if (p.opcode >= ROCE_READ_RESP_FIRST && p.opcode <= ROCE_ATOMIC_ACK) {
+        if (qp->state != QROCE_QPS_RTS && qp->state != QROCE_QPS_SQD) {
+            rc_drop(s, "response to a QP not in RTS");
+            return true;
+        }
+        rc_requester_rx(s, qp, &p);
+        return true;
+    }
+    if (qp->state < QROCE_QPS_RTR || qp->state == QROCE_QPS_ERR) {
+        rc_drop(s, "request to a QP not ready");
+        return true;
+    }
+    rc_responder_rx(s, qp, &p);
+    return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* QP lifecycle                                                        */
+/* ------------------------------------------------------------------ */
+
+/* Complete every posted, unconsumed WQE of @wq with WR_FLUSH_ERR. */
+static void rc_flush_wq(QRoceState *s, QRoceQP *qp, QRoceWQ *wq, bool sq)
+{
+    uint32_t n = 0;
+
+    while (wq->ci != wq->pi && n++ <= (1u << wq->log2)) {
+        rc_cqe(s, qp, sq, wq->ci, sq ? QROCE_CQE_SEND : QROCE_CQE_RECV,
+               QROCE_WC_WR_FLUSH_ERR, 0, false, 0, false);
+        wq->ci++;
+    }
+}
+
+static void rc_reset_qp(QRoceQP *qp)
+{
+    QRoceRcQP *r = &qp->rc;
+
+    timer_del(r->timer);
+    r->npsn = r->una_psn = qp->sq_psn;
+    r->wqe_off = 0;
+    r->sq_sent = qp->sq.ci;
+    r->nsent = 0;
+    r->inflight_head = 0;
+    r->retry_left = qp->retry_cnt;
+    r->rnr_left = qp->rnr_retry;
+    r->rnr_wait = false;
+    r->epsn = qp->rq_psn;
+    r->msn = 0;
+    r->recv_off = 0;
+    r->in_msg = false;
+    r->nak_sent = false;
 }
 
 void qroce_rc_qp_create(QRoceState *s, QRoceQP *qp)
 {
-}
-
-/* Complete every posted, unconsumed WQE of @wq with WR_FLUSH_ERR. */
-static void qroce_rc_flush_wq(QRoceState *s, QRoceQP *qp, QRoceWQ *wq,
-                              bool sq)
-{
-    QRoceCQ *cq = qroce_cq_get(s, sq ? qp->scqn : qp->rcqn);
-
-    while (wq->ci != wq->pi) {
-        struct qroce_cqe cqe = {
-            .wqe_index = cpu_to_le32(wq->ci),
-            .qpn = cpu_to_le32(qp->qpn),
-            .status = QROCE_WC_WR_FLUSH_ERR,
-            .flags = sq ? QROCE_CQE_F_SQ : 0,
-            .opcode = sq ? QROCE_CQE_SEND : QROCE_CQE_RECV,
-        };
-
-        if (cq) {
-            qroce_cq_post(s, cq, &cqe, false);
-        }
-        wq->ci++;
-    }
+    qp->rc.s = s;
+    qp->rc.timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, rc_timer, qp);
+    qp->rc.inflight = g_new0(QRoceRcInflight, 1u << qp->sq.log2);
+    rc_reset_qp(qp);
 }
 
 void qroce_rc_qp_modify(QRoceState *s, QRoceQP *qp, uint32_t old_state,
                         uint32_t attr_mask)
 {
+    QRoceRcQP *r = &qp->rc;
+
     if (qp->state == QROCE_QPS_ERR) {
-        qroce_rc_flush_wq(s, qp, &qp->sq, true);
-        qroce_rc_flush_wq(s, qp, &qp->rq, false);
-    } else if (qp->state == QROCE_QPS_RESET) {
+        timer_del(r->timer);
+        r->nsent = 0;
+        r->rnr_wait = false;
+        rc_flush_wq(s, qp, &qp->sq, true);
+        rc_flush_wq(s, qp, &qp->rq, false);
+        r->sq_sent = qp->sq.ci;
+        return;
+    }
+    if (qp->state == QROCE_QPS_RESET) {
         qp->sq.pi = qp->sq.ci = 0;
         qp->rq.pi = qp->rq.ci = 0;
-        memset(&qp->rc, 0, sizeof(qp->rc));
+        rc_reset_qp(qp);
+        return;
+    }
+    if (attr_mask & QROCE_QP_ATTR_RQ_PSN) {
+        r->epsn = qp->rq_psn;
+    }
+    if (attr_mask & QROCE_QP_ATTR_SQ_PSN) {
+        r->npsn = r->una_psn = qp->sq_psn;
+    }
+    if (attr_mask & QROCE_QP_ATTR_RETRY_CNT) {
+        r->retry_left = qp->retry_cnt;
+    }
+    if (attr_mask & QROCE_QP_ATTR_RNR_RETRY) {
+        r->rnr_left = qp->rnr_retry;
+    }
+    if (qp->state == QROCE_QPS_RTS && qp->sq.pi != r->sq_sent) {
+        rc_schedule(s, qp);
     }
 }
 
 void qroce_rc_qp_destroy(QRoceState *s, QRoceQP *qp)
 {
+    if (qp->rc.timer) {
+        timer_free(qp->rc.timer);
+        qp->rc.timer = NULL;
+    }
+    g_free(qp->rc.inflight);
+    qp->rc.inflight = NULL;
 }
 
 void qroce_rc_sq_doorbell(QRoceState *s, QRoceQP *qp)
 {
     if (qp->state == QROCE_QPS_ERR) {
-        qroce_rc_flush_wq(s, qp, &qp->sq, true);
+        rc_flush_wq(s, qp, &qp->sq, true);
+        qp->rc.sq_sent = qp->sq.ci;
+    } else if (qp->type == QROCE_QPT_RC) {
+        rc_schedule(s, qp);
     }
 }
 
 void qroce_rc_rq_doorbell(QRoceState *s, QRoceQP *qp)
 {
     if (qp->state == QROCE_QPS_ERR) {
-        qroce_rc_flush_wq(s, qp, &qp->rq, false);
+        rc_flush_wq(s, qp, &qp->rq, false);
     }
 }
 
-bool qroce_rc_rx(QRoceState *s, const uint8_t *frame, size_t len)
+void qroce_rc_init(QRoceState *s)
 {
-    return false;
+    QRoceRc *rc = g_new0(QRoceRc, 1);
+
+    rc->size = s->max_qp;
+    rc->runq = g_new0(uint32_t, rc->size);
+    rc->pkt = g_malloc(QROCE_ETH_MAX_FRAME + 64);
+    rc->bh = qemu_bh_new_guarded(rc_bh, s,
+                                 &DEVICE(s)->mem_reentrancy_guard);
+    s->rc = rc;
+}
+
+void qroce_rc_reset(QRoceState *s)
+{
+    s->rc->head = 0;
+    s->rc->count = 0;
+}
+
+void qroce_rc_fini(QRoceState *s)
+{
+    qemu_bh_delete(s->rc->bh);
+    g_free(s->rc->runq);
+    g_free(s->rc->pkt);
+    g_free(s->rc);
+    s->rc = NULL;
 }

@@ -20,8 +20,10 @@ typedef struct QRoceRcQP {
     struct QRoceRcInflight *inflight;   /* ring of sent, unacked WQEs */
     uint32_t inflight_head;
     int retry_left, rnr_left;
-    int64_t timer_deadline;
-    bool need_sched;
+    bool rnr_wait;          /* resume sending when the timer fires */
+    bool need_sched;        /* queued on the engine's run queue */
+    struct QEMUTimer *timer;
+    QRoceState *s;
     /* responder */
     uint32_t epsn;          /* expected PSN */
     uint32_t msn;

@@ -1,0 +1,424 @@
+/*
+ * RoCEv2 on the wire.  See roce_wire.h.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <string.h>
+#include "roce_wire.h"
+
+static uint32_t crc_tab[8][256];
+static bool crc_ready;
+
+static void crc_init(void)
+{
+    uint32_t i, j, c;
+
+    for (i = 0; i < 256; i++) {
+        c = i;
+        for (j = 0; j < 8; j++) {
+            c = (c >> 1) ^ (0xedb88320u & -(c & 1));
+        }
+        crc_tab[0][i] = c;
+    }
+    for (i = 0; i < 256; i++) {
+        for (j = 1; j < 8; j++) {
+            crc_tab[j][i] = (crc_tab[j - 1][i] >> 8) ^
+                            crc_tab[0][crc_tab[j - 1][i] & 0xff];
+        }
+    }
+    crc_ready = true;
+}
+
+/* Reflected CRC-32 (Ethernet polynomial) without pre/post inversion. */
+uint32_t roce_crc32(uint32_t c, const void *buf, size_t len)
+{
+    const uint8_t *p = buf;
+
+    if (!crc_ready) {
+        crc_init();
+    }
+    while (len >= 8) {
+        uint32_t lo = c ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 |
+                           (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
+        c = crc_tab[7][lo & 0xff] ^ crc_tab[6][(lo >> 8) & 0xff] ^
+            crc_tab[5][(lo >> 16) & 0xff] ^ crc_tab[4][lo >> 24] ^
+            crc_tab[3][p[4]] ^ crc_tab[2][p[5]] ^ crc_tab[1][p[6]] ^
+            crc_tab[0][p[7]];
+        p += 8;
+        len -= 8;
+    }
+    while (len--) {
+        c = (c >> 8) ^ crc_tab[0][(c ^ *p++) & 0xff];
+    }
+    return c;
+}
+
+static void put16(uint8_t *p, uint16_t v)
+{
+    p[0] = v >> 8;
+    p[1] = v;
+}
+
+static void put24(uint8_t *p, uint32_t v)
+{
+    p[0] = v >> 16;
+    p[1] = v >> 8;
+    p[2] = v;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+    p[0] = v >> 24;
+    p[1] = v >> 16;
+    p[2] = v >> 8;
+    p[3] = v;
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+    put32(p, v >> 32);
+    put32(p + 4, v);
+}
+
+static uint16_t get16(const uint8_t *p)
+{
+    return (uint16_t)p[0] << 8 | p[1];
+}
+
+static uint32_t get24(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2];
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+           (uint32_t)p[2] << 8 | p[3];
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+    return (uint64_t)get32(p) << 32 | get32(p + 4);
+}
+
+bool roce_gid_is_v4(const uint8_t *gid)
+{
+    static const uint8_t pfx[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+    return !memcmp(gid, pfx, 12);
+}
+
+/* Which extension headers follow the BTH, for an RC/UC opcode. */
+#define X_RETH   1
+#define X_AETH   2
+#define X_IMM    4
+#define X_ATOMIC 8
+#define X_AACK   16
+#define X_VALID  32
+
+static unsigned roce_ext(uint8_t opcode)
+{
+    switch (opcode & 0x1f) {
+    case ROCE_SEND_FIRST:
+    case ROCE_SEND_MIDDLE:
+    case ROCE_SEND_LAST:
+    case ROCE_SEND_ONLY:
+    case ROCE_WRITE_MIDDLE:
+    case ROCE_WRITE_LAST:
+    case ROCE_READ_RESP_MIDDLE:
+        return X_VALID;
+    case ROCE_SEND_LAST_IMM:
+    case ROCE_SEND_ONLY_IMM:
+    case ROCE_WRITE_LAST_IMM:
+        return X_VALID | X_IMM;
+    case ROCE_WRITE_FIRST:
+    case ROCE_WRITE_ONLY:
+    case ROCE_READ_REQ:
+        return X_VALID | X_RETH;
+    case ROCE_WRITE_ONLY_IMM:
+        return X_VALID | X_RETH | X_IMM;
+    case ROCE_READ_RESP_FIRST:
+    case ROCE_READ_RESP_LAST:
+    case ROCE_READ_RESP_ONLY:
+    case ROCE_ACK:
+        return X_VALID | X_AETH;
+    case ROCE_ATOMIC_ACK:
+        return X_VALID | X_AETH | X_AACK;
+    case ROCE_CMP_SWAP:
+    case ROCE_FETCH_ADD:
+        return X_VALID | X_ATOMIC;
+    }
+    return 0;
+}
+
+static size_t roce_ext_len(unsigned x)
+{
+    return (x & X_RETH ? ROCE_RETH_LEN : 0) + (x & X_AETH ? ROCE_AETH_LEN : 0) +
+           (x & X_IMM ? ROCE_IMMDT_LEN : 0) +
+           (x & X_ATOMIC ? ROCE_ATOMICETH_LEN : 0) +
+           (x & X_AACK ? ROCE_ATOMICACK_LEN : 0);
+}
+
+size_t roce_hdr_len(uint8_t opcode, bool ipv6)
+{
+    return ROCE_ETH_HLEN + (ipv6 ? ROCE_IP6_HLEN : ROCE_IP4_HLEN) +
+           ROCE_UDP_HLEN + ROCE_BTH_LEN + roce_ext_len(roce_ext(opcode));
+}
+
+uint16_t roce_ip_csum(const uint8_t *hdr, size_t len)
+{
+    uint32_t sum = 0;
+    size_t i;
+
+    for (i = 0; i + 1 < len; i += 2) {
+        sum += get16(hdr + i);
+    }
+    if (len & 1) {
+        sum += (uint32_t)hdr[len - 1] << 8;
+    }
+    while (sum >> 16) {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    return ~sum;
+}
+
+uint32_t roce_icrc(const uint8_t *l3, size_t len, bool ipv6)
+{
+    uint8_t hdr[ROCE_IP6_HLEN + ROCE_UDP_HLEN + ROCE_BTH_LEN];
+    size_t iplen = ipv6 ? ROCE_IP6_HLEN : ROCE_IP4_HLEN;
+    size_t hlen = iplen + ROCE_UDP_HLEN + ROCE_BTH_LEN;
+    static const uint8_t ff[8] = { 0xff, 0xff, 0xff, 0xff,
+                                   0xff, 0xff, 0xff, 0xff };
+    uint32_t c;
+
+    if (len < hlen) {
+        return 0;
+    }
+    memcpy(hdr, l3, hlen);
+    if (ipv6) {
+        hdr[0] = 0x6f;                  /* traffic class, flow label */
+        hdr[1] = hdr[2] = hdr[3] = 0xff;
+        hdr[7] = 0xff;                  /* hop limit */
+    } else {
+        hdr[1] = 0xff;                  /* TOS */
+        hdr[8] = 0xff;                  /* TTL */
+        hdr[10] = hdr[11] = 0xff;       /* header checksum */
+    }
+    hdr[iplen + 6] = hdr[iplen + 7] = 0xff;     /* UDP checksum */
+    hdr[iplen + ROCE_UDP_HLEN + 4] = 0xff;      /* BTH FECN/BECN/resv */
+    c = roce_crc32(0xffffffffu, ff, sizeof(ff));
+    c = roce_crc32(c, hdr, hlen);
+    c = roce_crc32(c, l3 + hlen, len - hlen);
+    return ~c;
+}
+
+size_t roce_build(uint8_t *buf, const RocePktOut *p, uint32_t paylen)
+{
+    bool v6 = !roce_gid_is_v4(p->dgid);
+    unsigned x = roce_ext(p->opcode);
+    size_t iplen = v6 ? ROCE_IP6_HLEN : ROCE_IP4_HLEN;
+    uint8_t *ip = buf + ROCE_ETH_HLEN;
+    uint8_t *udp = ip + iplen;
+    uint8_t *bth = udp + ROCE_UDP_HLEN;
+    uint8_t *e = bth + ROCE_BTH_LEN;
+    uint32_t pad = (-paylen) & 3;
+    size_t hlen = roce_hdr_len(p->opcode, v6);
+    size_t l4len = hlen - ROCE_ETH_HLEN - iplen + paylen + pad + ROCE_ICRC_LEN;
+    size_t flen;
+    uint32_t icrc;
+
+    memcpy(buf, p->dmac, 6);
+    memcpy(buf + 6, p->smac, 6);
+    put16(buf + 12, v6 ? 0x86dd : 0x0800);
+    if (v6) {
+        put32(ip, 6u << 28 | (uint32_t)p->tclass << 20 | (p->flow_label & 0xfffff));
+        put16(ip + 4, l4len);
+        ip[6] = 17;
+        ip[7] = p->hop_limit;
+        memcpy(ip + 8, p->sgid, 16);
+        memcpy(ip + 24, p->dgid, 16);
+    } else {
+        ip[0] = 0x45;
+        ip[1] = p->tclass;
+        put16(ip + 2, iplen + l4len);
+        put16(ip + 4, 0);               /* ID */
+        put16(ip + 6, 0x4000);          /* DF */
+        ip[8] = p->hop_limit;
+        ip[9] = 17;
+        put16(ip + 10, 0);
+        memcpy(ip + 12, p->sgid + 12, 4);
+        memcpy(ip + 16, p->dgid + 12, 4);
+        put16(ip + 10, roce_ip_csum(ip, ROCE_IP4_HLEN));
+    }
+    put16(udp, p->sport);
+    put16(udp + 2, ROCE_UDP_PORT);
+    put16(udp + 4, l4len);
+    put16(udp + 6, 0);
+    bth[0] = p->opcode;
+    bth[1] = (p->se ? 0x80 : 0) | pad << 4;
+    put16(bth + 2, 0xffff);
+    bth[4] = 0;
+    put24(bth + 5, p->dqpn);
+    bth[8] = p->ackreq ? 0x80 : 0;
+    put24(bth + 9, p->psn);
+    if (x & X_RETH) {
+        put64(e, p->reth_va);
+        put32(e + 8, p->reth_rkey);
+        put32(e + 12, p->reth_len);
+        e += ROCE_RETH_LEN;
+    }
+    if (x & X_AETH) {
+        e[0] = p->aeth_syndrome;
+        put24(e + 1, p->aeth_msn);
+        e += ROCE_AETH_LEN;
+    }
+    if (x & X_AACK) {
+        put64(e, p->atomic_orig);
+        e += ROCE_ATOMICACK_LEN;
+    }
+    if (x & X_IMM) {
+        put32(e, p->imm);
+        e += ROCE_IMMDT_LEN;
+    }
+    memset(buf + hlen + paylen, 0, pad);
+    flen = hlen + paylen + pad;
+    if (v6) {
+        /* Wireshark rejects a zero UDP checksum over IPv6: compute it. */
+        uint32_t sum = 0;
+        size_t i, n = flen + ROCE_ICRC_LEN - ROCE_ETH_HLEN - iplen;
+
+        icrc = roce_icrc(ip, flen - ROCE_ETH_HLEN, true);
+        buf[flen] = icrc;
+        buf[flen + 1] = icrc >> 8;
+        buf[flen + 2] = icrc >> 16;
+        buf[flen + 3] = icrc >> 24;
+        for (i = 0; i < 32; i += 2) {
+            sum += get16(ip + 8 + i);
+        }
+        sum += n + 17;
+        for (i = 0; i + 1 < n; i += 2) {
+            sum += get16(udp + i);
+        }
+        if (n & 1) {
+            sum += (uint32_t)udp[n - 1] << 8;
+        }
+        while (sum >> 16) {
+            sum = (sum & 0xffff) + (sum >> 16);
+        }
+        sum = ~sum & 0xffff;
+        put16(udp + 6, sum ? sum : 0xffff);
+    } else {
+        icrc = roce_icrc(ip, flen - ROCE_ETH_HLEN, false);
+        buf[flen] = icrc;
+        buf[flen + 1] = icrc >> 8;
+        buf[flen + 2] = icrc >> 16;
+        buf[flen + 3] = icrc >> 24;
+    }
+    flen += ROCE_ICRC_LEN;
+    if (flen < 60) {
+        memset(buf + flen, 0, 60 - flen);
+        flen = 60;
+    }
+    return flen;
+}
+
+int roce_parse(const uint8_t *buf, size_t len, RocePktIn *p)
+{
+    const uint8_t *ip = buf + ROCE_ETH_HLEN, *udp, *bth, *e;
+    size_t iplen, l3len, udplen;
+    uint16_t ethertype;
+    unsigned x;
+    uint32_t icrc, extlen;
+
+    memset(p, 0, sizeof(*p));
+    if (len < ROCE_ETH_HLEN + ROCE_IP4_HLEN + ROCE_UDP_HLEN) {
+        return ROCE_NOT_ROCE;
+    }
+    ethertype = get16(buf + 12);
+    p->smac = buf + 6;
+    if (ethertype == 0x0800) {
+        if (ip[0] != 0x45 || ip[9] != 17 || (get16(ip + 6) & 0x3fff)) {
+            return ROCE_NOT_ROCE;       /* options, fragments, not UDP */
+        }
+        iplen = ROCE_IP4_HLEN;
+        l3len = get16(ip + 2);
+        memset(p->sgid, 0, 16);
+        p->sgid[10] = p->sgid[11] = 0xff;
+        memcpy(p->dgid, p->sgid, 12);
+        memcpy(p->sgid + 12, ip + 12, 4);
+        memcpy(p->dgid + 12, ip + 16, 4);
+    } else if (ethertype == 0x86dd) {
+        if (len < ROCE_ETH_HLEN + ROCE_IP6_HLEN + ROCE_UDP_HLEN ||
+            (ip[0] >> 4) != 6 || ip[6] != 17) {
+            return ROCE_NOT_ROCE;
+        }
+        iplen = ROCE_IP6_HLEN;
+        l3len = ROCE_IP6_HLEN + get16(ip + 4);
+        memcpy(p->sgid, ip + 8, 16);
+        memcpy(p->dgid, ip + 24, 16);
+        p->ipv6 = true;
+    } else {
+        return ROCE_NOT_ROCE;
+    }
+    udp = ip + iplen;
+    if (get16(udp + 2) != ROCE_UDP_PORT) {
+        return ROCE_NOT_ROCE;
+    }
+    udplen = get16(udp + 4);
+    if (l3len > len - ROCE_ETH_HLEN || udplen != l3len - iplen ||
+        udplen < ROCE_UDP_HLEN + ROCE_BTH_LEN + ROCE_ICRC_LEN) {
+        return ROCE_ERR_LEN;
+    }
+    bth = udp + ROCE_UDP_HLEN;
+    p->opcode = bth[0];
+    p->se = bth[1] & 0x80;
+    p->padcnt = (bth[1] >> 4) & 3;
+    p->tver = bth[1] & 0xf;
+    p->pkey = get16(bth + 2);
+    p->dqpn = get24(bth + 5);
+    p->ackreq = bth[8] & 0x80;
+    p->psn = get24(bth + 9);
+    x = (p->opcode >> 5) <= 1 ? roce_ext(p->opcode) : 0;
+    if (!x) {
+        return ROCE_ERR_OPCODE;
+    }
+    extlen = roce_ext_len(x);
+    if (udplen < ROCE_UDP_HLEN + ROCE_BTH_LEN + extlen + p->padcnt +
+        ROCE_ICRC_LEN) {
+        return ROCE_ERR_LEN;
+    }
+    e = bth + ROCE_BTH_LEN;
+    if (x & X_RETH) {
+        p->reth_va = get64(e);
+        p->reth_rkey = get32(e + 8);
+        p->reth_len = get32(e + 12);
+        e += ROCE_RETH_LEN;
+    }
+    if (x & X_AETH) {
+        p->aeth_syndrome = e[0];
+        p->aeth_msn = get24(e + 1);
+        e += ROCE_AETH_LEN;
+    }
+    if (x & X_AACK) {
+        p->atomic_orig = get64(e);
+        e += ROCE_ATOMICACK_LEN;
+    }
+    if (x & X_ATOMIC) {
+        p->reth_va = get64(e);
+        p->reth_rkey = get32(e + 8);
+        e += ROCE_ATOMICETH_LEN;
+    }
+    if (x & X_IMM) {
+        p->has_imm = true;
+        p->imm = get32(e);
+        e += ROCE_IMMDT_LEN;
+    }
+    p->payload = e;
+    p->paylen = udplen - ROCE_UDP_HLEN - ROCE_BTH_LEN - extlen - p->padcnt -
+                ROCE_ICRC_LEN;
+    icrc = roce_icrc(ip, l3len - ROCE_ICRC_LEN, p->ipv6);
+    e = ip + l3len - ROCE_ICRC_LEN;
+    p->icrc_ok = icrc == ((uint32_t)e[0] | (uint32_t)e[1] << 8 |
+                          (uint32_t)e[2] << 16 | (uint32_t)e[3] << 24);
+    return 0;
+}
