@@ -31,10 +31,10 @@ QEMU_CONFIGURE := --python=/usr/bin/python3 --target-list=x86_64-softmmu \
 	--disable-vnc --disable-opengl --disable-spice --disable-curses \
 	--disable-werror --extra-cflags=-I$(TOP)/include
 
-.PHONY: all deps qemu kernel driver rdma-core guest-bin initramfs demo test \
+.PHONY: all deps qemu kernel driver rdma-core guest-bin initramfs tools demo test \
 	check-headers clean FORCE
 
-all: deps qemu driver rdma-core initramfs
+all: deps qemu driver rdma-core initramfs tools
 
 deps:
 	@sh scripts/deps.sh
@@ -97,10 +97,15 @@ guest-bin: $(GUEST_BINS)
 initramfs: kernel driver rdma-core guest-bin
 	sh guest-images/mkinitramfs.sh $(INITRD)
 
-# --- tools on the host ---------------------------------------------------
-$(B)/tools/%: tests/tools/%.c $(wildcard tests/tools/*.h qemu-device/hw/net/qroce/roce_wire.[ch])
+# --- tools on the host (they share the device's wire code) --------------
+TOOLS := $(patsubst tests/tools/%.c,$(B)/tools/%,$(wildcard tests/tools/*.c))
+WIRE  := qemu-device/hw/net/qroce/roce_wire.c
+
+$(B)/tools/%: tests/tools/%.c $(WIRE) qemu-device/hw/net/qroce/roce_wire.h
 	@mkdir -p $(B)/tools
-	$(CC) -O2 -g -Wall -Wextra -Iqemu-device/hw/net/qroce -o $@ $(filter %.c,$^)
+	$(CC) -O2 -g -Wall -Wextra -Iqemu-device/hw/net/qroce -o $@ $< $(WIRE)
+
+tools: $(TOOLS)
 
 # --- the two commands of the README --------------------------------------
 demo: all

@@ -190,3 +190,18 @@ qr_finish() {
 	echo "logs kept in $QR_DIR"
 	exit 1
 }
+
+# qr_bg G NAME CMD: start CMD in the background in guest G.
+qr_bg() {
+	qr_exec "$1" "rm -f /tmp/bg.$2; (($3) >/tmp/bg.$2.out 2>&1; echo \$? >/tmp/bg.$2) </dev/null >/dev/null 2>&1 &"
+}
+
+# qr_bg_wait G NAME [SECONDS]: wait for it; print its output, return its status.
+qr_bg_wait() {
+	QR_TIMEOUT=$((${3:-120} + 30)) qr_exec "$1" "i=0; while [ ! -e /tmp/bg.$2 ] && [ \$i -lt $((${3:-120} * 10)) ]; do sleep 0.1; i=\$((i + 1)); done; cat /tmp/bg.$2.out; [ -e /tmp/bg.$2 ] || { echo 'still running: timed out'; exit 124; }; exit \$(cat /tmp/bg.$2)"
+}
+
+# qr_wait_listen G PORT: wait until guest G listens on TCP PORT.
+qr_wait_listen() {
+	qr_exec "$1" "i=0; until netstat -ltn | grep -q ':$2 '; do i=\$((i + 1)); [ \$i -gt 100 ] && exit 1; sleep 0.1; done"
+}

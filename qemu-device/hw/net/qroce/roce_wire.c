@@ -115,9 +115,20 @@ bool roce_gid_is_v4(const uint8_t *gid)
 #define X_ATOMIC 8
 #define X_AACK   16
 #define X_VALID  32
+#define X_DETH   64
 
 static unsigned roce_ext(uint8_t opcode)
 {
+    switch (opcode >> 5) {
+    case 0:     /* RC */
+    case 1:     /* UC */
+        break;
+    case 3:     /* UD */
+        return opcode == ROCE_UD_SEND_ONLY ? X_VALID | X_DETH :
+               opcode == ROCE_UD_SEND_ONLY_IMM ? X_VALID | X_DETH | X_IMM : 0;
+    default:
+        return 0;
+    }
     switch (opcode & 0x1f) {
     case ROCE_SEND_FIRST:
     case ROCE_SEND_MIDDLE:
@@ -153,7 +164,8 @@ static unsigned roce_ext(uint8_t opcode)
 
 static size_t roce_ext_len(unsigned x)
 {
-    return (x & X_RETH ? ROCE_RETH_LEN : 0) + (x & X_AETH ? ROCE_AETH_LEN : 0) +
+    return (x & X_DETH ? ROCE_DETH_LEN : 0) +
+           (x & X_RETH ? ROCE_RETH_LEN : 0) + (x & X_AETH ? ROCE_AETH_LEN : 0) +
            (x & X_IMM ? ROCE_IMMDT_LEN : 0) +
            (x & X_ATOMIC ? ROCE_ATOMICETH_LEN : 0) +
            (x & X_AACK ? ROCE_ATOMICACK_LEN : 0);
@@ -378,7 +390,7 @@ int roce_parse(const uint8_t *buf, size_t len, RocePktIn *p)
     p->dqpn = get24(bth + 5);
     p->ackreq = bth[8] & 0x80;
     p->psn = get24(bth + 9);
-    x = (p->opcode >> 5) <= 1 ? roce_ext(p->opcode) : 0;
+    x = roce_ext(p->opcode);
     if (!x) {
         return ROCE_ERR_OPCODE;
     }
@@ -388,6 +400,11 @@ int roce_parse(const uint8_t *buf, size_t len, RocePktIn *p)
         return ROCE_ERR_LEN;
     }
     e = bth + ROCE_BTH_LEN;
+    if (x & X_DETH) {
+        p->deth_qkey = get32(e);
+        p->deth_sqp = get24(e + 5);
+        e += ROCE_DETH_LEN;
+    }
     if (x & X_RETH) {
         p->reth_va = get64(e);
         p->reth_rkey = get32(e + 8);

@@ -51,6 +51,8 @@ enum {
     ROCE_ATOMIC_ACK = 0x12,
     ROCE_CMP_SWAP = 0x13,
     ROCE_FETCH_ADD = 0x14,
+    ROCE_UD_SEND_ONLY = 0x64,
+    ROCE_UD_SEND_ONLY_IMM = 0x65,
 };
 
 /* AETH syndromes */
@@ -98,6 +100,7 @@ typedef struct RocePktIn {
     bool has_imm;
     uint32_t imm;
     uint64_t atomic_orig;
+    uint32_t deth_qkey, deth_sqp;
     const uint8_t *payload;
     uint32_t paylen;
     bool icrc_ok;

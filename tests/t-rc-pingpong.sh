@@ -1,0 +1,62 @@
+#!/bin/sh
+# RC SEND/RECV: ibv_rc_pingpong between two guests (sizes, events, many
+# iterations), in one guest against itself (device loopback), a wire check
+# of the frames, and the negative program.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/wire-lib.sh"
+qr_init rc-pingpong
+qr_boot 2 pcap || { QR_FAIL=$((QR_FAIL + 1)); qr_finish; }
+GID=1   # the IPv4-mapped RoCEv2 GID (index 0 is the IPv6 link-local one)
+
+# pingpong ARGS: server in guest 1, client in guest 2; both must exit 0
+# and print their "bytes in ... seconds" and "iters in" lines.
+pingpong() {
+	qr_bg 1 srv "ibv_rc_pingpong -d qroce_0 -g $GID $*" || return 1
+	qr_wait_listen 1 18515 || { echo "server did not listen"; qr_bg_wait 1 srv 5; return 1; }
+	QR_TIMEOUT=300 qr_exec 2 "ibv_rc_pingpong -d qroce_0 -g $GID $* 10.0.0.1" >"$QR_DIR/pp.cli"
+	crc=$?
+	qr_bg_wait 1 srv 300 >"$QR_DIR/pp.srv"
+	src=$?
+	sed 's/^/client: /' "$QR_DIR/pp.cli"
+	sed 's/^/server: /' "$QR_DIR/pp.srv"
+	[ $crc -eq 0 ] && [ $src -eq 0 ] || return 1
+	for f in "$QR_DIR/pp.cli" "$QR_DIR/pp.srv"; do
+		grep -Eq '^[0-9]+ bytes in [0-9.]+ seconds = [0-9.]+ Mbit/sec$' "$f" &&
+			grep -Eq '^[0-9]+ iters in [0-9.]+ seconds = [0-9.]+ usec/iter$' "$f" || return 1
+	done
+}
+# the same in one guest: both QPs on one device, frames looped back inside it
+loopback() {
+	QR_TIMEOUT=300 qr_exec 1 "ibv_rc_pingpong -d qroce_0 -g $GID $* >/tmp/lo.srv 2>&1 & s=\$!; i=0; until netstat -ltn | grep -q ':18515 '; do sleep 0.1; i=\$((i+1)); [ \$i -gt 100 ] && break; done; ibv_rc_pingpong -d qroce_0 -g $GID $* 127.0.0.1 >/tmp/lo.cli 2>&1; c=\$?; wait \$s; r=\$?; cat /tmp/lo.cli /tmp/lo.srv; [ \$c -eq 0 ] && [ \$r -eq 0 ]" >"$QR_DIR/lo.out"
+	rc=$?
+	cat "$QR_DIR/lo.out"
+	[ $rc -eq 0 ] && [ "$(grep -Ec '^[0-9]+ bytes in [0-9.]+ seconds' "$QR_DIR/lo.out")" -eq 2 ]
+}
+wire() { # the frames so far: ICRC, lengths, checksums; tshark decodes them
+	cp "$QR_DIR/g1/wire.pcap" "$QR_DIR/wire-check.pcap"
+	qr_wire_check "$QR_DIR/wire-check.pcap" 400
+}
+negative() {
+	qr_exec 1 "qroce-neg -d qroce_0 -g $GID" >"$QR_DIR/neg.out"
+	rc=$?
+	cat "$QR_DIR/neg.out"
+	[ $rc -eq 0 ] && ! grep -q '^FAIL' "$QR_DIR/neg.out" &&
+		[ "$(grep -c '^PASS' "$QR_DIR/neg.out")" -ge 12 ]
+}
+
+pingpong -n 200 >"$QR_DIR/warm.out" 2>&1 && pingpong -s 1 -n 20 >>"$QR_DIR/warm.out" 2>&1 &&
+	pingpong -s 3001 -n 20 >>"$QR_DIR/warm.out" 2>&1
+warm=$?
+qr_check "pingpong 4096 B, 1 B and 3001 B messages (frames for the wire check)" [ $warm -eq 0 ]
+qr_check "wire: every RoCE frame has a correct ICRC, lengths and checksums; tshark decodes all" wire
+qr_check "pingpong, default size, -n 10000" pingpong -n 10000
+qr_check "pingpong with completion events (-e)" pingpong -e -n 1000
+qr_check "pingpong -s 1" pingpong -s 1 -n 200
+qr_check "pingpong -s 1023" pingpong -s 1023 -n 200
+qr_check "pingpong -s 1024 (exactly one MTU)" pingpong -s 1024 -n 200
+qr_check "pingpong -s 4096" pingpong -s 4096 -n 200
+qr_check "pingpong -s 65536 (64 packets a message)" pingpong -s 65536 -n 100
+qr_check "pingpong -s 65536 with events" pingpong -s 65536 -n 50 -e
+qr_check "pingpong in one guest (device loopback)" loopback -n 200
+qr_check "bad lkey, SGE past its MR, post in INIT: right errors; another pair works" negative
+qr_finish
