@@ -31,7 +31,7 @@ QEMU_CONFIGURE := --python=/usr/bin/python3 --target-list=x86_64-softmmu \
 	--disable-vnc --disable-opengl --disable-spice --disable-curses \
 	--disable-werror --extra-cflags=-I$(TOP)/include
 
-.PHONY: all deps qemu kernel driver rdma-core guest-bin initramfs tools demo test \
+.PHONY: all deps qemu kernel driver rdma-core guest-bin initramfs tools demo test bench \
 	check-headers clean FORCE
 
 all: deps qemu driver rdma-core initramfs tools
@@ -113,6 +113,11 @@ demo: all
 
 test: all
 	sh tests/run.sh
+
+# Benchmarks print ratios against a peer run in the same invocation; they
+# are not part of 'make test'.
+bench: all
+	sh tests/bench-pingpong.sh 4096 1000 3
 
 check-headers:
 	@sh scripts/check-headers.sh
