@@ -154,8 +154,9 @@ int qroce_cmd_exec(struct qroce_dev *dev, struct qroce_cmd *cmd, u32 *out)
 
 	deadline = jiffies + msecs_to_jiffies(QROCE_CMD_TIMEOUT_MS);
 	if (READ_ONCE(q->use_irq)) {
-		done = wait_for_completion_timeout(&w.done,
-				msecs_to_jiffies(QROCE_CMD_TIMEOUT_MS)) != 0;
+		unsigned long tmo = msecs_to_jiffies(QROCE_CMD_TIMEOUT_MS);
+
+		done = wait_for_completion_timeout(&w.done, tmo) != 0;
 	} else {
 		for (;;) {
 			qroce_cmdq_complete(dev);

@@ -993,22 +993,34 @@ static int qroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	/* Keep what was set, for query_qp. */
 	if (mask & IB_QP_AV)
 		rdma_replace_ah_attr(&qp->attr.ah_attr, &attr->ah_attr);
-#define KEEP(bit, field) do { if (mask & (bit)) qp->attr.field = attr->field; } while (0)
-	KEEP(IB_QP_ACCESS_FLAGS, qp_access_flags);
-	KEEP(IB_QP_PKEY_INDEX, pkey_index);
-	KEEP(IB_QP_PORT, port_num);
-	KEEP(IB_QP_QKEY, qkey);
-	KEEP(IB_QP_PATH_MTU, path_mtu);
-	KEEP(IB_QP_TIMEOUT, timeout);
-	KEEP(IB_QP_RETRY_CNT, retry_cnt);
-	KEEP(IB_QP_RNR_RETRY, rnr_retry);
-	KEEP(IB_QP_RQ_PSN, rq_psn);
-	KEEP(IB_QP_SQ_PSN, sq_psn);
-	KEEP(IB_QP_MAX_QP_RD_ATOMIC, max_rd_atomic);
-	KEEP(IB_QP_MAX_DEST_RD_ATOMIC, max_dest_rd_atomic);
-	KEEP(IB_QP_MIN_RNR_TIMER, min_rnr_timer);
-	KEEP(IB_QP_DEST_QPN, dest_qp_num);
-#undef KEEP
+	if (mask & IB_QP_ACCESS_FLAGS)
+		qp->attr.qp_access_flags = attr->qp_access_flags;
+	if (mask & IB_QP_PKEY_INDEX)
+		qp->attr.pkey_index = attr->pkey_index;
+	if (mask & IB_QP_PORT)
+		qp->attr.port_num = attr->port_num;
+	if (mask & IB_QP_QKEY)
+		qp->attr.qkey = attr->qkey;
+	if (mask & IB_QP_PATH_MTU)
+		qp->attr.path_mtu = attr->path_mtu;
+	if (mask & IB_QP_TIMEOUT)
+		qp->attr.timeout = attr->timeout;
+	if (mask & IB_QP_RETRY_CNT)
+		qp->attr.retry_cnt = attr->retry_cnt;
+	if (mask & IB_QP_RNR_RETRY)
+		qp->attr.rnr_retry = attr->rnr_retry;
+	if (mask & IB_QP_RQ_PSN)
+		qp->attr.rq_psn = attr->rq_psn;
+	if (mask & IB_QP_SQ_PSN)
+		qp->attr.sq_psn = attr->sq_psn;
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
+		qp->attr.max_rd_atomic = attr->max_rd_atomic;
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
+		qp->attr.max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	if (mask & IB_QP_MIN_RNR_TIMER)
+		qp->attr.min_rnr_timer = attr->min_rnr_timer;
+	if (mask & IB_QP_DEST_QPN)
+		qp->attr.dest_qp_num = attr->dest_qp_num;
 	qp->attr.qp_state = next;
 	qp->attr_mask |= mask;
 	if (next == IB_QPS_RESET) {
@@ -1100,9 +1112,10 @@ static int qroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		w->imm_data = (__force __le32)wr->ex.imm_data;
 		if (ibqp->qp_type == IB_QPT_UD || ibqp->qp_type == IB_QPT_GSI) {
 			const struct ib_ud_wr *ud = ud_wr(wr);
+			struct qroce_ah *ah = container_of(ud->ah,
+							   struct qroce_ah, ibah);
 
-			w->ud.ahn = cpu_to_le32(container_of(ud->ah,
-					struct qroce_ah, ibah)->ahn);
+			w->ud.ahn = cpu_to_le32(ah->ahn);
 			w->ud.remote_qpn = cpu_to_le32(ud->remote_qpn);
 			w->ud.remote_qkey = cpu_to_le32(ud->remote_qkey);
 		} else if (wr->opcode == IB_WR_RDMA_WRITE ||

@@ -42,7 +42,7 @@ qr_init() {
 	QR_DIR=$QR_B/test-logs/$QR_NAME
 	rm -rf "$QR_DIR"
 	mkdir -p "$QR_DIR"
-	for f in "$QR_QEMU" "$QR_KERNEL" "$QR_INITRD"; do
+	for f in ${QR_NEED-"$QR_QEMU" "$QR_KERNEL" "$QR_INITRD"}; do
 		[ -e "$f" ] || { echo "$QR_NAME: $f missing: run 'make'" >&2; exit 2; }
 	done
 	trap 'qr_cleanup' EXIT

@@ -34,7 +34,9 @@ loopback() {
 }
 wire() { # the frames so far: ICRC, lengths, checksums; tshark decodes them
 	cp "$QR_DIR/g1/wire.pcap" "$QR_DIR/wire-check.pcap"
-	qr_wire_check "$QR_DIR/wire-check.pcap" 400
+	v6=$(tshark -n -r "$QR_DIR/wire-check.pcap" -Y 'ipv6 && infiniband.bth' 2>/dev/null | wc -l)
+	echo "$v6 RoCE frames over IPv6"
+	qr_wire_check "$QR_DIR/wire-check.pcap" 1000 && [ "$v6" -ge 400 ]
 }
 negative() {
 	qr_exec 1 "qroce-neg -d qroce_0 -g $GID" >"$QR_DIR/neg.out"
@@ -47,7 +49,17 @@ negative() {
 pingpong -n 200 >"$QR_DIR/warm.out" 2>&1 && pingpong -s 1 -n 20 >>"$QR_DIR/warm.out" 2>&1 &&
 	pingpong -s 3001 -n 20 >>"$QR_DIR/warm.out" 2>&1
 warm=$?
+# IPv6: GID 2 is fd00::N; neighbours are learnt by a ping first
+ipv6() {
+	qr_exec 1 'ping -c 1 -W 5 fd00::2' && qr_exec 2 'ping -c 1 -W 5 fd00::1' || return 1
+	GID=2
+	pingpong "$@"
+	r=$?
+	GID=1
+	return $r
+}
 qr_check "pingpong 4096 B, 1 B and 3001 B messages (frames for the wire check)" [ $warm -eq 0 ]
+qr_check "pingpong over the IPv6 GID (fd00::1 <-> fd00::2)" ipv6 -n 200
 qr_check "wire: every RoCE frame has a correct ICRC, lengths and checksums; tshark decodes all" wire
 qr_check "pingpong, default size, -n 10000" pingpong -n 10000
 qr_check "pingpong with completion events (-e)" pingpong -e -n 1000

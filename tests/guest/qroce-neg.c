@@ -233,6 +233,36 @@ int main(int argc, char **argv)
              IBV_WC_LOC_PROT_ERR);
     bad_send("SGE past the end of its MR", mr->lkey,
              (uintptr_t)buf + BUF - 16, 64, IBV_WC_LOC_PROT_ERR);
+    {
+        /* the device enforces PDs: an MR of another PD is refused */
+        struct ibv_pd *pd2 = ibv_alloc_pd(ctx);
+        struct ibv_mr *mr2 = pd2 ? ibv_reg_mr(pd2, buf, BUF, 0) : NULL;
+        struct ibv_mr *mr3;
+        uint32_t stale;
+
+        if (!mr2) {
+            die("second PD and MR");
+        }
+        bad_send("MR of another PD", mr2->lkey, (uintptr_t)buf, 64,
+                 IBV_WC_LOC_PROT_ERR);
+        ibv_dereg_mr(mr2);
+        ibv_dealloc_pd(pd2);
+        /* a deregistered key is stale, even when its slot is reused */
+        mr3 = ibv_reg_mr(pd, buf, BUF, IBV_ACCESS_LOCAL_WRITE);
+        if (!mr3) {
+            die("ibv_reg_mr");
+        }
+        stale = mr3->lkey;
+        ibv_dereg_mr(mr3);
+        mr3 = ibv_reg_mr(pd, buf, BUF, IBV_ACCESS_LOCAL_WRITE);
+        if (!mr3) {
+            die("ibv_reg_mr");
+        }
+        check(mr3->lkey != stale, "a re-registered MR gets a new key");
+        bad_send("stale lkey after dereg", stale, (uintptr_t)buf, 64,
+                 IBV_WC_LOC_PROT_ERR);
+        ibv_dereg_mr(mr3);
+    }
 
     /* a QP still in INIT takes no send work */
     make_pair(&p);

@@ -359,6 +359,35 @@ static void test_commands(void)
     g_assert_cmpuint(cmd(&t, &c, NULL), ==, QROCE_CMD_OK);
     g_assert_cmpuint(cmd(&t, &c, NULL), ==, QROCE_CMD_ERR_HANDLE);
 
+    /* AH: needs a valid source GID; GIDs can be deleted */
+    memset(&c, 0, sizeof(c));
+    c.hdr.opcode = QROCE_CMD_CREATE_AH;
+    c.create_ah.pdn = cpu_to_le32(pdn);
+    c.create_ah.av.net_type = QROCE_NET_IPV4;
+    c.create_ah.av.sgid_index = 5;
+    g_assert_cmpuint(cmd(&t, &c, NULL), ==, QROCE_CMD_ERR_PARAM);
+    c.create_ah.av.sgid_index = 1;
+    c.create_ah.av.net_type = 7;
+    g_assert_cmpuint(cmd(&t, &c, NULL), ==, QROCE_CMD_ERR_PARAM);
+    c.create_ah.av.net_type = QROCE_NET_IPV4;
+    g_assert_cmpuint(cmd(&t, &c, out), ==, QROCE_CMD_OK);
+    g_assert_cmpuint(simple(&t, QROCE_CMD_DESTROY_AH, out[0], NULL), ==, 0);
+    g_assert_cmpuint(simple(&t, QROCE_CMD_DESTROY_AH, out[0], NULL), ==,
+                     QROCE_CMD_ERR_HANDLE);
+    g_assert_cmpuint(simple(&t, QROCE_CMD_DEL_GID, 1, NULL), ==, 0);
+    g_assert_cmpuint(simple(&t, QROCE_CMD_DEL_GID, 1, NULL), ==,
+                     QROCE_CMD_ERR_HANDLE);
+    g_assert_cmpuint(simple(&t, QROCE_CMD_DEL_GID, 99, NULL), ==,
+                     QROCE_CMD_ERR_PARAM);
+    /* SRQs are not in this version of the model */
+    g_assert_cmpuint(simple(&t, QROCE_CMD_CREATE_SRQ, 0, NULL), ==,
+                     QROCE_CMD_ERR_OPCODE);
+    /* an EQ with CQs on it is busy */
+    g_assert_cmpuint(simple(&t, QROCE_CMD_DESTROY_EQ, 1, NULL), ==,
+                     QROCE_CMD_ERR_BUSY);
+    g_assert_cmpuint(simple(&t, QROCE_CMD_DESTROY_EQ, 9, NULL), ==,
+                     QROCE_CMD_ERR_HANDLE);
+
     /* tear down in order */
     memset(&c, 0, sizeof(c));
     c.hdr.opcode = QROCE_CMD_DESTROY_QP;
@@ -367,7 +396,8 @@ static void test_commands(void)
     g_assert_cmpuint(cmd(&t, &c, NULL), ==, QROCE_CMD_ERR_HANDLE);
     g_assert_cmpuint(simple(&t, QROCE_CMD_DESTROY_CQ, cqn, NULL), ==, 0);
     g_assert_cmpuint(simple(&t, QROCE_CMD_DEALLOC_PD, pdn, NULL), ==, 0);
-    g_assert_cmpuint(rd(&t, QROCE_REG_CNT(QROCE_CNT_CMD_ERRS)), >=, 15);
+    g_assert_cmpuint(simple(&t, QROCE_CMD_DESTROY_EQ, 1, NULL), ==, 0);
+    g_assert_cmpuint(rd(&t, QROCE_REG_CNT(QROCE_CNT_CMD_ERRS)), >=, 25);
     stop(&t);
 }
 

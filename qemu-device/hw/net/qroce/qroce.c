@@ -362,7 +362,7 @@ static void qroce_eq_post(QRoceState *s, uint32_t eqn, uint8_t type,
         return;
     }
     e.owner = qroce_owner_for(eq->pi, eq->log2);
-    smp_wmb();
+    smp_wmb(); /* the EQE body is visible before its owner byte */
     qroce_bt_rw(s, &eq->bt, off + sizeof(e) - 1, &e.owner, 1, true);
     trace_qroce_eqe(eqn, eq->pi, type, handle);
     eq->pi++;
@@ -411,7 +411,7 @@ void qroce_cq_post(QRoceState *s, QRoceCQ *cq, struct qroce_cqe *cqe,
         return;
     }
     cqe->owner = qroce_owner_for(cq->pi, cq->log2);
-    smp_wmb();
+    smp_wmb(); /* the CQE body is visible before its owner byte */
     qroce_bt_rw(s, &cq->bt, off + sizeof(*cqe) - 1, &cqe->owner, 1, true);
     trace_qroce_cqe(cq->cqn, cq->pi, le32_to_cpu(cqe->qpn),
                     le32_to_cpu(cqe->wqe_index), cqe->opcode, cqe->status,
@@ -1026,7 +1026,8 @@ static int qroce_cmd_create_ah(QRoceState *s, const struct qroce_cmd *c,
     uint32_t i;
 
     if (p->rsvd || p->av.rsvd ||
-        (p->av.net_type != QROCE_NET_IPV4 && p->av.net_type != QROCE_NET_IPV6)) {
+        (p->av.net_type != QROCE_NET_IPV4 &&
+         p->av.net_type != QROCE_NET_IPV6)) {
         return QROCE_CMD_ERR_PARAM;
     }
     if (!pd) {
@@ -1190,7 +1191,7 @@ static void qroce_cmd_bh(void *opaque)
             break;
         }
         comp.owner = qroce_owner_for(s->cmdq_ci, s->cmdq_log2);
-        smp_wmb();
+        smp_wmb(); /* the completion is visible before its owner byte */
         qroce_dma_write(s, caddr + 7, &comp.owner, 1);
         s->cmdq_ci++;
         done = true;
@@ -1263,7 +1264,8 @@ static bool qroce_rx_ready(QRoceState *s)
 {
     return (s->status & QROCE_STATUS_READY) &&
            (s->eth_ctrl & QROCE_ETH_CTRL_RX_EN) && s->rxq_log2 &&
-           s->rxq_pi - s->rxq_ci > 0 && s->rxq_pi - s->rxq_ci <= (1u << s->rxq_log2);
+           s->rxq_pi != s->rxq_ci &&
+           s->rxq_pi - s->rxq_ci <= (1u << s->rxq_log2);
 }
 
 static bool qroce_can_receive(NetClientState *nc)
@@ -1295,7 +1297,8 @@ static void qroce_eth_rx(QRoceState *s, const uint8_t *buf, size_t size)
         trace_qroce_wrn_eth_rx_drop(size);
         return;
     }
-    daddr = s->rxq_base + (uint64_t)(s->rxq_ci & ((1u << s->rxq_log2) - 1)) * 16;
+    daddr = s->rxq_base +
+            (uint64_t)(s->rxq_ci & ((1u << s->rxq_log2) - 1)) * 16;
     if (!qroce_dma_read(s, daddr, &d, sizeof(d))) {
         qemu_log_mask(LOG_GUEST_ERROR, "qroce: RX ring unreadable\n");
         s->eth_ctrl &= ~QROCE_ETH_CTRL_RX_EN;

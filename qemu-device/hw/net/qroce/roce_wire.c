@@ -243,7 +243,8 @@ size_t roce_build(uint8_t *buf, const RocePktOut *p, uint32_t paylen)
     memcpy(buf + 6, p->smac, 6);
     put16(buf + 12, v6 ? 0x86dd : 0x0800);
     if (v6) {
-        put32(ip, 6u << 28 | (uint32_t)p->tclass << 20 | (p->flow_label & 0xfffff));
+        put32(ip, 6u << 28 | (uint32_t)p->tclass << 20 |
+                  (p->flow_label & 0xfffff));
         put16(ip + 4, l4len);
         ip[6] = 17;
         ip[7] = p->hop_limit;

@@ -108,7 +108,7 @@ typedef struct RocePktIn {
 
 uint32_t roce_crc32(uint32_t state, const void *buf, size_t len);
 bool roce_gid_is_v4(const uint8_t *gid);
-/* Headers for @p into @buf (at least ROCE_MAX_HDRS bytes); returns their length. */
+/* Length of the headers of a packet with @opcode. */
 size_t roce_hdr_len(uint8_t opcode, bool ipv6);
 /*
  * Build a whole frame: headers, @paylen bytes of payload already placed
