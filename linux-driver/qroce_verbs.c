@@ -1077,6 +1077,24 @@ static const u8 qroce_wr_opcode[] = {
 	[IB_WR_ATOMIC_FETCH_AND_ADD] = QROCE_WR_ATOMIC_FETCH_ADD,
 };
 
+/* The WQE slot for the next post on @wq. */
+static void *qroce_wq_slot(struct qroce_wq *wq)
+{
+	return wq->ring.va + ((wq->pi & ((1u << wq->log2) - 1)) << wq->shift);
+}
+
+static void qroce_put_sges(struct qroce_sge *sge, const struct ib_sge *sg,
+			   int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		sge[i].addr = cpu_to_le64(sg[i].addr);
+		sge[i].length = cpu_to_le32(sg[i].length);
+		sge[i].lkey = cpu_to_le32(sg[i].lkey);
+	}
+}
+
 static int qroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			   const struct ib_send_wr **bad)
 {
@@ -1084,12 +1102,11 @@ static int qroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	struct qroce_qp *qp = to_qqp(ibqp);
 	struct qroce_wq *wq = &qp->sq;
 	unsigned long flags;
-	int err = 0, i;
+	int err = 0;
 
 	spin_lock_irqsave(&qp->sq_lock, flags);
 	for (; wr; wr = wr->next) {
 		struct qroce_send_wqe *w;
-		struct qroce_sge *sge;
 
 		if (wq->pi - wq->ci >= (1u << wq->log2)) {
 			err = -ENOMEM;
@@ -1101,7 +1118,7 @@ static int qroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			err = -EINVAL;
 			break;
 		}
-		w = qp->sq.ring.va + ((wq->pi & ((1u << wq->log2) - 1)) << wq->shift);
+		w = qroce_wq_slot(wq);
 		memset(w, 0, sizeof(*w));
 		w->opcode = qroce_wr_opcode[wr->opcode];
 		w->flags = ((wr->send_flags & IB_SEND_SIGNALED) || qp->sig_all ?
@@ -1124,12 +1141,8 @@ static int qroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			w->rdma.remote_addr = cpu_to_le64(rdma_wr(wr)->remote_addr);
 			w->rdma.rkey = cpu_to_le32(rdma_wr(wr)->rkey);
 		}
-		sge = (struct qroce_sge *)(w + 1);
-		for (i = 0; i < wr->num_sge; i++) {
-			sge[i].addr = cpu_to_le64(wr->sg_list[i].addr);
-			sge[i].length = cpu_to_le32(wr->sg_list[i].length);
-			sge[i].lkey = cpu_to_le32(wr->sg_list[i].lkey);
-		}
+		qroce_put_sges((struct qroce_sge *)(w + 1), wr->sg_list,
+			       wr->num_sge);
 		wq->wrid[wq->pi & ((1u << wq->log2) - 1)] = wr->wr_id;
 		wq->pi++;
 	}
@@ -1148,12 +1161,11 @@ static int qroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	struct qroce_qp *qp = to_qqp(ibqp);
 	struct qroce_wq *wq = &qp->rq;
 	unsigned long flags;
-	int err = 0, i;
+	int err = 0;
 
 	spin_lock_irqsave(&qp->rq_lock, flags);
 	for (; wr; wr = wr->next) {
 		struct qroce_recv_wqe *w;
-		struct qroce_sge *sge;
 
 		if (wq->pi - wq->ci >= (1u << wq->log2)) {
 			err = -ENOMEM;
@@ -1163,15 +1175,11 @@ static int qroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 			err = -EINVAL;
 			break;
 		}
-		w = qp->rq.ring.va + ((wq->pi & ((1u << wq->log2) - 1)) << wq->shift);
+		w = qroce_wq_slot(wq);
 		memset(w, 0, sizeof(*w));
 		w->num_sge = wr->num_sge;
-		sge = (struct qroce_sge *)(w + 1);
-		for (i = 0; i < wr->num_sge; i++) {
-			sge[i].addr = cpu_to_le64(wr->sg_list[i].addr);
-			sge[i].length = cpu_to_le32(wr->sg_list[i].length);
-			sge[i].lkey = cpu_to_le32(wr->sg_list[i].lkey);
-		}
+		qroce_put_sges((struct qroce_sge *)(w + 1), wr->sg_list,
+			       wr->num_sge);
 		wq->wrid[wq->pi & ((1u << wq->log2) - 1)] = wr->wr_id;
 		wq->pi++;
 	}

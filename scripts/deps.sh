@@ -14,6 +14,12 @@ RDMA_SHA=63ce7f2baa7242c2dbc76375dac957c420187dd27f8c5e148efc07971ee522a8
 
 die() { echo "deps: $*" >&2; exit 1; }
 
+command -v apt-get >/dev/null 2>&1 && command -v dpkg-query >/dev/null 2>&1 ||
+	die "apt-get/dpkg not found: qroce builds on Debian 12 (bookworm)"
+if [ -r /etc/os-release ] && ! grep -q '^VERSION_CODENAME=bookworm' /etc/os-release; then
+	echo "deps: warning: this is not Debian 12 (bookworm); continuing" >&2
+fi
+
 SUDO=
 if [ "$(id -u)" -ne 0 ]; then
 	command -v sudo >/dev/null 2>&1 || die "run as root, or install sudo"
@@ -109,6 +115,7 @@ fetch $RDMA_TAR r/rdma-core $RDMA_SHA
 if [ ! -f "$CACHE/kernel-$KVER.deb" ]; then
 	echo "deps: downloading $KVER_PKG"
 	tmp=$(mktemp -d)
+	chmod 755 "$tmp"	# apt's _apt user downloads into it
 	(cd "$tmp" && apt-get download -q "$KVER_PKG/bookworm-backports" >/dev/null) ||
 		die "apt-get download $KVER_PKG failed"
 	mv "$tmp"/*.deb "$CACHE/kernel-$KVER.deb"
