@@ -87,7 +87,7 @@ rdma-core: $(RDMA_BLD)/build.ninja
 GUEST_SRCS := $(wildcard tests/guest/*.c)
 GUEST_BINS := $(patsubst tests/guest/%.c,$(B)/guest-bin/%,$(GUEST_SRCS))
 
-$(B)/guest-bin/%: tests/guest/%.c rdma-core
+$(B)/guest-bin/%: tests/guest/%.c $(wildcard tests/guest/*.h) rdma-core
 	@mkdir -p $(B)/guest-bin
 	$(CC) -O2 -g -Wall -Wextra -I$(RDMA_BLD)/include -Iinclude -o $@ $< \
 		-L$(RDMA_BLD)/lib -libverbs -lrdmacm -lpthread

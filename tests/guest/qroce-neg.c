@@ -9,153 +9,8 @@
  * SEND/RECV whose bytes are compared.  Prints PASS/FAIL lines; exits 1 if
  * any check failed, 2 on a set-up error.
  */
-#include <errno.h>
 #include <getopt.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#include <infiniband/verbs.h>
-
-#define BUF 8192
-
-struct pair {
-    struct ibv_cq *cq;
-    struct ibv_qp *a, *b;       /* a sends to b */
-};
-
-static struct ibv_context *ctx;
-static struct ibv_pd *pd;
-static struct ibv_mr *mr;
-static uint8_t *buf;
-static int gid_index = 1;
-static int failed;
-
-static void check(int ok, const char *what)
-{
-    printf("%s %s\n", ok ? "PASS" : "FAIL", what);
-    if (!ok) {
-        failed = 1;
-    }
-}
-
-static void die(const char *what)
-{
-    fprintf(stderr, "qroce-neg: %s: %s\n", what, strerror(errno));
-    exit(2);
-}
-
-static struct ibv_qp *make_qp(struct ibv_cq *cq)
-{
-    struct ibv_qp_init_attr ia = {
-        .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
-        .cap = { .max_send_wr = 8, .max_recv_wr = 8,
-                 .max_send_sge = 2, .max_recv_sge = 2 },
-    };
-    struct ibv_qp_attr a = {
-        .qp_state = IBV_QPS_INIT, .port_num = 1,
-        .qp_access_flags = IBV_ACCESS_REMOTE_WRITE,
-    };
-    struct ibv_qp *qp = ibv_create_qp(pd, &ia);
-
-    if (!qp) {
-        die("ibv_create_qp");
-    }
-    if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-                      IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)) {
-        die("modify to INIT");
-    }
-    return qp;
-}
-
-/* Connect @qp to @remote on this device: RTR then RTS. */
-static void connect_qp(struct ibv_qp *qp, uint32_t remote)
-{
-    union ibv_gid gid;
-    struct ibv_qp_attr a = {
-        .qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
-        .dest_qp_num = remote, .rq_psn = 100, .max_dest_rd_atomic = 1,
-        .min_rnr_timer = 12,
-        .ah_attr = { .is_global = 1, .port_num = 1,
-                     .grh = { .hop_limit = 1, .sgid_index = gid_index } },
-    };
-
-    if (ibv_query_gid(ctx, 1, gid_index, &gid)) {
-        die("ibv_query_gid");
-    }
-    a.ah_attr.grh.dgid = gid;
-    if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-                      IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-                      IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)) {
-        die("modify to RTR");
-    }
-    memset(&a, 0, sizeof(a));
-    a.qp_state = IBV_QPS_RTS;
-    a.sq_psn = 100;
-    a.timeout = 14;
-    a.retry_cnt = 7;
-    a.rnr_retry = 7;
-    a.max_rd_atomic = 1;
-    if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-                      IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-                      IBV_QP_MAX_QP_RD_ATOMIC)) {
-        die("modify to RTS");
-    }
-}
-
-static void make_pair(struct pair *p)
-{
-    p->cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
-    if (!p->cq) {
-        die("ibv_create_cq");
-    }
-    p->a = make_qp(p->cq);
-    p->b = make_qp(p->cq);
-    connect_qp(p->a, p->b->qp_num);
-    connect_qp(p->b, p->a->qp_num);
-}
-
-/* Poll one completion within 5 s. */
-static int poll1(struct ibv_cq *cq, struct ibv_wc *wc)
-{
-    struct timespec t0, t;
-
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    for (;;) {
-        int n = ibv_poll_cq(cq, 1, wc);
-
-        if (n) {
-            return n;
-        }
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        if (t.tv_sec - t0.tv_sec > 5) {
-            return 0;
-        }
-    }
-}
-
-static int post_send(struct ibv_qp *qp, uint64_t addr, uint32_t len,
-                     uint32_t lkey, uint64_t id)
-{
-    struct ibv_sge sge = { .addr = addr, .length = len, .lkey = lkey };
-    struct ibv_send_wr wr = {
-        .wr_id = id, .sg_list = &sge, .num_sge = 1,
-        .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
-    }, *bad;
-
-    return ibv_post_send(qp, &wr, &bad);
-}
-
-static int post_recv(struct ibv_qp *qp, uint64_t addr, uint32_t len,
-                     uint64_t id)
-{
-    struct ibv_sge sge = { .addr = addr, .length = len, .lkey = mr->lkey };
-    struct ibv_recv_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1 },
-                       *bad;
-
-    return ibv_post_recv(qp, &wr, &bad);
-}
+#include "qr_verbs.h"
 
 /* Send from @p->a with @lkey/@len; expect @status on the send CQE. */
 static void bad_send(const char *what, uint32_t lkey, uint64_t addr,
@@ -190,7 +45,6 @@ static void bad_send(const char *what, uint32_t lkey, uint64_t addr,
 int main(int argc, char **argv)
 {
     const char *dev = "qroce_0";
-    struct ibv_device **list;
     struct ibv_qp_attr qa;
     struct ibv_qp_init_attr qi;
     struct ibv_wc wc;
@@ -210,24 +64,7 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    list = ibv_get_device_list(NULL);
-    for (i = 0; list && list[i]; i++) {
-        if (!strcmp(ibv_get_device_name(list[i]), dev)) {
-            ctx = ibv_open_device(list[i]);
-        }
-    }
-    if (!ctx) {
-        die(dev);
-    }
-    pd = ibv_alloc_pd(ctx);
-    buf = calloc(1, BUF);
-    if (!pd || !buf) {
-        die("ibv_alloc_pd");
-    }
-    mr = ibv_reg_mr(pd, buf, BUF, IBV_ACCESS_LOCAL_WRITE);
-    if (!mr) {
-        die("ibv_reg_mr");
-    }
+    open_dev(dev);
 
     bad_send("bad lkey", mr->lkey ^ 0x5500, (uintptr_t)buf, 64,
              IBV_WC_LOC_PROT_ERR);
@@ -322,6 +159,5 @@ int main(int argc, char **argv)
     ibv_dereg_mr(mr);
     ibv_dealloc_pd(pd);
     ibv_close_device(ctx);
-    ibv_free_device_list(list);
     return failed;
 }

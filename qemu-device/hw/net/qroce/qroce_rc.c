@@ -14,8 +14,9 @@
  * scattered into the RECV WQE, duplicates are ACKed again, a gap gets one
  * sequence NAK, a missing RECV WQE gets an RNR NAK.
  *
- * This version carries SEND and SEND with immediate; RDMA WRITE, READ and
- * atomics complete with IBV_WC_LOC_QP_OP_ERR until they are implemented.
+ * This version carries SEND, SEND with immediate, RDMA WRITE and RDMA WRITE
+ * with immediate; RDMA READ and atomics complete with IBV_WC_LOC_QP_OP_ERR
+ * until they are implemented.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -37,6 +38,7 @@ typedef struct QRoceRcInflight {
     uint32_t idx;               /* SQ WQE counter */
     uint32_t first_psn, last_psn;
     uint32_t len;
+    uint8_t cqe_opcode;
     bool signaled;
 } QRoceRcInflight;
 
@@ -284,7 +286,7 @@ static bool rc_sq_process(QRoceState *s, QRoceQP *qp, int *budget)
     while (qp->state == QROCE_QPS_RTS && r->sq_sent != qp->sq.pi &&
            !r->rnr_wait) {
         uint32_t idx = r->sq_sent;
-        bool imm, first = r->wqe_off == 0;
+        bool imm, write, first = r->wqe_off == 0;
         RocePktOut o = {};
         uint8_t sgid[16];
         uint8_t *payload;
@@ -300,7 +302,9 @@ static bool rc_sq_process(QRoceState *s, QRoceQP *qp, int *budget)
         }
         st = rc_read_wqe(s, qp, idx, &w);
         if (st == QROCE_WC_SUCCESS && w.hdr.opcode != QROCE_WR_SEND &&
-            w.hdr.opcode != QROCE_WR_SEND_IMM) {
+            w.hdr.opcode != QROCE_WR_SEND_IMM &&
+            w.hdr.opcode != QROCE_WR_RDMA_WRITE &&
+            w.hdr.opcode != QROCE_WR_RDMA_WRITE_IMM) {
             st = QROCE_WC_LOC_QP_OP_ERR;
         }
         if (st == QROCE_WC_SUCCESS && !rc_addr(s, qp, &o, sgid)) {
@@ -316,16 +320,26 @@ static bool rc_sq_process(QRoceState *s, QRoceQP *qp, int *budget)
         if (first) {
             trace_qroce_rc_wqe(qp->qpn, idx, w.hdr.opcode, w.len);
         }
-        imm = w.hdr.opcode == QROCE_WR_SEND_IMM;
+        imm = w.hdr.opcode == QROCE_WR_SEND_IMM ||
+              w.hdr.opcode == QROCE_WR_RDMA_WRITE_IMM;
+        write = w.hdr.opcode == QROCE_WR_RDMA_WRITE ||
+                w.hdr.opcode == QROCE_WR_RDMA_WRITE_IMM;
         n = MIN(mtu, w.len - r->wqe_off);
         if (first && n == w.len) {
-            o.opcode = imm ? ROCE_SEND_ONLY_IMM : ROCE_SEND_ONLY;
+            o.opcode = write ? (imm ? ROCE_WRITE_ONLY_IMM : ROCE_WRITE_ONLY) :
+                       (imm ? ROCE_SEND_ONLY_IMM : ROCE_SEND_ONLY);
         } else if (first) {
-            o.opcode = ROCE_SEND_FIRST;
+            o.opcode = write ? ROCE_WRITE_FIRST : ROCE_SEND_FIRST;
         } else if (r->wqe_off + n == w.len) {
-            o.opcode = imm ? ROCE_SEND_LAST_IMM : ROCE_SEND_LAST;
+            o.opcode = write ? (imm ? ROCE_WRITE_LAST_IMM : ROCE_WRITE_LAST) :
+                       (imm ? ROCE_SEND_LAST_IMM : ROCE_SEND_LAST);
         } else {
-            o.opcode = ROCE_SEND_MIDDLE;
+            o.opcode = write ? ROCE_WRITE_MIDDLE : ROCE_SEND_MIDDLE;
+        }
+        if (write && first) {
+            o.reth_va = le64_to_cpu(w.hdr.rdma.remote_addr);
+            o.reth_rkey = le32_to_cpu(w.hdr.rdma.rkey);
+            o.reth_len = w.len;
         }
         o.psn = r->npsn;
         o.imm = ldl_be_p(&w.hdr.imm_data);
@@ -344,6 +358,7 @@ static bool rc_sq_process(QRoceState *s, QRoceQP *qp, int *budget)
             e->idx = idx;
             e->first_psn = r->npsn;
             e->len = w.len;
+            e->cqe_opcode = write ? QROCE_CQE_RDMA_WRITE : QROCE_CQE_SEND;
             e->signaled = (w.hdr.flags & QROCE_WQE_SIGNALED) ||
                           (qp->flags & QROCE_CREATE_QP_SIG_ALL);
             r->nsent++;
@@ -465,7 +480,7 @@ static void rc_requester_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p)
             break;
         }
         if (e->signaled) {
-            rc_cqe(s, qp, true, e->idx, QROCE_CQE_SEND, QROCE_WC_SUCCESS,
+            rc_cqe(s, qp, true, e->idx, e->cqe_opcode, QROCE_WC_SUCCESS,
                    e->len, false, 0, false);
         }
         qp->sq.ci = e->idx + 1;
@@ -563,14 +578,28 @@ static int rc_scatter(QRoceState *s, QRoceQP *qp, uint32_t off,
     return n ? QROCE_WC_LOC_LEN_ERR : QROCE_WC_SUCCESS;
 }
 
+/* Refuse a request: NAK it and move the QP to ERR. */
+static void rc_resp_fatal(QRoceState *s, QRoceQP *qp, uint8_t syndrome,
+                          uint32_t psn, uint8_t event)
+{
+    rc_send_ack(s, qp, syndrome, psn);
+    qp->rc.in_msg = false;
+    qroce_qp_set_error(s, qp, event);
+}
+
 static void rc_responder_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p)
 {
     QRoceRcQP *r = &qp->rc;
     uint8_t op = p->opcode;
+    bool write = op >= ROCE_WRITE_FIRST && op <= ROCE_WRITE_ONLY_IMM;
     bool first = op == ROCE_SEND_FIRST || op == ROCE_SEND_ONLY ||
-                 op == ROCE_SEND_ONLY_IMM;
+                 op == ROCE_SEND_ONLY_IMM || op == ROCE_WRITE_FIRST ||
+                 op == ROCE_WRITE_ONLY || op == ROCE_WRITE_ONLY_IMM;
     bool last = op == ROCE_SEND_LAST || op == ROCE_SEND_LAST_IMM ||
-                op == ROCE_SEND_ONLY || op == ROCE_SEND_ONLY_IMM;
+                op == ROCE_SEND_ONLY || op == ROCE_SEND_ONLY_IMM ||
+                op == ROCE_WRITE_LAST || op == ROCE_WRITE_LAST_IMM ||
+                op == ROCE_WRITE_ONLY || op == ROCE_WRITE_ONLY_IMM;
+    bool needs_wqe = !write || p->has_imm;
     int st;
 
     if (p->psn != r->epsn) {
@@ -587,45 +616,85 @@ static void rc_responder_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p)
         return;
     }
     r->nak_sent = false;
-    if (op > ROCE_SEND_ONLY_IMM) {
-        /* RDMA WRITE/READ/atomics are not carried by this version */
-        rc_send_ack(s, qp, ROCE_AETH_NAK_INV, p->psn);
-        qroce_qp_set_error(s, qp, QROCE_EQE_QP_REQ_ERR);
+    if (op > ROCE_WRITE_ONLY_IMM ||
+        (write && !(qp->access_flags & QROCE_ACCESS_REMOTE_WRITE))) {
+        /* READ and atomics are not carried yet; WRITE needs the access */
+        rc_resp_fatal(s, qp, ROCE_AETH_NAK_INV, p->psn, QROCE_EQE_QP_REQ_ERR);
         return;
     }
-    if (first == r->in_msg ||
-        ((op == ROCE_SEND_FIRST || op == ROCE_SEND_MIDDLE) &&
-         p->paylen != rc_mtu(qp)) ||
-        p->paylen > rc_mtu(qp)) {
-        rc_send_ack(s, qp, ROCE_AETH_NAK_INV, p->psn);
-        qroce_qp_set_error(s, qp, QROCE_EQE_QP_REQ_ERR);
+    if (first == r->in_msg || (!first && write != r->in_write) ||
+        (!last && p->paylen != rc_mtu(qp)) || p->paylen > rc_mtu(qp)) {
+        rc_resp_fatal(s, qp, ROCE_AETH_NAK_INV, p->psn, QROCE_EQE_QP_REQ_ERR);
+        return;
+    }
+    if (first && write) {
+        QRoceMR *mr;
+
+        if (p->reth_len > QROCE_DEF_MAX_MSG ||
+            (last && p->paylen != p->reth_len) ||
+            (!last && p->reth_len <= p->paylen)) {
+            rc_resp_fatal(s, qp, ROCE_AETH_NAK_INV, p->psn,
+                          QROCE_EQE_QP_REQ_ERR);
+            return;
+        }
+        if (qroce_mr_check(s, p->reth_rkey, qp->pdn, p->reth_va, p->reth_len,
+                           QROCE_ACCESS_REMOTE_WRITE, &mr)) {
+            rc_resp_fatal(s, qp, ROCE_AETH_NAK_ACCESS, p->psn,
+                          QROCE_EQE_QP_ACCESS_ERR);
+            return;
+        }
+        r->wr_va = p->reth_va;
+        r->wr_rkey = p->reth_rkey;
+        r->wr_len = p->reth_len;
+    }
+    if (write && last && !first &&
+        r->recv_off + p->paylen != r->wr_len) {
+        rc_resp_fatal(s, qp, ROCE_AETH_NAK_INV, p->psn, QROCE_EQE_QP_REQ_ERR);
+        return;
+    }
+    if (((first && !write) || (last && needs_wqe)) &&
+        qp->rq.ci == qp->rq.pi) {
+        rc_send_ack(s, qp, ROCE_AETH_RNR | qp->min_rnr_timer, p->psn);
         return;
     }
     if (first) {
-        if (qp->rq.ci == qp->rq.pi) {
-            rc_send_ack(s, qp, ROCE_AETH_RNR | qp->min_rnr_timer, p->psn);
-            return;
-        }
         r->recv_off = 0;
         r->in_msg = true;
+        r->in_write = write;
     }
-    st = rc_scatter(s, qp, r->recv_off, p->payload, p->paylen);
+    if (write) {
+        QRoceMR *mr;
+
+        st = QROCE_WC_SUCCESS;
+        if (p->paylen &&
+            (qroce_mr_check(s, r->wr_rkey, qp->pdn, r->wr_va + r->recv_off,
+                            p->paylen, QROCE_ACCESS_REMOTE_WRITE, &mr) ||
+             qroce_mr_rw(s, mr, r->wr_va + r->recv_off, (void *)p->payload,
+                         p->paylen, true))) {
+            rc_resp_fatal(s, qp, ROCE_AETH_NAK_ACCESS, p->psn,
+                          QROCE_EQE_QP_ACCESS_ERR);
+            return;
+        }
+    } else {
+        st = rc_scatter(s, qp, r->recv_off, p->payload, p->paylen);
+    }
     if (st != QROCE_WC_SUCCESS) {
         rc_cqe(s, qp, false, qp->rq.ci, QROCE_CQE_RECV, st, r->recv_off,
                false, 0, false);
         qp->rq.ci++;
-        r->in_msg = false;
-        rc_send_ack(s, qp, st == QROCE_WC_LOC_LEN_ERR ? ROCE_AETH_NAK_INV :
-                    ROCE_AETH_NAK_OP, p->psn);
-        qroce_qp_set_error(s, qp, QROCE_EQE_QP_FATAL);
+        rc_resp_fatal(s, qp, st == QROCE_WC_LOC_LEN_ERR ? ROCE_AETH_NAK_INV :
+                      ROCE_AETH_NAK_OP, p->psn, QROCE_EQE_QP_FATAL);
         return;
     }
     r->recv_off += p->paylen;
     r->epsn = psn_add(r->epsn, 1);
     if (last) {
-        rc_cqe(s, qp, false, qp->rq.ci, QROCE_CQE_RECV, QROCE_WC_SUCCESS,
-               r->recv_off, p->has_imm, p->imm, p->se);
-        qp->rq.ci++;
+        if (needs_wqe) {
+            rc_cqe(s, qp, false, qp->rq.ci,
+                   write ? QROCE_CQE_RECV_RDMA_IMM : QROCE_CQE_RECV,
+                   QROCE_WC_SUCCESS, r->recv_off, p->has_imm, p->imm, p->se);
+            qp->rq.ci++;
+        }
         r->msn++;
         r->in_msg = false;
     }

@@ -28,7 +28,10 @@ typedef struct QRoceRcQP {
     uint32_t epsn;          /* expected PSN */
     uint32_t msn;
     uint32_t recv_off;      /* bytes of the current message received */
-    bool in_msg;            /* between FIRST and LAST of a SEND */
+    bool in_msg;            /* between FIRST and LAST of a message */
+    bool in_write;          /* ... and that message is an RDMA WRITE */
+    uint64_t wr_va;         /* RDMA WRITE target (from the RETH) */
+    uint32_t wr_rkey, wr_len;
     bool nak_sent;          /* one sequence NAK per gap */
     uint32_t last_ack_psn;
 } QRoceRcQP;
