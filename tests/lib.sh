@@ -3,6 +3,8 @@
 #   qr_init NAME            log directory build/test-logs/NAME, cleanup traps
 #   qr_boot N [OPTS...]     boot N guests joined by a loopback netdev; OPTS:
 #                           rxe (also a virtio-net NIC with rdma_rxe on it),
+#                           peer-rxe (the last guest has no qroce: a virtio-net
+#                           NIC with rdma_rxe takes its place on the segment),
 #                           noqroce-driver, mtu=N, pcap (filter-dump per guest),
 #                           trace (QEMU trace of qroce_* events)
 #   qr_exec G CMD           run CMD in guest G (1-based) through its agent;
@@ -61,10 +63,11 @@ qr_ports() {
 qr_boot() {
 	n=$1
 	shift
-	rxe=0 drv=1 mtu="" pcap=0 trace=0
+	rxe=0 drv=1 mtu="" pcap=0 trace=0 rxepeer=0
 	for o in "$@"; do
 		case $o in
 		rxe) rxe=1 ;;
+		peer-rxe) rxepeer=1 ;;
 		noqroce-driver) drv=0 ;;
 		mtu=*) mtu=${o#mtu=} ;;
 		pcap) pcap=1 ;;
@@ -100,6 +103,12 @@ CFG
 			vnet="-netdev socket,id=n1,mcast=230.0.0.1:$((mcast + 1)),localaddr=127.0.0.1"
 		fi
 		extra=""
+		nic="-device qroce,netdev=n0,mac=52:54:00:00:00:0$i"
+		if [ $rxepeer = 1 ] && [ $i -eq "$n" ]; then
+			# rdma_rxe on virtio-net, on the qroce segment, same addresses
+			nic="-device virtio-net-pci,netdev=n0,romfile=,mac=52:54:00:00:00:0$i"
+			printf 'QR_RXE=1\nQR_QROCE=0\nQR_VIP=10.0.0.%s/24\n' $i >>"$d/config"
+		fi
 		[ $rxe = 1 ] && extra="$vnet -device virtio-net-pci,netdev=n1,romfile=,mac=52:54:00:00:01:0$i"
 		[ $pcap = 1 ] && extra="$extra -object filter-dump,id=f0,netdev=n0,file=$d/wire.pcap"
 		[ $trace = 1 ] && extra="$extra -trace qroce_*,file=$d/trace.log"
@@ -112,7 +121,7 @@ CFG
 			-chardev "pipe,id=agent,path=$d/agent" \
 			-device isa-serial,chardev=agent \
 			-fw_cfg "name=opt/qroce/config,file=$d/config" \
-			$net -device "qroce,netdev=n0,mac=52:54:00:00:00:0$i" $extra \
+			$net $nic $extra \
 			>"$d/qemu.log" 2>&1 &
 		QR_PIDS="$QR_PIDS $!"
 		cat "$d/agent.out" >"$d/agent.log" &
