@@ -33,7 +33,6 @@ typedef struct QRoceRcQP {
     uint64_t wr_va;         /* RDMA WRITE target (from the RETH) */
     uint32_t wr_rkey, wr_len;
     bool nak_sent;          /* one sequence NAK per gap */
-    uint32_t last_ack_psn;
 } QRoceRcQP;
 
 void qroce_rc_init(QRoceState *s);
