@@ -1,7 +1,9 @@
 /*
  * qtests for the qroce device: the register file, reset and enable, the
- * command queue and its error statuses, and garbage writes to every
- * register and doorbell.  No guest OS: the test drives the BARs and guest
+ * command queue and its error statuses, the QP state machine per QP type,
+ * SRQ objects, doorbell checks, the Ethernet function through a -netdev
+ * dgram whose other end is this test, and garbage writes to every register
+ * and doorbell.  No guest OS: the test drives the BARs and guest
  * memory directly.  It includes the same hardware header as the device.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -303,7 +305,8 @@ static void test_commands(void)
     c.modify_qp.qpn = cpu_to_le32(qpn);
     c.modify_qp.attr_mask = cpu_to_le32(QROCE_QP_ATTR_STATE |
         QROCE_QP_ATTR_AV | QROCE_QP_ATTR_PATH_MTU | QROCE_QP_ATTR_DEST_QPN |
-        QROCE_QP_ATTR_RQ_PSN);
+        QROCE_QP_ATTR_RQ_PSN | QROCE_QP_ATTR_MAX_DEST_RD_ATOMIC |
+        QROCE_QP_ATTR_MIN_RNR_TIMER);
     c.modify_qp.new_state = QROCE_QPS_RTR;
     c.modify_qp.path_mtu = QROCE_MTU_4096;
     c.modify_qp.av.net_type = QROCE_NET_IPV4;
@@ -325,6 +328,15 @@ static void test_commands(void)
         QROCE_QP_ATTR_AV | QROCE_QP_ATTR_PATH_MTU | QROCE_QP_ATTR_DEST_QPN |
         QROCE_QP_ATTR_RQ_PSN);
     c.modify_qp.new_state = QROCE_QPS_RTR;
+    c.modify_qp.path_mtu = QROCE_MTU_4096;
+    c.modify_qp.av.net_type = QROCE_NET_IPV4;
+    c.modify_qp.av.sgid_index = 1;
+    /* RC also requires MAX_DEST_RD_ATOMIC and MIN_RNR_TIMER (UC does not) */
+    g_assert_cmpuint(cmd(&t, &c, NULL), ==, QROCE_CMD_ERR_STATE);
+    c.modify_qp.attr_mask = cpu_to_le32(QROCE_QP_ATTR_STATE |
+        QROCE_QP_ATTR_AV | QROCE_QP_ATTR_PATH_MTU | QROCE_QP_ATTR_DEST_QPN |
+        QROCE_QP_ATTR_RQ_PSN | QROCE_QP_ATTR_MAX_DEST_RD_ATOMIC |
+        QROCE_QP_ATTR_MIN_RNR_TIMER);
     c.modify_qp.path_mtu = QROCE_MTU_4096 + 1;
     c.modify_qp.av.net_type = QROCE_NET_IPV4;
     c.modify_qp.av.sgid_index = 1;
@@ -348,6 +360,19 @@ static void test_commands(void)
     c.reg_mr.inline_pages[1] = cpu_to_le64(buf + 4096);
     c.reg_mr.length = cpu_to_le64(8193);                    /* too long */
     g_assert_cmpuint(cmd(&t, &c, NULL), ==, QROCE_CMD_ERR_PARAM);
+    /* first_page_offset + length wraps around */
+    c.reg_mr.iova = 0;
+    c.reg_mr.first_page_offset = cpu_to_le32(0x800);
+    c.reg_mr.length = cpu_to_le64(-0x400ULL);
+    g_assert_cmpuint(cmd(&t, &c, NULL), ==, QROCE_CMD_ERR_PARAM);
+    c.reg_mr.first_page_offset = cpu_to_le32(4096);        /* not < page */
+    c.reg_mr.length = cpu_to_le64(4096);
+    g_assert_cmpuint(cmd(&t, &c, NULL), ==, QROCE_CMD_ERR_PARAM);
+    c.reg_mr.first_page_offset = 0;
+    c.reg_mr.iova = cpu_to_le64(-0x1000ULL);                /* iova wraps */
+    c.reg_mr.length = cpu_to_le64(8192);
+    g_assert_cmpuint(cmd(&t, &c, NULL), ==, QROCE_CMD_ERR_PARAM);
+    c.reg_mr.iova = cpu_to_le64(0x7f0000001000ULL);
     c.reg_mr.length = cpu_to_le64(8192);
     g_assert_cmpuint(cmd(&t, &c, out), ==, QROCE_CMD_OK);
     key = out[0];
@@ -379,9 +404,6 @@ static void test_commands(void)
                      QROCE_CMD_ERR_HANDLE);
     g_assert_cmpuint(simple(&t, QROCE_CMD_DEL_GID, 99, NULL), ==,
                      QROCE_CMD_ERR_PARAM);
-    /* SRQs are not in this version of the model */
-    g_assert_cmpuint(simple(&t, QROCE_CMD_CREATE_SRQ, 0, NULL), ==,
-                     QROCE_CMD_ERR_OPCODE);
     /* an EQ with CQs on it is busy */
     g_assert_cmpuint(simple(&t, QROCE_CMD_DESTROY_EQ, 1, NULL), ==,
                      QROCE_CMD_ERR_BUSY);
@@ -446,6 +468,1054 @@ static void test_garbage(void)
     stop(&t);
 }
 
+/* ---- helpers for the QP, doorbell and Ethernet tests ---- */
+
+static void mk_eq(QRoceTest *t, uint32_t eqn, uint64_t *ring)
+{
+    struct qroce_cmd c = { .hdr.opcode = QROCE_CMD_CREATE_EQ };
+
+    *ring = page(t, 1);
+    c.create_eq.eqn = cpu_to_le32(eqn);
+    c.create_eq.log2_entries = 8;
+    c.create_eq.ring = (struct qroce_bt){ cpu_to_le64(*ring), cpu_to_le32(1),
+                                          12, QROCE_BT_CONTIG, 0 };
+    g_assert_cmpuint(cmd(t, &c, NULL), ==, QROCE_CMD_OK);
+}
+
+static uint32_t mk_cq(QRoceTest *t, uint32_t eqn)
+{
+    struct qroce_cmd c = { .hdr.opcode = QROCE_CMD_CREATE_CQ };
+    uint64_t ring = page(t, 2);
+    uint32_t out[6];
+
+    c.create_cq.eqn = cpu_to_le32(eqn);
+    c.create_cq.log2_entries = 6;
+    c.create_cq.ring = (struct qroce_bt){ cpu_to_le64(ring), cpu_to_le32(2),
+                                          12, QROCE_BT_CONTIG, 0 };
+    g_assert_cmpuint(cmd(t, &c, out), ==, QROCE_CMD_OK);
+    return out[0];
+}
+
+static int mk_qp(QRoceTest *t, uint8_t type, uint32_t pdn, uint32_t cqn,
+                 uint32_t uar, uint32_t *qpn)
+{
+    struct qroce_cmd c = { .hdr.opcode = QROCE_CMD_CREATE_QP };
+    uint64_t sq = page(t, 1), rq = page(t, 1);
+    uint32_t out[6] = {};
+    int st;
+
+    c.create_qp.pdn = cpu_to_le32(pdn);
+    c.create_qp.send_cqn = cpu_to_le32(cqn);
+    c.create_qp.recv_cqn = cpu_to_le32(cqn);
+    c.create_qp.uar = cpu_to_le32(uar);
+    c.create_qp.type = type;
+    c.create_qp.sq_log2_entries = 4;
+    c.create_qp.sq_wqe_shift = 6;
+    c.create_qp.rq_log2_entries = 4;
+    c.create_qp.rq_wqe_shift = 5;
+    c.create_qp.sq = (struct qroce_bt){ cpu_to_le64(sq), cpu_to_le32(1), 12,
+                                        QROCE_BT_CONTIG, 0 };
+    c.create_qp.rq = (struct qroce_bt){ cpu_to_le64(rq), cpu_to_le32(1), 12,
+                                        QROCE_BT_CONTIG, 0 };
+    st = cmd(t, &c, out);
+    *qpn = out[0];
+    return st;
+}
+
+/* MODIFY_QP with plausible values for every attribute named in @mask. */
+static int modify(QRoceTest *t, uint32_t qpn, uint32_t mask, uint8_t state,
+                  struct qroce_cmd *tweak)
+{
+    struct qroce_cmd c = { .hdr.opcode = QROCE_CMD_MODIFY_QP };
+
+    if (tweak) {
+        c = *tweak;
+        c.hdr.opcode = QROCE_CMD_MODIFY_QP;
+    } else {
+        c.modify_qp.path_mtu = 3;     /* 1024 */
+        c.modify_qp.timeout = 14;
+        c.modify_qp.retry_cnt = 7;
+        c.modify_qp.rnr_retry = 7;
+        c.modify_qp.min_rnr_timer = 12;
+        c.modify_qp.max_rd_atomic = 1;
+        c.modify_qp.max_dest_rd_atomic = 1;
+        c.modify_qp.access_flags = cpu_to_le32(QROCE_ACCESS_REMOTE_WRITE);
+        c.modify_qp.qkey = cpu_to_le32(0x11111111);
+        c.modify_qp.sq_psn = cpu_to_le32(0x123456);
+        c.modify_qp.rq_psn = cpu_to_le32(0x654321);
+        c.modify_qp.dest_qpn = cpu_to_le32(2);
+        c.modify_qp.av.net_type = QROCE_NET_IPV4;
+        c.modify_qp.av.sgid_index = 0;
+        c.modify_qp.av.hop_limit = 64;
+    }
+    c.modify_qp.qpn = cpu_to_le32(qpn);
+    c.modify_qp.attr_mask = cpu_to_le32(mask);
+    c.modify_qp.new_state = state;
+    return cmd(t, &c, NULL);
+}
+
+static uint32_t query_state(QRoceTest *t, uint32_t qpn)
+{
+    struct qroce_cmd c = { .hdr.opcode = QROCE_CMD_QUERY_QP };
+    uint32_t out[6];
+
+    c.qpn.qpn = cpu_to_le32(qpn);
+    g_assert_cmpuint(cmd(t, &c, out), ==, QROCE_CMD_OK);
+    return out[0];
+}
+
+static void set_gid0(QRoceTest *t)
+{
+    struct qroce_cmd c = { .hdr.opcode = QROCE_CMD_SET_GID };
+
+    c.set_gid.type = QROCE_GID_ROCE_V2;
+    c.set_gid.index = cpu_to_le32(0);
+    c.set_gid.gid[10] = c.set_gid.gid[11] = 0xff;
+    c.set_gid.gid[12] = 10;
+    c.set_gid.gid[15] = 1;
+    g_assert_cmpuint(cmd(t, &c, NULL), ==, QROCE_CMD_OK);
+}
+
+#define M(x) QROCE_QP_ATTR_##x
+#define RC_INIT (M(STATE) | M(PKEY_INDEX) | M(PORT) | M(ACCESS_FLAGS))
+#define RC_RTR  (M(STATE) | M(AV) | M(PATH_MTU) | M(DEST_QPN) | M(RQ_PSN) | \
+                 M(MAX_DEST_RD_ATOMIC) | M(MIN_RNR_TIMER))
+#define RC_RTS  (M(STATE) | M(TIMEOUT) | M(RETRY_CNT) | M(RNR_RETRY) | \
+                 M(SQ_PSN) | M(MAX_QP_RD_ATOMIC))
+
+/* The state machine, per QP type, as ib_modify_qp_is_ok() has it. */
+static void test_qp_states(void)
+{
+    QRoceTest t;
+    struct qroce_cmd c;
+    uint64_t eq;
+    uint32_t out[6], pdn, cqn, rc, uc, ud, gsi, x;
+
+    start(&t, "");
+    enable(&t);
+    g_assert_cmpuint(simple(&t, QROCE_CMD_ALLOC_PD, 0, out), ==, 0);
+    pdn = out[0];
+    mk_eq(&t, 1, &eq);
+    cqn = mk_cq(&t, 1);
+    set_gid0(&t);
+    g_assert_cmpuint(mk_qp(&t, QROCE_QPT_RC, pdn, cqn, 0, &rc), ==, 0);
+    g_assert_cmpuint(mk_qp(&t, QROCE_QPT_UC, pdn, cqn, 0, &uc), ==, 0);
+    g_assert_cmpuint(mk_qp(&t, QROCE_QPT_UD, pdn, cqn, 0, &ud), ==, 0);
+    g_assert_cmpuint(mk_qp(&t, QROCE_QPT_GSI, pdn, cqn, 0, &gsi), ==, 0);
+    g_assert_cmpuint(gsi, ==, 1);
+    g_assert_cmpuint(mk_qp(&t, QROCE_QPT_GSI, pdn, cqn, 0, &x), ==,
+                     QROCE_CMD_ERR_BUSY);
+    g_assert_cmpuint(mk_qp(&t, 4, pdn, cqn, 0, &x), ==, QROCE_CMD_ERR_PARAM);
+    g_assert_cmpuint(mk_qp(&t, QROCE_QPT_RC, pdn, cqn, QROCE_DB_PAGES, &x),
+                     ==, QROCE_CMD_ERR_PARAM);
+    /* a PD with QPs is busy */
+    g_assert_cmpuint(simple(&t, QROCE_CMD_DEALLOC_PD, pdn, NULL), ==,
+                     QROCE_CMD_ERR_BUSY);
+
+    /* RC */
+    g_assert_cmpuint(modify(&t, rc, M(STATE), QROCE_QPS_ERR, NULL), ==,
+                     QROCE_CMD_ERR_STATE);           /* RESET -> ERR */
+    g_assert_cmpuint(modify(&t, rc, M(STATE), QROCE_QPS_RESET, NULL), ==, 0);
+    g_assert_cmpuint(modify(&t, rc, RC_INIT | M(QKEY), QROCE_QPS_INIT, NULL),
+                     ==, QROCE_CMD_ERR_STATE);       /* QKEY is not RC's */
+    g_assert_cmpuint(modify(&t, rc, RC_INIT & ~M(PORT), QROCE_QPS_INIT, NULL),
+                     ==, QROCE_CMD_ERR_STATE);
+    g_assert_cmpuint(modify(&t, rc, RC_INIT | M(CUR_STATE), QROCE_QPS_INIT,
+                            NULL), ==, QROCE_CMD_ERR_STATE);
+    g_assert_cmpuint(modify(&t, rc, 1u << 21 | RC_INIT, QROCE_QPS_INIT, NULL),
+                     ==, QROCE_CMD_ERR_PARAM);       /* unknown attribute */
+    g_assert_cmpuint(modify(&t, rc, RC_INIT, QROCE_QPS_INIT, NULL), ==, 0);
+    g_assert_cmpuint(modify(&t, rc, M(STATE) | M(ACCESS_FLAGS),
+                            QROCE_QPS_INIT, NULL), ==, 0);   /* INIT->INIT */
+    g_assert_cmpuint(modify(&t, rc, RC_INIT, QROCE_QPS_RTS, NULL), ==,
+                     QROCE_CMD_ERR_STATE);           /* INIT -> RTS */
+    g_assert_cmpuint(modify(&t, rc, RC_RTR | M(TIMEOUT), QROCE_QPS_RTR, NULL),
+                     ==, QROCE_CMD_ERR_STATE);       /* not allowed here */
+    memset(&c, 0, sizeof(c));
+    c.modify_qp.path_mtu = 6;
+    c.modify_qp.av.net_type = QROCE_NET_IPV4;
+    g_assert_cmpuint(modify(&t, rc, RC_RTR, QROCE_QPS_RTR, &c), ==,
+                     QROCE_CMD_ERR_PARAM);           /* path MTU 8192 */
+    c.modify_qp.path_mtu = QROCE_MTU_256;
+    c.modify_qp.min_rnr_timer = 32;
+    g_assert_cmpuint(modify(&t, rc, RC_RTR, QROCE_QPS_RTR, &c), ==,
+                     QROCE_CMD_ERR_PARAM);
+    c.modify_qp.min_rnr_timer = 0;
+    c.modify_qp.rq_psn = cpu_to_le32(1u << 24);
+    g_assert_cmpuint(modify(&t, rc, RC_RTR, QROCE_QPS_RTR, &c), ==,
+                     QROCE_CMD_ERR_PARAM);
+    c.modify_qp.rq_psn = 0;
+    c.modify_qp.dest_qpn = cpu_to_le32(1u << 24);
+    g_assert_cmpuint(modify(&t, rc, RC_RTR, QROCE_QPS_RTR, &c), ==,
+                     QROCE_CMD_ERR_PARAM);
+    c.modify_qp.dest_qpn = 0;
+    c.modify_qp.max_dest_rd_atomic = QROCE_DEF_MAX_RD_ATOM + 1;
+    g_assert_cmpuint(modify(&t, rc, RC_RTR, QROCE_QPS_RTR, &c), ==,
+                     QROCE_CMD_ERR_PARAM);
+    c.modify_qp.max_dest_rd_atomic = 0;
+    c.modify_qp.av.sgid_index = 3;                  /* no such GID */
+    g_assert_cmpuint(modify(&t, rc, RC_RTR, QROCE_QPS_RTR, &c), ==,
+                     QROCE_CMD_ERR_PARAM);
+    c.modify_qp.av.sgid_index = 0;
+    c.modify_qp.rsvd1 = 1;                          /* reserved */
+    g_assert_cmpuint(modify(&t, rc, RC_RTR, QROCE_QPS_RTR, &c), ==,
+                     QROCE_CMD_ERR_PARAM);
+    c.modify_qp.rsvd1 = 0;
+    g_assert_cmpuint(modify(&t, rc, RC_RTR, QROCE_QPS_RTR, &c), ==, 0);
+    g_assert_cmpuint(query_state(&t, rc), ==, QROCE_QPS_RTR);
+    g_assert_cmpuint(modify(&t, rc, RC_RTS & ~M(TIMEOUT), QROCE_QPS_RTS,
+                            NULL), ==, QROCE_CMD_ERR_STATE);
+    memset(&c, 0, sizeof(c));
+    c.modify_qp.retry_cnt = 8;
+    g_assert_cmpuint(modify(&t, rc, RC_RTS, QROCE_QPS_RTS, &c), ==,
+                     QROCE_CMD_ERR_PARAM);
+    c.modify_qp.retry_cnt = 7;
+    c.modify_qp.sq_psn = cpu_to_le32(0xffffff);
+    c.modify_qp.cur_state = QROCE_QPS_RTS;          /* wrong current state */
+    g_assert_cmpuint(modify(&t, rc, RC_RTS | M(CUR_STATE), QROCE_QPS_RTS, &c),
+                     ==, QROCE_CMD_ERR_STATE);
+    c.modify_qp.cur_state = QROCE_QPS_RTR;
+    g_assert_cmpuint(modify(&t, rc, RC_RTS | M(CUR_STATE), QROCE_QPS_RTS, &c),
+                     ==, 0);
+    g_assert_cmpuint(query_state(&t, rc), ==, QROCE_QPS_RTS);
+    g_assert_cmpuint(modify(&t, rc, M(STATE) | M(MIN_RNR_TIMER),
+                            QROCE_QPS_RTS, NULL), ==, 0);    /* RTS->RTS */
+    g_assert_cmpuint(modify(&t, rc, M(STATE) | M(PATH_MTU), QROCE_QPS_RTS,
+                            NULL), ==, QROCE_CMD_ERR_STATE);
+    g_assert_cmpuint(modify(&t, rc, M(STATE) | M(EN_SQD_ASYNC), QROCE_QPS_SQD,
+                            NULL), ==, 0);
+    g_assert_cmpuint(modify(&t, rc, M(STATE) | M(PATH_MTU), QROCE_QPS_SQD,
+                            NULL), ==, QROCE_CMD_ERR_STATE);
+    g_assert_cmpuint(modify(&t, rc, M(STATE) | M(TIMEOUT) | M(AV),
+                            QROCE_QPS_SQD, NULL), ==, 0);    /* SQD->SQD */
+    g_assert_cmpuint(modify(&t, rc, M(STATE), QROCE_QPS_RTS, NULL), ==, 0);
+    g_assert_cmpuint(modify(&t, rc, M(STATE), QROCE_QPS_SQE, NULL), ==,
+                     QROCE_CMD_ERR_STATE);
+    g_assert_cmpuint(modify(&t, rc, M(STATE) | M(TIMEOUT), QROCE_QPS_ERR,
+                            NULL), ==, QROCE_CMD_ERR_STATE);
+    g_assert_cmpuint(modify(&t, rc, M(STATE), QROCE_QPS_ERR, NULL), ==, 0);
+    g_assert_cmpuint(modify(&t, rc, M(STATE), QROCE_QPS_RTS, NULL), ==,
+                     QROCE_CMD_ERR_STATE);
+    g_assert_cmpuint(modify(&t, rc, M(STATE), QROCE_QPS_ERR, NULL), ==, 0);
+    g_assert_cmpuint(modify(&t, rc, M(STATE), 7, NULL), ==,
+                     QROCE_CMD_ERR_PARAM);
+    g_assert_cmpuint(modify(&t, rc, M(STATE), QROCE_QPS_RESET, NULL), ==, 0);
+    g_assert_cmpuint(query_state(&t, rc), ==, QROCE_QPS_RESET);
+
+    /* UC: no responder resources, RNR timer, retries */
+    g_assert_cmpuint(modify(&t, uc, RC_INIT, QROCE_QPS_INIT, NULL), ==, 0);
+    g_assert_cmpuint(modify(&t, uc, RC_RTR, QROCE_QPS_RTR, NULL), ==,
+                     QROCE_CMD_ERR_STATE);
+    g_assert_cmpuint(modify(&t, uc, M(STATE) | M(AV) | M(PATH_MTU) |
+                            M(DEST_QPN) | M(RQ_PSN), QROCE_QPS_RTR, NULL), ==,
+                     0);
+    g_assert_cmpuint(modify(&t, uc, RC_RTS, QROCE_QPS_RTS, NULL), ==,
+                     QROCE_CMD_ERR_STATE);
+    g_assert_cmpuint(modify(&t, uc, M(STATE) | M(SQ_PSN), QROCE_QPS_RTS,
+                            NULL), ==, 0);
+
+    /* UD: Q_Key at INIT, nothing required at RTR */
+    g_assert_cmpuint(modify(&t, ud, RC_INIT, QROCE_QPS_INIT, NULL), ==,
+                     QROCE_CMD_ERR_STATE);
+    g_assert_cmpuint(modify(&t, ud, M(STATE) | M(PKEY_INDEX) | M(PORT) |
+                            M(QKEY), QROCE_QPS_INIT, NULL), ==, 0);
+    g_assert_cmpuint(modify(&t, ud, M(STATE) | M(AV), QROCE_QPS_RTR, NULL),
+                     ==, QROCE_CMD_ERR_STATE);
+    g_assert_cmpuint(modify(&t, ud, M(STATE), QROCE_QPS_RTR, NULL), ==, 0);
+    g_assert_cmpuint(modify(&t, ud, M(STATE), QROCE_QPS_RTS, NULL), ==,
+                     QROCE_CMD_ERR_STATE);
+    g_assert_cmpuint(modify(&t, ud, M(STATE) | M(SQ_PSN) | M(QKEY),
+                            QROCE_QPS_RTS, NULL), ==, 0);
+
+    /* GSI: as ib_mad drives it -- no port attribute */
+    g_assert_cmpuint(modify(&t, gsi, M(STATE) | M(PKEY_INDEX) | M(PORT) |
+                            M(QKEY), QROCE_QPS_INIT, NULL), ==,
+                     QROCE_CMD_ERR_STATE);
+    g_assert_cmpuint(modify(&t, gsi, M(STATE) | M(PKEY_INDEX) | M(QKEY),
+                            QROCE_QPS_INIT, NULL), ==, 0);
+    g_assert_cmpuint(modify(&t, gsi, M(STATE), QROCE_QPS_RTR, NULL), ==, 0);
+    g_assert_cmpuint(modify(&t, gsi, M(STATE) | M(SQ_PSN), QROCE_QPS_RTS,
+                            NULL), ==, 0);
+    g_assert_cmpuint(query_state(&t, gsi), ==, QROCE_QPS_RTS);
+
+    /* RESET of the whole device frees every object */
+    enable(&t);
+    g_assert_cmpuint(simple(&t, QROCE_CMD_DESTROY_QP, rc, NULL), ==,
+                     QROCE_CMD_ERR_HANDLE);
+    g_assert_cmpuint(simple(&t, QROCE_CMD_DESTROY_CQ, cqn, NULL), ==,
+                     QROCE_CMD_ERR_HANDLE);
+    g_assert_cmpuint(simple(&t, QROCE_CMD_DEALLOC_PD, pdn, NULL), ==,
+                     QROCE_CMD_ERR_HANDLE);
+    stop(&t);
+}
+
+static uint64_t dbq(uint32_t obj, uint32_t val)
+{
+    return ((uint64_t)val << 32) | obj;
+}
+
+/* Doorbells: only on the QP's page, never beyond the ring. */
+static void test_doorbells(void)
+{
+    QRoceTest t;
+    struct qroce_eqe e;
+    uint64_t eq0, eq1;
+    uint32_t out[6], pdn, cqn, qpn, bad;
+
+    start(&t, "");
+    enable(&t);
+    g_assert_cmpuint(simple(&t, QROCE_CMD_ALLOC_PD, 0, out), ==, 0);
+    pdn = out[0];
+    mk_eq(&t, 0, &eq0);
+    mk_eq(&t, 1, &eq1);
+    cqn = mk_cq(&t, 1);
+    g_assert_cmpuint(mk_qp(&t, QROCE_QPT_RC, pdn, cqn, 5, &qpn), ==, 0);
+    g_assert_cmpuint(modify(&t, qpn, RC_INIT, QROCE_QPS_INIT, NULL), ==, 0);
+
+    bad = rd(&t, QROCE_REG_CNT(QROCE_CNT_BAD_DOORBELLS));
+    /* the wrong page, a 32-bit write, an unknown offset, a missing QP */
+    qpci_io_writeq(t.dev, t.db, 4 * QROCE_DB_PAGE_SIZE + QROCE_DB_RQ,
+                   dbq(qpn, 1));
+    qpci_io_writel(t.dev, t.db, 5 * QROCE_DB_PAGE_SIZE + QROCE_DB_RQ, qpn);
+    qpci_io_writeq(t.dev, t.db, 5 * QROCE_DB_PAGE_SIZE + 0x800, dbq(qpn, 1));
+    qpci_io_writeq(t.dev, t.db, 5 * QROCE_DB_PAGE_SIZE + QROCE_DB_RQ,
+                   dbq(qpn + 1, 1));
+    qpci_io_writeq(t.dev, t.db, 5 * QROCE_DB_PAGE_SIZE + QROCE_DB_CQ_ARM,
+                   dbq(cqn, 1));                    /* the CQ is on page 0 */
+    g_assert_cmpuint(rd(&t, QROCE_REG_CNT(QROCE_CNT_BAD_DOORBELLS)), ==,
+                     bad + 5);
+    g_assert_cmpuint(query_state(&t, qpn), ==, QROCE_QPS_INIT);
+    /* a consumer index the CQ never produced */
+    qpci_io_writeq(t.dev, t.db, QROCE_DB_CQ_CI, dbq(cqn, 1000));
+    g_assert_cmpuint(rd(&t, QROCE_REG_CNT(QROCE_CNT_BAD_DOORBELLS)), ==,
+                     bad + 6);
+    /* 17 receive WQEs in a ring of 16: the QP goes to ERR, QP_FATAL */
+    qpci_io_writeq(t.dev, t.db, 5 * QROCE_DB_PAGE_SIZE + QROCE_DB_RQ,
+                   dbq(qpn, 17));
+    g_assert_cmpuint(query_state(&t, qpn), ==, QROCE_QPS_ERR);
+    qtest_memread(t.qts, eq0, &e, sizeof(e));
+    g_assert_cmpuint(e.owner & QROCE_OWNER_BIT, ==, qroce_owner_for(0, 8));
+    g_assert_cmpuint(e.type, ==, QROCE_EQE_QP_FATAL);
+    g_assert_cmpuint(le32_to_cpu(e.handle), ==, qpn);
+    stop(&t);
+}
+/* ---- the RC engine through the device: two QPs, looped back inside ---- */
+
+static uint32_t mk_cq_ring(QRoceTest *t, uint32_t eqn, uint8_t log2,
+                           uint64_t *ring)
+{
+    struct qroce_cmd c = { .hdr.opcode = QROCE_CMD_CREATE_CQ };
+    uint32_t out[6];
+
+    *ring = page(t, 2);
+    c.create_cq.eqn = cpu_to_le32(eqn);
+    c.create_cq.log2_entries = log2;
+    c.create_cq.ring = (struct qroce_bt){ cpu_to_le64(*ring), cpu_to_le32(2),
+                                          12, QROCE_BT_CONTIG, 0 };
+    g_assert_cmpuint(cmd(t, &c, out), ==, QROCE_CMD_OK);
+    return out[0];
+}
+
+/* Wait for entry @idx of a ring of 2^@log2 entries of @size bytes. */
+static void wait_entry(QRoceTest *t, uint64_t ring, unsigned size,
+                       uint8_t log2, uint32_t idx, void *e)
+{
+    uint64_t a = ring + (uint64_t)(idx & ((1u << log2) - 1)) * size;
+    int i;
+
+    for (i = 0; i < 20000; i++) {
+        qtest_memread(t->qts, a, e, size);
+        if ((((uint8_t *)e)[size - 1] & QROCE_OWNER_BIT) ==
+            qroce_owner_for(idx, log2)) {
+            return;
+        }
+        g_usleep(100);
+    }
+    g_assert_not_reached();
+}
+
+static bool entry_ready(QRoceTest *t, uint64_t ring, unsigned size,
+                        uint8_t log2, uint32_t idx)
+{
+    uint8_t owner;
+
+    qtest_memread(t->qts, ring + (uint64_t)(idx & ((1u << log2) - 1)) * size
+                  + size - 1, &owner, 1);
+    return (owner & QROCE_OWNER_BIT) == qroce_owner_for(idx, log2);
+}
+
+static void qp_connect(QRoceTest *t, uint32_t qpn, uint32_t dest,
+                       uint32_t my_psn, uint32_t dest_psn)
+{
+    struct qroce_cmd c;
+
+    memset(&c, 0, sizeof(c));
+    c.modify_qp.access_flags = cpu_to_le32(QROCE_ACCESS_LOCAL_WRITE |
+                                           QROCE_ACCESS_REMOTE_WRITE);
+    g_assert_cmpuint(modify(t, qpn, RC_INIT, QROCE_QPS_INIT, &c), ==, 0);
+    memset(&c, 0, sizeof(c));
+    c.modify_qp.path_mtu = QROCE_MTU_256;
+    c.modify_qp.dest_qpn = cpu_to_le32(dest);
+    c.modify_qp.rq_psn = cpu_to_le32(dest_psn);
+    c.modify_qp.min_rnr_timer = 1;
+    c.modify_qp.av.dgid[10] = c.modify_qp.av.dgid[11] = 0xff;
+    c.modify_qp.av.dgid[12] = 10;
+    c.modify_qp.av.dgid[15] = 1;
+    memcpy(c.modify_qp.av.dmac, "\x52\x54\x00\x12\x34\x56", 6);
+    c.modify_qp.av.hop_limit = 64;
+    c.modify_qp.av.net_type = QROCE_NET_IPV4;
+    g_assert_cmpuint(modify(t, qpn, RC_RTR, QROCE_QPS_RTR, &c), ==, 0);
+    memset(&c, 0, sizeof(c));
+    c.modify_qp.timeout = 14;
+    c.modify_qp.retry_cnt = 7;
+    c.modify_qp.rnr_retry = 7;
+    c.modify_qp.sq_psn = cpu_to_le32(my_psn);
+    g_assert_cmpuint(modify(t, qpn, RC_RTS, QROCE_QPS_RTS, &c), ==, 0);
+}
+
+static void post_send(QRoceTest *t, uint64_t sq, uint32_t idx, uint64_t addr,
+                      uint32_t len, uint32_t lkey, uint8_t flags)
+{
+    struct {
+        struct qroce_send_wqe h;
+        struct qroce_sge sge;
+    } w = {};
+
+    w.h.opcode = QROCE_WR_SEND;
+    w.h.flags = flags;
+    w.h.num_sge = 1;
+    w.sge.addr = cpu_to_le64(addr);
+    w.sge.length = cpu_to_le32(len);
+    w.sge.lkey = cpu_to_le32(lkey);
+    qtest_memwrite(t->qts, sq + (idx & 15) * 64, &w, sizeof(w));
+}
+
+static void post_recv(QRoceTest *t, uint64_t rq, uint32_t idx, uint64_t addr,
+                      uint32_t len, uint32_t lkey)
+{
+    struct {
+        struct qroce_recv_wqe h;
+        struct qroce_sge sge;
+    } w = {};
+
+    w.h.num_sge = 1;
+    w.sge.addr = cpu_to_le64(addr);
+    w.sge.length = cpu_to_le32(len);
+    w.sge.lkey = cpu_to_le32(lkey);
+    qtest_memwrite(t->qts, rq + (idx & 15) * 32, &w, sizeof(w));
+}
+
+/*
+ * SEND from QP a to QP b on the same device (the frames never leave it):
+ * CQEs with the right owner bits and WQE indexes, the payload, the COMP
+ * event of an armed CQ only, and a CQ overrun ending in CQ_ERR.
+ */
+static void test_rc_loopback(void)
+{
+    QRoceTest t;
+    struct qroce_cmd c;
+    struct qroce_cqe cqe;
+    struct qroce_eqe e;
+    uint64_t eq0, eq1, cqa_ring, cqb_ring, buf, sqa = 0, rqb = 0;
+    uint32_t out[6], pdn, cqa, cqb, a = 0, b = 0, key, i;
+    uint8_t pattern[1000], got[1000];
+
+    start(&t, "");
+    enable(&t);
+    g_assert_cmpuint(simple(&t, QROCE_CMD_ALLOC_PD, 0, out), ==, 0);
+    pdn = out[0];
+    mk_eq(&t, 0, &eq0);
+    mk_eq(&t, 1, &eq1);
+    cqa = mk_cq_ring(&t, 1, 1, &cqa_ring);     /* 2 entries */
+    cqb = mk_cq_ring(&t, 1, 6, &cqb_ring);
+    set_gid0(&t);
+    buf = page(&t, 2);
+    memset(&c, 0, sizeof(c));
+    c.hdr.opcode = QROCE_CMD_REG_MR;
+    c.reg_mr.pdn = cpu_to_le32(pdn);
+    c.reg_mr.access = cpu_to_le32(QROCE_ACCESS_LOCAL_WRITE);
+    c.reg_mr.iova = cpu_to_le64(buf);
+    c.reg_mr.length = cpu_to_le64(8192);
+    c.reg_mr.pages = (struct qroce_bt){ cpu_to_le64(buf), cpu_to_le32(2), 12,
+                                        QROCE_BT_CONTIG, 0 };
+    g_assert_cmpuint(cmd(&t, &c, out), ==, 0);
+    key = out[0];
+
+    /* QPs whose ring addresses we know: create them by hand */
+    for (i = 0; i < 2; i++) {
+        uint64_t sq = page(&t, 1), rq = page(&t, 1);
+
+        memset(&c, 0, sizeof(c));
+        c.hdr.opcode = QROCE_CMD_CREATE_QP;
+        c.create_qp.pdn = cpu_to_le32(pdn);
+        c.create_qp.send_cqn = cpu_to_le32(i ? cqb : cqa);
+        c.create_qp.recv_cqn = cpu_to_le32(i ? cqb : cqa);
+        c.create_qp.type = QROCE_QPT_RC;
+        c.create_qp.sq_log2_entries = 4;
+        c.create_qp.sq_wqe_shift = 6;
+        c.create_qp.rq_log2_entries = 4;
+        c.create_qp.rq_wqe_shift = 5;
+        c.create_qp.sq = (struct qroce_bt){ cpu_to_le64(sq), cpu_to_le32(1),
+                                            12, QROCE_BT_CONTIG, 0 };
+        c.create_qp.rq = (struct qroce_bt){ cpu_to_le64(rq), cpu_to_le32(1),
+                                            12, QROCE_BT_CONTIG, 0 };
+        g_assert_cmpuint(cmd(&t, &c, out), ==, 0);
+        if (i) {
+            b = out[0];
+            rqb = rq;
+        } else {
+            a = out[0];
+            sqa = sq;
+        }
+    }
+    qp_connect(&t, a, b, 100, 200);
+    qp_connect(&t, b, a, 200, 100);
+
+    for (i = 0; i < sizeof(pattern); i++) {
+        pattern[i] = i * 13 + 1;
+    }
+    qtest_memwrite(t.qts, buf, pattern, sizeof(pattern));
+    for (i = 0; i < 4; i++) {
+        post_recv(&t, rqb, i, buf + 4096 + i * 1000, 1000, key);
+    }
+    qpci_io_writeq(t.dev, t.db, QROCE_DB_RQ, qroce_db_value(b, 4));
+    /* arm B's CQ, not A's */
+    qpci_io_writeq(t.dev, t.db, QROCE_DB_CQ_ARM,
+                   qroce_db_value(cqb, QROCE_CQ_ARM_NEXT | 0));
+
+    post_send(&t, sqa, 0, buf, 1000, key, QROCE_WQE_SIGNALED);
+    qpci_io_writeq(t.dev, t.db, QROCE_DB_SQ, qroce_db_value(a, 1));
+    wait_entry(&t, cqb_ring, sizeof(cqe), 6, 0, &cqe);
+    g_assert_cmpuint(cqe.status, ==, QROCE_WC_SUCCESS);
+    g_assert_cmpuint(cqe.opcode, ==, QROCE_CQE_RECV);
+    g_assert_cmpuint(le32_to_cpu(cqe.qpn), ==, b);
+    g_assert_cmpuint(le32_to_cpu(cqe.wqe_index), ==, 0);
+    g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, 1000);
+    qtest_memread(t.qts, buf + 4096, got, sizeof(got));
+    g_assert_true(!memcmp(got, pattern, sizeof(got)));
+    wait_entry(&t, cqa_ring, sizeof(cqe), 1, 0, &cqe);
+    g_assert_cmpuint(cqe.status, ==, QROCE_WC_SUCCESS);
+    g_assert_cmpuint(cqe.opcode, ==, QROCE_CQE_SEND);
+    g_assert_cmpuint(le32_to_cpu(cqe.qpn), ==, a);
+    g_assert_cmpuint(le32_to_cpu(cqe.wqe_index), ==, 0);
+    /* one COMP event, for B's CQ; the CQ is disarmed after it */
+    wait_entry(&t, eq1, sizeof(e), 8, 0, &e);
+    g_assert_cmpuint(e.type, ==, QROCE_EQE_COMP);
+    g_assert_cmpuint(le32_to_cpu(e.handle), ==, cqb);
+    g_assert_false(entry_ready(&t, eq1, sizeof(e), 8, 1));
+
+    /*
+     * A's CQ holds 2 and its consumer index (the record after the ring)
+     * stays 0: the second CQE fits, the third is an overrun -> CQ_ERR.
+     */
+    post_send(&t, sqa, 1, buf, 10, key, QROCE_WQE_SIGNALED);
+    post_send(&t, sqa, 2, buf, 10, key, QROCE_WQE_SIGNALED);
+    qpci_io_writeq(t.dev, t.db, QROCE_DB_SQ, qroce_db_value(a, 3));
+    wait_entry(&t, cqb_ring, sizeof(cqe), 6, 2, &cqe);
+    wait_entry(&t, cqa_ring, sizeof(cqe), 1, 1, &cqe);
+    g_assert_cmpuint(le32_to_cpu(cqe.wqe_index), ==, 1);
+    wait_entry(&t, eq0, sizeof(e), 8, 0, &e);
+    g_assert_cmpuint(e.type, ==, QROCE_EQE_CQ_ERR);
+    g_assert_cmpuint(le32_to_cpu(e.handle), ==, cqa);
+    /* slot 0 of A's CQ still holds the first CQE (owner of round 0) */
+    qtest_memread(t.qts, cqa_ring, &cqe, sizeof(cqe));
+    g_assert_cmpuint(le32_to_cpu(cqe.wqe_index), ==, 0);
+    g_assert_false(entry_ready(&t, eq1, sizeof(e), 8, 1));
+    g_assert_cmpuint(rd(&t, QROCE_REG_CNT(QROCE_CNT_ROCE_TX_PKTS)), >=, 3);
+    stop(&t);
+}
+
+/*
+ * Random WQEs on a connected pair: random SQ and RQ contents (half of the
+ * SGEs pointing into a real MR), random producer indexes, CQ doorbells and
+ * timer expiries.  The device must keep answering and tear down cleanly.
+ */
+static void test_garbage_wqes(void)
+{
+    QRoceTest t;
+    /* QROCE_FUZZ=SEED:ROUNDS for longer runs by hand */
+    const char *env = g_getenv("QROCE_FUZZ");
+    unsigned seed = 0x57514553, rounds = 8;
+    GRand *r;
+    struct qroce_cmd c;
+    uint64_t eq0, eq1, cqa_ring, cqb_ring, buf, sq[2], rq[2];
+    uint32_t out[6], pdn, cq[2], qp[2], key, round, i, j;
+
+    if (env) {
+        sscanf(env, "%u:%u", &seed, &rounds);
+    }
+    r = g_rand_new_with_seed(seed);
+
+    start(&t, "");
+    enable(&t);
+    g_assert_cmpuint(simple(&t, QROCE_CMD_ALLOC_PD, 0, out), ==, 0);
+    pdn = out[0];
+    mk_eq(&t, 0, &eq0);
+    mk_eq(&t, 1, &eq1);
+    set_gid0(&t);
+    buf = page(&t, 2);
+    memset(&c, 0, sizeof(c));
+    c.hdr.opcode = QROCE_CMD_REG_MR;
+    c.reg_mr.pdn = cpu_to_le32(pdn);
+    c.reg_mr.access = cpu_to_le32(QROCE_ACCESS_LOCAL_WRITE |
+                                  QROCE_ACCESS_REMOTE_WRITE);
+    c.reg_mr.iova = cpu_to_le64(buf);
+    c.reg_mr.length = cpu_to_le64(8192);
+    c.reg_mr.pages = (struct qroce_bt){ cpu_to_le64(buf), cpu_to_le32(2), 12,
+                                        QROCE_BT_CONTIG, 0 };
+    g_assert_cmpuint(cmd(&t, &c, out), ==, 0);
+    key = out[0];
+    for (round = 0; round < rounds; round++) {
+        uint8_t ring[4096];
+
+        cq[0] = mk_cq_ring(&t, 1, 2, &cqa_ring);
+        cq[1] = mk_cq_ring(&t, 1, 6, &cqb_ring);
+        for (i = 0; i < 2; i++) {
+            sq[i] = page(&t, 1);
+            rq[i] = page(&t, 1);
+            memset(&c, 0, sizeof(c));
+            c.hdr.opcode = QROCE_CMD_CREATE_QP;
+            c.create_qp.pdn = cpu_to_le32(pdn);
+            c.create_qp.send_cqn = cpu_to_le32(cq[i]);
+            c.create_qp.recv_cqn = cpu_to_le32(cq[i]);
+            c.create_qp.type = QROCE_QPT_RC;
+            c.create_qp.sq_log2_entries = 4;
+            c.create_qp.sq_wqe_shift = 6;
+            c.create_qp.rq_log2_entries = 4;
+            c.create_qp.rq_wqe_shift = 5;
+            c.create_qp.sq = (struct qroce_bt){ cpu_to_le64(sq[i]),
+                                                cpu_to_le32(1), 12,
+                                                QROCE_BT_CONTIG, 0 };
+            c.create_qp.rq = (struct qroce_bt){ cpu_to_le64(rq[i]),
+                                                cpu_to_le32(1), 12,
+                                                QROCE_BT_CONTIG, 0 };
+            g_assert_cmpuint(cmd(&t, &c, out), ==, 0);
+            qp[i] = out[0];
+        }
+        for (i = 0; i < 2; i++) {
+            qp_connect(&t, qp[i], qp[!i], 10 * round, 10 * round);
+        }
+        for (i = 0; i < 2; i++) {
+            uint64_t rings[2] = { sq[i], rq[i] };
+            unsigned k;
+
+            for (k = 0; k < 2; k++) {
+                unsigned stride = k ? 32 : 64;
+
+                for (j = 0; j < sizeof(ring); j++) {
+                    ring[j] = g_rand_int(r);
+                }
+                for (j = 0; j < 16; j++) {
+                    uint8_t *w = ring + j * stride;
+                    struct qroce_sge *sge =
+                        (struct qroce_sge *)(w + (k ? 16 : 48));
+
+                    if (g_rand_boolean(r)) {
+                        if (!k) {
+                            w[0] = g_rand_int_range(r, 0, QROCE_WR_MAX + 1);
+                            w[1] &= QROCE_WQE_SIGNALED | QROCE_WQE_SOLICITED;
+                            w[2] = 1;
+                        } else {
+                            w[0] = 1;
+                        }
+                        sge->addr = cpu_to_le64(buf +
+                                                g_rand_int_range(r, 0, 8192));
+                        sge->length = cpu_to_le32(g_rand_int_range(r, 0,
+                                                                   4096));
+                        sge->lkey = cpu_to_le32(key);
+                    }
+                }
+                qtest_memwrite(t.qts, rings[k], ring, 16 * stride);
+            }
+        }
+        for (j = 0; j < 64; j++) {
+            unsigned which = g_rand_int_range(r, 0, 6);
+            uint32_t obj = g_rand_boolean(r) ? qp[j & 1] : cq[j & 1];
+
+            qpci_io_writeq(t.dev, t.db, which * 8,
+                           qroce_db_value(obj, g_rand_int_range(r, 0, 40)));
+            if ((j & 15) == 15) {
+                qtest_clock_step(t.qts, 2000000000LL);
+            }
+        }
+        /* the engine's timers fire, retries run out */
+        for (j = 0; j < 10; j++) {
+            qtest_clock_step(t.qts, 5000000000LL);
+        }
+        g_assert_cmphex(rd(&t, QROCE_REG_MAGIC), ==, QROCE_MAGIC_VALUE);
+        g_assert_cmpuint(simple(&t, QROCE_CMD_NOP, 0, NULL), ==, 0);
+        query_state(&t, qp[0]);
+        query_state(&t, qp[1]);
+        if (round + 1 == rounds) {
+            break;      /* the last pair is torn down below */
+        }
+        for (i = 0; i < 2; i++) {
+            memset(&c, 0, sizeof(c));
+            c.hdr.opcode = QROCE_CMD_DESTROY_QP;
+            c.qpn.qpn = cpu_to_le32(qp[i]);
+            g_assert_cmpuint(cmd(&t, &c, NULL), ==, QROCE_CMD_OK);
+            g_assert_cmpuint(simple(&t, QROCE_CMD_DESTROY_CQ, cq[i], NULL),
+                             ==, 0);
+        }
+    }
+    g_test_message("RoCE packets sent %u, received %u, CQEs in error %u, "
+                   "bad doorbells %u",
+                   rd(&t, QROCE_REG_CNT(QROCE_CNT_ROCE_TX_PKTS)),
+                   rd(&t, QROCE_REG_CNT(QROCE_CNT_ROCE_RX_PKTS)),
+                   rd(&t, QROCE_REG_CNT(QROCE_CNT_CQE_ERRS)),
+                   rd(&t, QROCE_REG_CNT(QROCE_CNT_BAD_DOORBELLS)));
+    g_assert_cmpuint(rd(&t, QROCE_REG_CNT(QROCE_CNT_ROCE_TX_PKTS)), >, 0);
+    for (i = 0; i < 2; i++) {
+        memset(&c, 0, sizeof(c));
+        c.hdr.opcode = QROCE_CMD_DESTROY_QP;
+        c.qpn.qpn = cpu_to_le32(qp[i]);
+        g_assert_cmpuint(cmd(&t, &c, NULL), ==, QROCE_CMD_OK);
+        g_assert_cmpuint(simple(&t, QROCE_CMD_DESTROY_CQ, cq[i], NULL), ==, 0);
+    }
+    memset(&c, 0, sizeof(c));
+    c.hdr.opcode = QROCE_CMD_DEREG_MR;
+    c.key.key = cpu_to_le32(key);
+    g_assert_cmpuint(cmd(&t, &c, NULL), ==, QROCE_CMD_OK);
+    g_assert_cmpuint(simple(&t, QROCE_CMD_DEALLOC_PD, pdn, NULL), ==, 0);
+    g_rand_free(r);
+    stop(&t);
+}
+
+/* An async EQ of 16 entries: the 17th event is lost, then reported. */
+static void test_eq_overflow(void)
+{
+    QRoceTest t;
+    struct qroce_cmd c;
+    struct qroce_eqe e;
+    uint64_t eq0 = 0, eq1;
+    uint32_t out[6], pdn, cqn, qp[18], i;
+
+    start(&t, "");
+    enable(&t);
+    g_assert_cmpuint(simple(&t, QROCE_CMD_ALLOC_PD, 0, out), ==, 0);
+    pdn = out[0];
+    memset(&c, 0, sizeof(c));
+    c.hdr.opcode = QROCE_CMD_CREATE_EQ;
+    c.create_eq.log2_entries = QROCE_EQ_MIN_LOG2;
+    eq0 = page(&t, 1);
+    c.create_eq.ring = (struct qroce_bt){ cpu_to_le64(eq0), cpu_to_le32(1),
+                                          12, QROCE_BT_CONTIG, 0 };
+    g_assert_cmpuint(cmd(&t, &c, NULL), ==, QROCE_CMD_OK);
+    mk_eq(&t, 1, &eq1);
+    cqn = mk_cq(&t, 1);
+    for (i = 0; i < 18; i++) {
+        g_assert_cmpuint(mk_qp(&t, QROCE_QPT_RC, pdn, cqn, 0, &qp[i]), ==, 0);
+        g_assert_cmpuint(modify(&t, qp[i], RC_INIT, QROCE_QPS_INIT, NULL), ==,
+                         0);
+    }
+    /* 17 QP_FATAL events: RQ producer indexes past the ring */
+    for (i = 0; i < 17; i++) {
+        qpci_io_writeq(t.dev, t.db, QROCE_DB_RQ, qroce_db_value(qp[i], 17));
+    }
+    for (i = 0; i < 16; i++) {
+        wait_entry(&t, eq0, sizeof(e), QROCE_EQ_MIN_LOG2, i, &e);
+        g_assert_cmpuint(e.type, ==, QROCE_EQE_QP_FATAL);
+        g_assert_cmpuint(le32_to_cpu(e.handle), ==, qp[i]);
+    }
+    /* the 17th did not overwrite entry 0 */
+    g_assert_false(entry_ready(&t, eq0, sizeof(e), QROCE_EQ_MIN_LOG2, 16));
+    /* a consumer index ahead of the producer is refused */
+    wr(&t, QROCE_REG_EQ_CI(0), 17);
+    qpci_io_writeq(t.dev, t.db, QROCE_DB_RQ, qroce_db_value(qp[17], 17));
+    g_assert_false(entry_ready(&t, eq0, sizeof(e), QROCE_EQ_MIN_LOG2, 16));
+    /* consume everything: the next event comes after an EQ_OVERFLOW */
+    wr(&t, QROCE_REG_EQ_CI(0), 16);
+    g_assert_cmpuint(modify(&t, qp[17], QROCE_QP_ATTR_STATE, QROCE_QPS_RESET,
+                            NULL), ==, 0);
+    g_assert_cmpuint(modify(&t, qp[17], RC_INIT, QROCE_QPS_INIT, NULL), ==,
+                     0);
+    qpci_io_writeq(t.dev, t.db, QROCE_DB_RQ, qroce_db_value(qp[17], 17));
+    wait_entry(&t, eq0, sizeof(e), QROCE_EQ_MIN_LOG2, 16, &e);
+    g_assert_cmpuint(e.type, ==, QROCE_EQE_EQ_OVERFLOW);
+    g_assert_cmpuint(le32_to_cpu(e.handle), ==, 0);
+    wait_entry(&t, eq0, sizeof(e), QROCE_EQ_MIN_LOG2, 17, &e);
+    g_assert_cmpuint(e.type, ==, QROCE_EQE_QP_FATAL);
+    g_assert_cmpuint(le32_to_cpu(e.handle), ==, qp[17]);
+    stop(&t);
+}
+
+#undef M
+
+/* ---- Ethernet function, through a -netdev dgram the test is peer of ---- */
+
+static int udp_socket(uint16_t *port)
+{
+    struct sockaddr_in a = { .sin_family = AF_INET };
+    socklen_t len = sizeof(a);
+    int fd = socket(AF_INET, SOCK_DGRAM, 0);
+
+    g_assert_cmpint(fd, >=, 0);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    g_assert_cmpint(bind(fd, (struct sockaddr *)&a, sizeof(a)), ==, 0);
+    g_assert_cmpint(getsockname(fd, (struct sockaddr *)&a, &len), ==, 0);
+    *port = ntohs(a.sin_port);
+    return fd;
+}
+
+static uint16_t desc_flags(QRoceTest *t, uint64_t ring, unsigned i)
+{
+    struct qroce_eth_desc d;
+
+    qtest_memread(t->qts, ring + i * sizeof(d), &d, sizeof(d));
+    return le16_to_cpu(d.flags);
+}
+
+static void put_desc(QRoceTest *t, uint64_t ring, unsigned i, uint64_t addr,
+                     uint16_t len)
+{
+    struct qroce_eth_desc d = { cpu_to_le64(addr), cpu_to_le16(len), 0, 0 };
+
+    qtest_memwrite(t->qts, ring + i * sizeof(d), &d, sizeof(d));
+}
+
+static void wait_reg(QRoceTest *t, uint32_t reg, uint32_t val)
+{
+    int i;
+
+    for (i = 0; i < 5000 && rd(t, reg) != val; i++) {
+        g_usleep(1000);
+    }
+    g_assert_cmpuint(rd(t, reg), ==, val);
+}
+
+static void test_ethernet(void)
+{
+    QRoceTest t;
+    uint16_t myport;
+    int fd = udp_socket(&myport);
+    g_autofree char *args = g_strdup_printf(
+        "-netdev dgram,id=n0,local.type=inet,local.host=127.0.0.1,"
+        "local.port=0,remote.type=inet,remote.host=127.0.0.1,"
+        "remote.port=%u -global qroce.netdev=n0", myport);
+    uint8_t frame[1514], got[2048];
+    struct sockaddr_in qemu_addr;
+    socklen_t alen = sizeof(qemu_addr);
+    uint64_t txr, rxr, buf, rbuf[3];
+    struct qroce_eth_desc d;
+    struct timeval tv = { .tv_sec = 10 };
+    ssize_t n;
+    int i;
+
+    start(&t, args);
+    /* a netdev: the link is up */
+    g_assert_cmphex(rd(&t, QROCE_REG_PORT_STATUS) & QROCE_PORT_LINK_UP, ==,
+                    QROCE_PORT_LINK_UP);
+    enable(&t);
+    txr = page(&t, 1);
+    rxr = page(&t, 1);
+    buf = page(&t, 1);
+    wr(&t, QROCE_REG_TXQ_BASE_LO, txr);
+    wr(&t, QROCE_REG_TXQ_BASE_HI, txr >> 32);
+    wr(&t, QROCE_REG_TXQ_LOG2, 3);
+    wr(&t, QROCE_REG_RXQ_BASE_LO, rxr);
+    wr(&t, QROCE_REG_RXQ_BASE_HI, rxr >> 32);
+    wr(&t, QROCE_REG_RXQ_LOG2, 20);             /* out of range: ignored */
+    g_assert_cmpuint(rd(&t, QROCE_REG_RXQ_LOG2), ==, 0);
+    wr(&t, QROCE_REG_RXQ_LOG2, 3);
+    wr(&t, QROCE_REG_ETH_CTRL, QROCE_ETH_CTRL_TX_EN | QROCE_ETH_CTRL_RX_EN);
+    /* ring geometry is frozen while the ring is on */
+    wr(&t, QROCE_REG_TXQ_LOG2, 4);
+    g_assert_cmpuint(rd(&t, QROCE_REG_TXQ_LOG2), ==, 3);
+
+    /* TX: a good frame, then one too long, then one shorter than a header */
+    for (i = 0; i < sizeof(frame); i++) {
+        frame[i] = i * 7;
+    }
+    memcpy(frame, "\x52\x54\x00\xaa\xbb\xcc\x52\x54\x00\x12\x34\x56\x08\x00",
+           14);
+    qtest_memwrite(t.qts, buf, frame, sizeof(frame));
+    put_desc(&t, txr, 0, buf, sizeof(frame));
+    put_desc(&t, txr, 1, buf, QROCE_ETH_MAX_FRAME + 1);
+    put_desc(&t, txr, 2, buf, 10);
+    wr(&t, QROCE_REG_TXQ_PI, 9);                /* more than the ring */
+    g_assert_cmpuint(rd(&t, QROCE_REG_TXQ_CI), ==, 0);
+    wr(&t, QROCE_REG_TXQ_PI, 3);
+    wait_reg(&t, QROCE_REG_TXQ_CI, 3);
+    g_assert_cmphex(desc_flags(&t, txr, 0), ==, QROCE_ETH_DESC_DONE);
+    g_assert_cmphex(desc_flags(&t, txr, 1), ==,
+                    QROCE_ETH_DESC_DONE | QROCE_ETH_DESC_ERR);
+    g_assert_cmphex(desc_flags(&t, txr, 2), ==,
+                    QROCE_ETH_DESC_DONE | QROCE_ETH_DESC_ERR);
+    g_assert_cmphex(rd(&t, QROCE_REG_ETH_IRQ) & QROCE_ETH_IRQ_TX, ==,
+                    QROCE_ETH_IRQ_TX);
+    wr(&t, QROCE_REG_ETH_IRQ, QROCE_ETH_IRQ_TX);
+    g_assert_cmphex(rd(&t, QROCE_REG_ETH_IRQ) & QROCE_ETH_IRQ_TX, ==, 0);
+    g_assert_cmpuint(rd(&t, QROCE_REG_CNT(QROCE_CNT_ETH_TX_FRAMES)), ==, 1);
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    n = recvfrom(fd, got, sizeof(got), 0, (struct sockaddr *)&qemu_addr,
+                 &alen);
+    g_assert_cmpint(n, ==, sizeof(frame));
+    g_assert_true(!memcmp(got, frame, sizeof(frame)));
+
+    /* RX: no buffer posted yet -> dropped and counted */
+    memcpy(frame, "\x52\x54\x00\x12\x34\x56\x52\x54\x00\xaa\xbb\xcc\x08\x00",
+           14);
+    g_assert_cmpint(sendto(fd, frame, 100, 0, (struct sockaddr *)&qemu_addr,
+                           alen), ==, 100);
+    wait_reg(&t, QROCE_REG_CNT(QROCE_CNT_ETH_RX_DROPS), 1);
+    /* post a 2 KiB buffer and a 64-byte one */
+    rbuf[0] = buf;
+    rbuf[1] = buf + 2048;
+    put_desc(&t, rxr, 0, rbuf[0], 2048);
+    put_desc(&t, rxr, 1, rbuf[1], 64);
+    wr(&t, QROCE_REG_RXQ_PI, 2);
+    g_assert_cmpint(sendto(fd, frame, sizeof(frame), 0,
+                           (struct sockaddr *)&qemu_addr, alen), ==,
+                    sizeof(frame));
+    wait_reg(&t, QROCE_REG_RXQ_CI, 1);
+    qtest_memread(t.qts, rxr, &d, sizeof(d));
+    g_assert_cmpuint(le16_to_cpu(d.len), ==, sizeof(frame));
+    g_assert_cmphex(le16_to_cpu(d.flags), ==, QROCE_ETH_DESC_DONE);
+    qtest_memread(t.qts, rbuf[0], got, sizeof(frame));
+    g_assert_true(!memcmp(got, frame, sizeof(frame)));
+    g_assert_cmphex(rd(&t, QROCE_REG_ETH_IRQ) & QROCE_ETH_IRQ_RX, ==,
+                    QROCE_ETH_IRQ_RX);
+    /* a frame for another MAC is filtered; then truncation into 64 bytes */
+    frame[5] = 0x57;
+    sendto(fd, frame, 200, 0, (struct sockaddr *)&qemu_addr, alen);
+    frame[5] = 0x56;
+    sendto(fd, frame, 200, 0, (struct sockaddr *)&qemu_addr, alen);
+    wait_reg(&t, QROCE_REG_RXQ_CI, 2);
+    qtest_memread(t.qts, rxr + sizeof(d), &d, sizeof(d));
+    g_assert_cmpuint(le16_to_cpu(d.len), ==, 64);
+    g_assert_cmphex(le16_to_cpu(d.flags), ==,
+                    QROCE_ETH_DESC_DONE | QROCE_ETH_DESC_ERR);
+    g_assert_cmpuint(rd(&t, QROCE_REG_CNT(QROCE_CNT_ETH_RX_FRAMES)), ==, 2);
+    /* RESET turns the rings off */
+    wr(&t, QROCE_REG_CTRL, QROCE_CTRL_RESET);
+    g_assert_cmpuint(rd(&t, QROCE_REG_ETH_CTRL), ==, 0);
+    g_assert_cmpuint(rd(&t, QROCE_REG_RXQ_CI), ==, 0);
+    close(fd);
+    stop(&t);
+}
+
+/* SRQ objects: commands, their checks and the SRQ doorbell. */
+static void test_srq(void)
+{
+    QRoceTest t;
+    struct qroce_cmd c;
+    uint64_t ring;
+    uint32_t out[6], pdn, srqn, bad, cqn;
+
+    start(&t, "");
+    enable(&t);
+    g_assert_cmpuint(rd(&t, QROCE_REG_CAP_MAX_SRQ), ==, QROCE_DEF_MAX_SRQ);
+    g_assert_cmpuint(simple(&t, QROCE_CMD_ALLOC_PD, 0, out), ==, 0);
+    pdn = out[0];
+    ring = page(&t, 1);
+    memset(&c, 0, sizeof(c));
+    c.hdr.opcode = QROCE_CMD_CREATE_SRQ;
+    c.create_srq.pdn = cpu_to_le32(pdn + 1);
+    c.create_srq.uar = cpu_to_le32(3);
+    c.create_srq.log2_entries = 7;
+    c.create_srq.wqe_shift = 5;
+    c.create_srq.limit = cpu_to_le32(16);
+    c.create_srq.ring = (struct qroce_bt){ cpu_to_le64(ring), cpu_to_le32(1),
+                                           12, QROCE_BT_CONTIG, 0 };
+    g_assert_cmpuint(cmd(&t, &c, NULL), ==, QROCE_CMD_ERR_HANDLE);
+    c.create_srq.pdn = cpu_to_le32(pdn);
+    c.create_srq.log2_entries = 8;          /* 8 KiB in a 4 KiB ring */
+    g_assert_cmpuint(cmd(&t, &c, NULL), ==, QROCE_CMD_ERR_PARAM);
+    c.create_srq.log2_entries = 7;
+    c.create_srq.wqe_shift = 10;
+    g_assert_cmpuint(cmd(&t, &c, NULL), ==, QROCE_CMD_ERR_PARAM);
+    c.create_srq.wqe_shift = 5;
+    c.create_srq.cqn = cpu_to_le32(1);      /* XRC only */
+    g_assert_cmpuint(cmd(&t, &c, NULL), ==, QROCE_CMD_ERR_PARAM);
+    c.create_srq.cqn = 0;
+    c.create_srq.limit = cpu_to_le32(128);  /* not below the size */
+    g_assert_cmpuint(cmd(&t, &c, NULL), ==, QROCE_CMD_ERR_PARAM);
+    c.create_srq.limit = cpu_to_le32(16);
+    g_assert_cmpuint(cmd(&t, &c, out), ==, QROCE_CMD_OK);
+    srqn = out[0];
+    g_assert_cmpuint(srqn, >, 0);
+    g_assert_cmpuint(simple(&t, QROCE_CMD_QUERY_SRQ, srqn, out), ==, 0);
+    g_assert_cmpuint(out[0], ==, 16);
+    g_assert_cmpuint(out[1], ==, 0);
+    memset(&c, 0, sizeof(c));
+    c.hdr.opcode = QROCE_CMD_MODIFY_SRQ;
+    c.modify_srq.srqn = cpu_to_le32(srqn);
+    c.modify_srq.limit = cpu_to_le32(200);
+    g_assert_cmpuint(cmd(&t, &c, NULL), ==, QROCE_CMD_ERR_PARAM);
+    c.modify_srq.limit = cpu_to_le32(4);
+    g_assert_cmpuint(cmd(&t, &c, NULL), ==, QROCE_CMD_OK);
+    g_assert_cmpuint(simple(&t, QROCE_CMD_QUERY_SRQ, srqn, out), ==, 0);
+    g_assert_cmpuint(out[0], ==, 4);
+    c.modify_srq.srqn = cpu_to_le32(srqn + 1);
+    g_assert_cmpuint(cmd(&t, &c, NULL), ==, QROCE_CMD_ERR_HANDLE);
+    /* doorbells: its page only, never past the ring */
+    bad = rd(&t, QROCE_REG_CNT(QROCE_CNT_BAD_DOORBELLS));
+    qpci_io_writeq(t.dev, t.db, 3 * QROCE_DB_PAGE_SIZE + QROCE_DB_SRQ,
+                   ((uint64_t)128 << 32) | srqn);
+    qpci_io_writeq(t.dev, t.db, 2 * QROCE_DB_PAGE_SIZE + QROCE_DB_SRQ,
+                   ((uint64_t)1 << 32) | srqn);
+    qpci_io_writeq(t.dev, t.db, 3 * QROCE_DB_PAGE_SIZE + QROCE_DB_SRQ,
+                   ((uint64_t)129 << 32) | srqn);
+    g_assert_cmpuint(rd(&t, QROCE_REG_CNT(QROCE_CNT_BAD_DOORBELLS)), ==,
+                     bad + 2);
+    /* a PD with an SRQ is busy */
+    g_assert_cmpuint(simple(&t, QROCE_CMD_DEALLOC_PD, pdn, NULL), ==,
+                     QROCE_CMD_ERR_BUSY);
+    /* a QP on the SRQ: only when FEATURES says SRQs work */
+    memset(&c, 0, sizeof(c));
+    c.hdr.opcode = QROCE_CMD_CREATE_EQ;
+    c.create_eq.eqn = cpu_to_le32(1);
+    c.create_eq.log2_entries = 8;
+    c.create_eq.ring = (struct qroce_bt){ cpu_to_le64(page(&t, 1)),
+                                          cpu_to_le32(1), 12,
+                                          QROCE_BT_CONTIG, 0 };
+    g_assert_cmpuint(cmd(&t, &c, NULL), ==, 0);
+    memset(&c, 0, sizeof(c));
+    c.hdr.opcode = QROCE_CMD_CREATE_CQ;
+    c.create_cq.eqn = cpu_to_le32(1);
+    c.create_cq.log2_entries = 6;
+    c.create_cq.ring = (struct qroce_bt){ cpu_to_le64(page(&t, 2)),
+                                          cpu_to_le32(2), 12,
+                                          QROCE_BT_CONTIG, 0 };
+    g_assert_cmpuint(cmd(&t, &c, out), ==, 0);
+    cqn = out[0];
+    memset(&c, 0, sizeof(c));
+    c.hdr.opcode = QROCE_CMD_CREATE_QP;
+    c.create_qp.pdn = cpu_to_le32(pdn);
+    c.create_qp.send_cqn = cpu_to_le32(cqn);
+    c.create_qp.recv_cqn = cpu_to_le32(cqn);
+    c.create_qp.srqn = cpu_to_le32(srqn);
+    c.create_qp.type = QROCE_QPT_RC;
+    c.create_qp.sq_log2_entries = 4;
+    c.create_qp.sq_wqe_shift = 6;
+    c.create_qp.sq = (struct qroce_bt){ cpu_to_le64(page(&t, 1)),
+                                        cpu_to_le32(1), 12,
+                                        QROCE_BT_CONTIG, 0 };
+    g_assert_cmpuint(cmd(&t, &c, NULL), ==, QROCE_CMD_ERR_PARAM); /* no flag */
+    c.create_qp.flags = QROCE_CREATE_QP_SRQ;
+    if (rd(&t, QROCE_REG_FEATURES) & QROCE_FEAT_SRQ) {
+        c.create_qp.srqn = cpu_to_le32(srqn + 1);
+        g_assert_cmpuint(cmd(&t, &c, NULL), ==, QROCE_CMD_ERR_HANDLE);
+        c.create_qp.srqn = cpu_to_le32(srqn);
+        g_assert_cmpuint(cmd(&t, &c, out), ==, QROCE_CMD_OK);
+        g_assert_cmpuint(simple(&t, QROCE_CMD_DESTROY_SRQ, srqn, NULL), ==,
+                         QROCE_CMD_ERR_BUSY);
+        c.hdr.opcode = QROCE_CMD_DESTROY_QP;
+        c.qpn.qpn = cpu_to_le32(out[0]);
+        g_assert_cmpuint(cmd(&t, &c, NULL), ==, QROCE_CMD_OK);
+    } else {
+        g_assert_cmpuint(cmd(&t, &c, NULL), ==, QROCE_CMD_ERR_PARAM);
+    }
+    g_assert_cmpuint(simple(&t, QROCE_CMD_DESTROY_CQ, cqn, NULL), ==, 0);
+    g_assert_cmpuint(simple(&t, QROCE_CMD_DESTROY_SRQ, srqn, NULL), ==, 0);
+    g_assert_cmpuint(simple(&t, QROCE_CMD_DESTROY_SRQ, srqn, NULL), ==,
+                     QROCE_CMD_ERR_HANDLE);
+    g_assert_cmpuint(simple(&t, QROCE_CMD_QUERY_SRQ, srqn, NULL), ==,
+                     QROCE_CMD_ERR_HANDLE);
+    g_assert_cmpuint(simple(&t, QROCE_CMD_DEALLOC_PD, pdn, NULL), ==, 0);
+    stop(&t);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -453,5 +1523,12 @@ int main(int argc, char **argv)
     qtest_add_func("/qroce/reset-enable", test_reset_enable);
     qtest_add_func("/qroce/commands", test_commands);
     qtest_add_func("/qroce/garbage", test_garbage);
+    qtest_add_func("/qroce/qp-states", test_qp_states);
+    qtest_add_func("/qroce/doorbells", test_doorbells);
+    qtest_add_func("/qroce/srq", test_srq);
+    qtest_add_func("/qroce/rc-loopback", test_rc_loopback);
+    qtest_add_func("/qroce/garbage-wqes", test_garbage_wqes);
+    qtest_add_func("/qroce/eq-overflow", test_eq_overflow);
+    qtest_add_func("/qroce/ethernet", test_ethernet);
     return g_test_run();
 }

@@ -2,8 +2,8 @@
  * qroce: emulated PCIe RoCEv2 RDMA NIC.
  *
  * This file is the PCI function: register file, reset, MSI-X, the Ethernet
- * function, the command queue and the object tables (PD, CQ, QP, MR, AH,
- * EQ, GID).  The RoCE transport engine is qroce_rc.c.  The interface is
+ * function, the command queue and the object tables (PD, CQ, QP, MR, SRQ,
+ * AH, EQ, GID).  The RoCE transport engine is qroce_rc.c.  The interface is
  * docs/hw-spec.md and include/qroce_hw.h.
  *
  * Every value the guest supplies is checked before use: bad input ends in
@@ -254,6 +254,35 @@ QRoceAH *qroce_ah_get(QRoceState *s, uint32_t ahn)
         return NULL;
     }
     return &s->ah[ahn];
+}
+
+QRoceSRQ *qroce_srq_get(QRoceState *s, uint32_t srqn)
+{
+    if (srqn >= s->max_srq || !s->srq[srqn].valid) {
+        return NULL;
+    }
+    return &s->srq[srqn];
+}
+
+QRoceWQ *qroce_qp_recv_wq(QRoceState *s, QRoceQP *qp, QRoceSRQ **srq)
+{
+    QRoceSRQ *q = NULL;
+
+    if (qp->flags & QROCE_CREATE_QP_SRQ) {
+        q = qroce_srq_get(s, qp->srqn);
+    }
+    if (srq) {
+        *srq = q;
+    }
+    return q ? &q->wq : &qp->rq;
+}
+
+void qroce_srq_consumed(QRoceState *s, QRoceSRQ *srq)
+{
+    if (srq->limit && srq->wq.pi - srq->wq.ci < srq->limit) {
+        srq->limit = 0;         /* one event per arming (MODIFY_SRQ) */
+        qroce_async_event(s, QROCE_EQE_SRQ_LIMIT, srq->srqn, 0);
+    }
 }
 
 static QRocePD *qroce_pd_get(QRoceState *s, uint32_t pdn)
@@ -640,15 +669,31 @@ static int qroce_cmd_create_qp(QRoceState *s, const struct qroce_cmd *c,
     QRoceCQ *scq = qroce_cq_get(s, le32_to_cpu(p->send_cqn));
     QRoceCQ *rcq = qroce_cq_get(s, le32_to_cpu(p->recv_cqn));
     QRocePD *pd = qroce_pd_get(s, pdn);
+    bool use_srq = p->flags & QROCE_CREATE_QP_SRQ;
+    QRoceSRQ *srq = NULL;
     QRoceQP *qp = NULL;
     uint32_t qpn, i;
     int st;
 
     if (p->type > QROCE_QPT_GSI || uar >= QROCE_DB_PAGES ||
-        (p->flags & ~(QROCE_CREATE_QP_SIG_ALL)) ||
-        !qroce_mbz(p->rsvd, sizeof(p->rsvd)) || p->srqn) {
-        /* SRQ is not implemented by this model version. */
+        (p->flags & ~(QROCE_CREATE_QP_SIG_ALL | QROCE_CREATE_QP_SRQ)) ||
+        !qroce_mbz(p->rsvd, sizeof(p->rsvd)) || (!use_srq && p->srqn)) {
         return QROCE_CMD_ERR_PARAM;
+    }
+    if (use_srq) {
+#ifndef QROCE_RC_SRQ
+        /* the engine does not take receives from SRQs yet */
+        return QROCE_CMD_ERR_PARAM;
+#endif
+        /* RC/UC/UD only; the QP has no RQ of its own */
+        if (p->type == QROCE_QPT_GSI || p->rq_log2_entries ||
+            p->rq.addr || p->rq.npages || p->rq.level || p->rq.rsvd) {
+            return QROCE_CMD_ERR_PARAM;
+        }
+        srq = qroce_srq_get(s, le32_to_cpu(p->srqn));
+        if (!srq) {
+            return QROCE_CMD_ERR_HANDLE;
+        }
     }
     if (!pd || !scq || !rcq) {
         return QROCE_CMD_ERR_HANDLE;
@@ -676,11 +721,14 @@ static int qroce_cmd_create_qp(QRoceState *s, const struct qroce_cmd *c,
     if (st != QROCE_CMD_OK) {
         return st;
     }
-    st = qroce_wq_load(s, &p->rq, p->rq_log2_entries, p->rq_wqe_shift,
-                       QROCE_RQ_WQE_MIN_SHIFT, QROCE_RQ_WQE_MAX_SHIFT, &qp->rq);
-    if (st != QROCE_CMD_OK) {
-        qroce_bt_free(&qp->sq.bt);
-        return st;
+    if (!srq) {
+        st = qroce_wq_load(s, &p->rq, p->rq_log2_entries, p->rq_wqe_shift,
+                           QROCE_RQ_WQE_MIN_SHIFT, QROCE_RQ_WQE_MAX_SHIFT,
+                           &qp->rq);
+        if (st != QROCE_CMD_OK) {
+            qroce_bt_free(&qp->sq.bt);
+            return st;
+        }
     }
     qp->qpn = qpn;
     qp->pdn = pdn;
@@ -694,104 +742,177 @@ static int qroce_cmd_create_qp(QRoceState *s, const struct qroce_cmd *c,
     pd->refs++;
     scq->refs++;
     rcq->refs++;
+    if (srq) {
+        qp->srqn = srq->srqn;
+        srq->refs++;
+    }
     qroce_rc_qp_create(s, qp);
     out[0] = qpn;
     return QROCE_CMD_OK;
 }
 
-/*
- * The IB QP state machine: for each transition, the attributes required
- * and the ones allowed, per transport class (connected: RC/UC; datagram:
- * UD/GSI).  It mirrors the table of ib_modify_qp_is_ok().
- */
 #define A(x) QROCE_QP_ATTR_##x
+#define T_RC QROCE_QPT_RC
+#define T_UC QROCE_QPT_UC
+#define T_UD QROCE_QPT_UD
+#define T_GSI QROCE_QPT_GSI
 typedef struct QRoceQpTrans {
     bool valid;
-    uint32_t req[2], opt[2];    /* [0] connected, [1] datagram */
+    uint32_t req[QROCE_QPT_GSI + 1], opt[QROCE_QPT_GSI + 1];  /* by type */
 } QRoceQpTrans;
 
-static const QRoceQpTrans qroce_qp_trans[7][7] = {
+/*
+ * The IB QP state machine: the valid transitions and, per QP type, the
+ * attributes each one requires and the ones it allows -- the table of the
+ * kernel's ib_modify_qp_is_ok() for the types this device has.  Note that
+ * RESET -> ERR is not a valid transition; every other state may go to
+ * RESET or ERR, with no attribute but the state.
+ */
+static const QRoceQpTrans
+qroce_qp_trans[QROCE_QPS_ERR + 1][QROCE_QPS_ERR + 1] = {
     [QROCE_QPS_RESET] = {
         [QROCE_QPS_RESET] = { .valid = true },
         [QROCE_QPS_INIT] = { .valid = true,
-            .req = { A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
-                     A(PKEY_INDEX) | A(PORT) | A(QKEY) } },
+            .req = {
+                [T_UD] = A(PKEY_INDEX) | A(PORT) | A(QKEY),
+                [T_UC] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
+                [T_RC] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
+                [T_GSI] = A(PKEY_INDEX) | A(QKEY),
+            } },
     },
     [QROCE_QPS_INIT] = {
+        [QROCE_QPS_RESET] = { .valid = true },
+        [QROCE_QPS_ERR] = { .valid = true },
         [QROCE_QPS_INIT] = { .valid = true,
-            .opt = { A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
-                     A(PKEY_INDEX) | A(PORT) | A(QKEY) } },
+            .opt = {
+                [T_UD] = A(PKEY_INDEX) | A(PORT) | A(QKEY),
+                [T_UC] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
+                [T_RC] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
+                [T_GSI] = A(PKEY_INDEX) | A(QKEY),
+            } },
         [QROCE_QPS_RTR] = { .valid = true,
-            .req = { A(AV) | A(PATH_MTU) | A(DEST_QPN) | A(RQ_PSN), 0 },
-            .opt = { A(ALT_PATH) | A(ACCESS_FLAGS) | A(PKEY_INDEX) |
-                     A(MAX_DEST_RD_ATOMIC) | A(MIN_RNR_TIMER),
-                     A(PKEY_INDEX) | A(QKEY) } },
+            .req = {
+                [T_UC] = A(AV) | A(PATH_MTU) | A(DEST_QPN) | A(RQ_PSN),
+                [T_RC] = A(AV) | A(PATH_MTU) | A(DEST_QPN) | A(RQ_PSN) |
+                       A(MAX_DEST_RD_ATOMIC) | A(MIN_RNR_TIMER),
+            },
+            .opt = {
+                [T_UD] = A(PKEY_INDEX) | A(QKEY),
+                [T_UC] = A(ALT_PATH) | A(ACCESS_FLAGS) | A(PKEY_INDEX),
+                [T_RC] = A(ALT_PATH) | A(ACCESS_FLAGS) | A(PKEY_INDEX),
+                [T_GSI] = A(PKEY_INDEX) | A(QKEY),
+            } },
     },
     [QROCE_QPS_RTR] = {
+        [QROCE_QPS_RESET] = { .valid = true },
+        [QROCE_QPS_ERR] = { .valid = true },
         [QROCE_QPS_RTS] = { .valid = true,
-            .req = { A(SQ_PSN), A(SQ_PSN) },
-            .opt = { A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) |
-                     A(MIN_RNR_TIMER) | A(PATH_MIG_STATE) | A(TIMEOUT) |
-                     A(RETRY_CNT) | A(RNR_RETRY) | A(MAX_QP_RD_ATOMIC),
-                     A(CUR_STATE) | A(QKEY) } },
+            .req = {
+                [T_UD] = A(SQ_PSN),
+                [T_UC] = A(SQ_PSN),
+                [T_RC] = A(TIMEOUT) | A(RETRY_CNT) | A(RNR_RETRY) | A(SQ_PSN) |
+                       A(MAX_QP_RD_ATOMIC),
+                [T_GSI] = A(SQ_PSN),
+            },
+            .opt = {
+                [T_UD] = A(CUR_STATE) | A(QKEY),
+                [T_UC] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) |
+                       A(PATH_MIG_STATE),
+                [T_RC] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) |
+                       A(MIN_RNR_TIMER) | A(PATH_MIG_STATE),
+                [T_GSI] = A(CUR_STATE) | A(QKEY),
+            } },
     },
     [QROCE_QPS_RTS] = {
+        [QROCE_QPS_RESET] = { .valid = true },
+        [QROCE_QPS_ERR] = { .valid = true },
         [QROCE_QPS_RTS] = { .valid = true,
-            .opt = { A(CUR_STATE) | A(ACCESS_FLAGS) | A(ALT_PATH) |
-                     A(PATH_MIG_STATE) | A(MIN_RNR_TIMER),
-                     A(CUR_STATE) | A(QKEY) } },
+            .opt = {
+                [T_UD] = A(CUR_STATE) | A(QKEY),
+                [T_UC] = A(CUR_STATE) | A(ACCESS_FLAGS) | A(ALT_PATH) |
+                       A(PATH_MIG_STATE),
+                [T_RC] = A(CUR_STATE) | A(ACCESS_FLAGS) | A(ALT_PATH) |
+                       A(PATH_MIG_STATE) | A(MIN_RNR_TIMER),
+                [T_GSI] = A(CUR_STATE) | A(QKEY),
+            } },
         [QROCE_QPS_SQD] = { .valid = true,
-            .opt = { A(EN_SQD_ASYNC), A(EN_SQD_ASYNC) } },
+            .opt = {
+                [T_UD] = A(EN_SQD_ASYNC),
+                [T_UC] = A(EN_SQD_ASYNC),
+                [T_RC] = A(EN_SQD_ASYNC),
+                [T_GSI] = A(EN_SQD_ASYNC),
+            } },
     },
     [QROCE_QPS_SQD] = {
+        [QROCE_QPS_RESET] = { .valid = true },
+        [QROCE_QPS_ERR] = { .valid = true },
         [QROCE_QPS_RTS] = { .valid = true,
-            .opt = { A(CUR_STATE) | A(ACCESS_FLAGS) | A(ALT_PATH) |
-                     A(PATH_MIG_STATE) | A(MIN_RNR_TIMER),
-                     A(CUR_STATE) | A(QKEY) } },
+            .opt = {
+                [T_UD] = A(CUR_STATE) | A(QKEY),
+                [T_UC] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) |
+                       A(PATH_MIG_STATE),
+                [T_RC] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) |
+                       A(MIN_RNR_TIMER) | A(PATH_MIG_STATE),
+                [T_GSI] = A(CUR_STATE) | A(QKEY),
+            } },
         [QROCE_QPS_SQD] = { .valid = true,
-            .opt = { A(PKEY_INDEX) | A(QKEY) | A(AV) | A(ALT_PATH) |
-                     A(ACCESS_FLAGS) | A(PATH_MTU) | A(TIMEOUT) |
-                     A(RETRY_CNT) | A(RNR_RETRY) | A(MAX_QP_RD_ATOMIC) |
-                     A(MAX_DEST_RD_ATOMIC) | A(MIN_RNR_TIMER) |
-                     A(PATH_MIG_STATE),
-                     A(PKEY_INDEX) | A(QKEY) } },
+            .opt = {
+                [T_UD] = A(PKEY_INDEX) | A(QKEY),
+                [T_UC] = A(AV) | A(ALT_PATH) | A(ACCESS_FLAGS) |
+                       A(PKEY_INDEX) | A(PATH_MIG_STATE),
+                [T_RC] = A(PORT) | A(AV) | A(TIMEOUT) | A(RETRY_CNT) |
+                       A(RNR_RETRY) | A(MAX_QP_RD_ATOMIC) |
+                       A(MAX_DEST_RD_ATOMIC) | A(ALT_PATH) |
+                       A(ACCESS_FLAGS) | A(PKEY_INDEX) | A(MIN_RNR_TIMER) |
+                       A(PATH_MIG_STATE),
+                [T_GSI] = A(PKEY_INDEX) | A(QKEY),
+            } },
     },
     [QROCE_QPS_SQE] = {
+        [QROCE_QPS_RESET] = { .valid = true },
+        [QROCE_QPS_ERR] = { .valid = true },
         [QROCE_QPS_RTS] = { .valid = true,
-            .opt = { A(CUR_STATE) | A(ACCESS_FLAGS), A(CUR_STATE) | A(QKEY) } },
+            .opt = {
+                [T_UD] = A(CUR_STATE) | A(QKEY),
+                [T_UC] = A(CUR_STATE) | A(ACCESS_FLAGS),
+                [T_GSI] = A(CUR_STATE) | A(QKEY),
+            } },
+    },
+    [QROCE_QPS_ERR] = {
+        [QROCE_QPS_RESET] = { .valid = true },
+        [QROCE_QPS_ERR] = { .valid = true },
     },
 };
 
 static bool qroce_qp_trans_ok(uint32_t type, uint32_t cur, uint32_t next,
                               uint32_t mask)
 {
-    int k = (type == QROCE_QPT_RC || type == QROCE_QPT_UC) ? 0 : 1;
     const QRoceQpTrans *t;
     uint32_t req, opt;
 
-    if (next == QROCE_QPS_RESET || next == QROCE_QPS_ERR) {
-        return !(mask & ~(A(STATE) | A(CUR_STATE)));
+    if (type > QROCE_QPT_GSI || cur > QROCE_QPS_ERR || next > QROCE_QPS_ERR) {
+        return false;
+    }
+    if ((mask & A(CUR_STATE)) && cur != QROCE_QPS_RTR &&
+        cur != QROCE_QPS_RTS && cur != QROCE_QPS_SQD &&
+        cur != QROCE_QPS_SQE) {
+        return false;
     }
     t = &qroce_qp_trans[cur][next];
     if (!t->valid) {
         return false;
     }
-    req = t->req[k];
-    opt = t->opt[k];
-    if (type == QROCE_QPT_UC) {
-        /* UC has no reads, atomics, retries or RNR. */
-        opt &= ~(A(MAX_DEST_RD_ATOMIC) | A(MAX_QP_RD_ATOMIC) | A(TIMEOUT) |
-                 A(RETRY_CNT) | A(RNR_RETRY) | A(MIN_RNR_TIMER));
-    }
-    if (type == QROCE_QPT_GSI) {
-        req &= ~A(PORT);
-        opt &= ~A(PORT);
-    }
+    req = t->req[type];
+    opt = t->opt[type];
     if ((mask & req) != req) {
         return false;
     }
     return !(mask & ~(req | opt | A(STATE)));
 }
+#undef T_RC
+#undef T_UC
+#undef T_UD
+#undef T_GSI
 #undef A
 
 static int qroce_cmd_modify_qp(QRoceState *s, const struct qroce_cmd *c,
@@ -806,7 +927,8 @@ static int qroce_cmd_modify_qp(QRoceState *s, const struct qroce_cmd *c,
     if (!qp) {
         return QROCE_CMD_ERR_HANDLE;
     }
-    if (mask & ~((QROCE_QP_ATTR_DEST_QPN << 1) - 1)) {
+    if ((mask & ~((QROCE_QP_ATTR_DEST_QPN << 1) - 1)) ||
+        !qroce_mbz(p->rsvd0, sizeof(p->rsvd0)) || p->rsvd1) {
         return QROCE_CMD_ERR_PARAM;
     }
     cur = qp->state;
@@ -927,6 +1049,9 @@ static void qroce_qp_free(QRoceState *s, QRoceQP *qp)
     s->pd[qp->pdn].refs--;
     s->cq[qp->scqn].refs--;
     s->cq[qp->rcqn].refs--;
+    if (qp->flags & QROCE_CREATE_QP_SRQ) {
+        s->srq[qp->srqn].refs--;
+    }
     memset(qp, 0, sizeof(*qp));
 }
 
@@ -982,7 +1107,7 @@ static int qroce_cmd_reg_mr(QRoceState *s, const struct qroce_cmd *c,
             return QROCE_CMD_ERR_PARAM;
         }
     } else if (fpo >= (1u << mr->bt.page_shift) ||
-               fpo + length > qroce_bt_size(&mr->bt)) {
+               length > qroce_bt_size(&mr->bt) - fpo) {
         qroce_bt_free(&mr->bt);
         return QROCE_CMD_ERR_PARAM;
     }
@@ -1070,6 +1195,99 @@ static int qroce_cmd_destroy_ah(QRoceState *s, const struct qroce_cmd *c,
     return QROCE_CMD_OK;
 }
 
+static int qroce_cmd_create_srq(QRoceState *s, const struct qroce_cmd *c,
+                                uint32_t *out)
+{
+    const struct qroce_cmd_create_srq *p = &c->create_srq;
+    uint32_t pdn = le32_to_cpu(p->pdn);
+    uint32_t uar = le32_to_cpu(p->uar);
+    uint32_t limit = le32_to_cpu(p->limit);
+    QRocePD *pd = qroce_pd_get(s, pdn);
+    QRoceSRQ *srq = NULL;
+    uint32_t i;
+    int st;
+
+    /* cqn is for XRC SRQs, which this device does not have: MBZ */
+    if (uar >= QROCE_DB_PAGES || p->cqn || p->rsvd || p->rsvd1 ||
+        p->log2_entries < 1 || p->log2_entries > QROCE_WQ_MAX_LOG2 ||
+        limit >= (1u << p->log2_entries)) {
+        return QROCE_CMD_ERR_PARAM;
+    }
+    if (!pd) {
+        return QROCE_CMD_ERR_HANDLE;
+    }
+    for (i = 1; i < s->max_srq; i++) {
+        if (!s->srq[i].valid) {
+            srq = &s->srq[i];
+            break;
+        }
+    }
+    if (!srq) {
+        return QROCE_CMD_ERR_NORES;
+    }
+    memset(srq, 0, sizeof(*srq));
+    st = qroce_wq_load(s, &p->ring, p->log2_entries, p->wqe_shift,
+                       QROCE_RQ_WQE_MIN_SHIFT, QROCE_RQ_WQE_MAX_SHIFT,
+                       &srq->wq);
+    if (st != QROCE_CMD_OK) {
+        return st;
+    }
+    srq->srqn = i;
+    srq->pdn = pdn;
+    srq->uar = uar;
+    srq->limit = limit;
+    srq->valid = true;
+    pd->refs++;
+    out[0] = i;
+    return QROCE_CMD_OK;
+}
+
+static int qroce_cmd_modify_srq(QRoceState *s, const struct qroce_cmd *c,
+                                uint32_t *out)
+{
+    QRoceSRQ *srq = qroce_srq_get(s, le32_to_cpu(c->modify_srq.srqn));
+    uint32_t limit = le32_to_cpu(c->modify_srq.limit);
+
+    if (!srq) {
+        return QROCE_CMD_ERR_HANDLE;
+    }
+    if (limit >= (1u << srq->wq.log2)) {
+        return QROCE_CMD_ERR_PARAM;
+    }
+    srq->limit = limit;     /* (re)arms the limit event; 0 disarms */
+    return QROCE_CMD_OK;
+}
+
+static int qroce_cmd_query_srq(QRoceState *s, const struct qroce_cmd *c,
+                               uint32_t *out)
+{
+    QRoceSRQ *srq = qroce_srq_get(s, le32_to_cpu(c->handle.handle));
+
+    if (!srq) {
+        return QROCE_CMD_ERR_HANDLE;
+    }
+    out[0] = srq->limit;
+    out[1] = srq->wq.ci;
+    return QROCE_CMD_OK;
+}
+
+static int qroce_cmd_destroy_srq(QRoceState *s, const struct qroce_cmd *c,
+                                 uint32_t *out)
+{
+    QRoceSRQ *srq = qroce_srq_get(s, le32_to_cpu(c->handle.handle));
+
+    if (!srq) {
+        return QROCE_CMD_ERR_HANDLE;
+    }
+    if (srq->refs) {
+        return QROCE_CMD_ERR_BUSY;
+    }
+    s->pd[srq->pdn].refs--;
+    qroce_bt_free(&srq->wq.bt);
+    memset(srq, 0, sizeof(*srq));
+    return QROCE_CMD_OK;
+}
+
 static int qroce_cmd_set_gid(QRoceState *s, const struct qroce_cmd *c,
                              uint32_t *out)
 {
@@ -1124,7 +1342,10 @@ static const QRoceCmdDesc qroce_cmds[QROCE_CMD_MAX] = {
     [QROCE_CMD_DESTROY_AH] = { "DESTROY_AH", qroce_cmd_destroy_ah },
     [QROCE_CMD_SET_GID] = { "SET_GID", qroce_cmd_set_gid },
     [QROCE_CMD_DEL_GID] = { "DEL_GID", qroce_cmd_del_gid },
-    /* SRQ commands are not implemented in this version: ERR_OPCODE. */
+    [QROCE_CMD_CREATE_SRQ] = { "CREATE_SRQ", qroce_cmd_create_srq },
+    [QROCE_CMD_MODIFY_SRQ] = { "MODIFY_SRQ", qroce_cmd_modify_srq },
+    [QROCE_CMD_QUERY_SRQ] = { "QUERY_SRQ", qroce_cmd_query_srq },
+    [QROCE_CMD_DESTROY_SRQ] = { "DESTROY_SRQ", qroce_cmd_destroy_srq },
 };
 
 static void qroce_fatal(QRoceState *s, uint32_t code)
@@ -1328,6 +1549,8 @@ static ssize_t qroce_receive(NetClientState *nc, const uint8_t *buf,
     QRoceState *s = qemu_get_nic_opaque(nc);
 
     if (size < ETH_HLEN || !(s->status & QROCE_STATUS_READY)) {
+        qroce_count(s, QROCE_CNT_ETH_RX_DROPS);
+        trace_qroce_wrn_eth_rx_drop(size);
         return size;
     }
     if (qroce_rc_rx(s, buf, size)) {
@@ -1432,6 +1655,10 @@ static void qroce_reset_state(QRoceState *s)
         memset(&s->mr[i], 0, sizeof(s->mr[i]));
         s->mr[i].variant = v;   /* keys stay unique across resets */
     }
+    for (i = 0; i < s->max_srq; i++) {
+        qroce_bt_free(&s->srq[i].wq.bt);
+    }
+    memset(s->srq, 0, sizeof(*s->srq) * s->max_srq);
     for (i = 0; i < QROCE_NUM_EQS; i++) {
         qroce_bt_free(&s->eq[i].bt);
     }
@@ -1481,7 +1708,11 @@ static uint32_t qroce_rd_const(QRoceState *s, hwaddr addr)
     case QROCE_REG_VERSION:
         return QROCE_SPEC_VERSION;
     case QROCE_REG_FEATURES:
+#ifdef QROCE_RC_SRQ
+        return QROCE_FEAT_RC | QROCE_FEAT_IPV6 | QROCE_FEAT_SRQ;
+#else
         return QROCE_FEAT_RC | QROCE_FEAT_IPV6;
+#endif
     case QROCE_REG_CAP_MAX_QP:
         return s->max_qp;
     case QROCE_REG_CAP_MAX_CQ:
@@ -1491,7 +1722,7 @@ static uint32_t qroce_rd_const(QRoceState *s, hwaddr addr)
     case QROCE_REG_CAP_MAX_PD:
         return s->max_pd;
     case QROCE_REG_CAP_MAX_SRQ:
-        return 0;
+        return s->max_srq;
     case QROCE_REG_CAP_MAX_AH:
         return s->max_ah;
     case QROCE_REG_CAP_MAX_QP_WR:
@@ -1883,6 +2114,7 @@ static void qroce_db_write(void *opaque, hwaddr addr, uint64_t val,
     uint32_t obj = val, v = val >> 32;
     QRoceQP *qp;
     QRoceCQ *cq;
+    QRoceSRQ *srq;
 
     trace_qroce_doorbell(page, off, obj, v);
     if (size != 8) {
@@ -1900,6 +2132,17 @@ static void qroce_db_write(void *opaque, hwaddr addr, uint64_t val,
         qroce_db_wq(s, qp, off == QROCE_DB_SQ ? &qp->sq : &qp->rq,
                     off == QROCE_DB_SQ, v);
         return;
+    case QROCE_DB_SRQ:
+        srq = qroce_srq_get(s, obj);
+        if (!srq || srq->uar != page) {
+            qroce_db_bad(s, page, off, val, "no such SRQ on this page");
+        } else if (v - srq->wq.ci > (1u << srq->wq.log2)) {
+            qroce_db_bad(s, page, off, val, "SRQ producer index overruns "
+                         "the ring");
+        } else {
+            srq->wq.pi = v;
+        }
+        return;
     case QROCE_DB_CQ_ARM:
     case QROCE_DB_CQ_CI:
         cq = qroce_cq_get(s, obj);
@@ -1911,6 +2154,9 @@ static void qroce_db_write(void *opaque, hwaddr addr, uint64_t val,
             cq->arm = v & (QROCE_CQ_ARM_NEXT | QROCE_CQ_ARM_SOLICITED);
             /* the consumer index travels as its 24 low bits */
             cq->ci_seen = cq->pi - ((cq->pi - v) & QROCE_CQ_ARM_CI_MASK);
+        } else if (cq->pi - v > (1u << cq->log2)) {
+            qroce_db_bad(s, page, off, val, "CQ consumer index beyond the "
+                         "producer");
         } else {
             cq->ci_seen = v;
         }
@@ -1953,9 +2199,10 @@ static void qroce_realize(PCIDevice *pdev, Error **errp)
         s->max_cq < 16 || s->max_cq > (1u << 24) ||
         s->max_mr < 16 || s->max_mr > (1u << 24) ||
         s->max_pd < 16 || s->max_pd > (1u << 24) ||
-        s->max_ah < 16 || s->max_ah > (1u << 24)) {
-        error_setg(errp, "qroce: max-qp, max-cq, max-mr, max-pd and max-ah "
-                   "must be between 16 and 16777216");
+        s->max_ah < 16 || s->max_ah > (1u << 24) ||
+        s->max_srq < 16 || s->max_srq > (1u << 24)) {
+        error_setg(errp, "qroce: max-qp, max-cq, max-mr, max-pd, max-ah and "
+                   "max-srq must be between 16 and 16777216");
         return;
     }
 
@@ -1993,6 +2240,7 @@ static void qroce_realize(PCIDevice *pdev, Error **errp)
     s->qp = g_new0(QRoceQP, s->max_qp);
     s->mr = g_new0(QRoceMR, s->max_mr);
     s->ah = g_new0(QRoceAH, s->max_ah);
+    s->srq = g_new0(QRoceSRQ, s->max_srq);
 
     s->cmd_bh = qemu_bh_new_guarded(qroce_cmd_bh, s,
                                     &dev->mem_reentrancy_guard);
@@ -2032,6 +2280,7 @@ static void qroce_exit(PCIDevice *pdev)
     g_free(s->qp);
     g_free(s->mr);
     g_free(s->ah);
+    g_free(s->srq);
 }
 
 static void qroce_reset(DeviceState *dev)
@@ -2051,6 +2300,7 @@ static const Property qroce_properties[] = {
     DEFINE_PROP_UINT32("max-mr", QRoceState, max_mr, QROCE_DEF_MAX_MR),
     DEFINE_PROP_UINT32("max-pd", QRoceState, max_pd, QROCE_DEF_MAX_PD),
     DEFINE_PROP_UINT32("max-ah", QRoceState, max_ah, QROCE_DEF_MAX_AH),
+    DEFINE_PROP_UINT32("max-srq", QRoceState, max_srq, QROCE_DEF_MAX_SRQ),
 };
 
 static void qroce_class_init(ObjectClass *klass, void *data)

@@ -74,6 +74,21 @@ typedef struct QRocePD {
     uint32_t refs;          /* MRs, QPs, AHs, SRQs using it */
 } QRocePD;
 
+/*
+ * A shared receive queue: commands, doorbell and limit are qroce.c's.  QPs
+ * can attach to one (CREATE_QP with QROCE_CREATE_QP_SRQ; the QP then has
+ * no RQ of its own) only once the engine takes receives from SRQs and says
+ * so by defining QROCE_RC_SRQ in qroce_rc.h; until then such a CREATE_QP
+ * fails with ERR_PARAM and FEATURES has no SRQ bit.
+ */
+typedef struct QRoceSRQ {
+    bool valid;
+    uint32_t srqn, pdn, uar;
+    uint32_t limit;         /* SRQ_LIMIT event when fewer WQEs remain; 0 off */
+    QRoceWQ wq;             /* pi from the SRQ doorbell, ci = WQEs consumed */
+    uint32_t refs;          /* QPs using it */
+} QRoceSRQ;
+
 typedef struct QRoceAH {
     bool valid;
     uint32_t pdn;
@@ -111,7 +126,7 @@ struct QRoceState {
     NICConf conf;
 
     /* properties */
-    uint32_t max_qp, max_cq, max_mr, max_pd, max_ah;
+    uint32_t max_qp, max_cq, max_mr, max_pd, max_ah, max_srq;
 
     /* registers */
     uint32_t ctrl, status, fatal_code, eth_mtu;
@@ -134,6 +149,7 @@ struct QRoceState {
     QRoceQP *qp;
     QRoceMR *mr;
     QRoceAH *ah;
+    QRoceSRQ *srq;
     QRoceGid gid[QROCE_DEF_MAX_GID];
 
     struct QRoceRc *rc;     /* engine-global state, qroce_rc.c */
@@ -143,6 +159,11 @@ struct QRoceState {
 QRoceQP *qroce_qp_get(QRoceState *s, uint32_t qpn);
 QRoceCQ *qroce_cq_get(QRoceState *s, uint32_t cqn);
 QRoceAH *qroce_ah_get(QRoceState *s, uint32_t ahn);
+QRoceSRQ *qroce_srq_get(QRoceState *s, uint32_t srqn);
+/* The WQ @qp receives into: its SRQ's (*srq set) or its own RQ (NULL). */
+QRoceWQ *qroce_qp_recv_wq(QRoceState *s, QRoceQP *qp, QRoceSRQ **srq);
+/* Call after advancing srq->wq.ci: raises SRQ_LIMIT when it is due. */
+void qroce_srq_consumed(QRoceState *s, QRoceSRQ *srq);
 int qroce_bt_rw(QRoceState *s, const QRoceBT *bt, uint64_t offset, void *buf,
                 uint64_t len, bool to_guest);
 int qroce_mr_check(QRoceState *s, uint32_t key, uint32_t pdn, uint64_t va,
