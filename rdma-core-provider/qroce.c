@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <util/util.h>
+#include <ccan/minmax.h>
 
 #include "qroce.h"
 #include "qroce_abi.h"
@@ -24,13 +25,21 @@ static struct verbs_context *qroce_alloc_context(struct ibv_device *ibdev,
 	if (ibv_cmd_get_context(&ctx->ibv_ctx, &cmd, sizeof(cmd),
 				&resp.ibv_resp, sizeof(resp)))
 		goto err_free;
-	if (resp.db_page_size == 0 || resp.max_sge > QROCE_MAX_SGE) {
+	if (resp.db_page_size == 0 || resp.max_sge > QROCE_MAX_SGE ||
+	    resp.max_inline > QROCE_MAX_INLINE ||
+	    resp.sq_wqe_max_shift < QROCE_SQ_WQE_MIN_SHIFT ||
+	    resp.rq_wqe_max_shift < QROCE_RQ_WQE_MIN_SHIFT) {
+		verbs_err(&ctx->ibv_ctx, "qroce: bad context response\n");
 		errno = EINVAL;
 		goto err_free;
 	}
 	ctx->db_size = resp.db_page_size;
 	ctx->max_sge = resp.max_sge;
 	ctx->max_inline = resp.max_inline;
+	ctx->sq_wqe_max_shift = min_t(uint32_t, resp.sq_wqe_max_shift,
+				      QROCE_SQ_WQE_MAX_SHIFT);
+	ctx->rq_wqe_max_shift = min_t(uint32_t, resp.rq_wqe_max_shift,
+				      QROCE_RQ_WQE_MAX_SHIFT);
 	ctx->db = mmap(NULL, ctx->db_size, PROT_WRITE, MAP_SHARED, cmd_fd,
 		       resp.db_mmap_key);
 	if (ctx->db == MAP_FAILED)

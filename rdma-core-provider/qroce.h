@@ -8,6 +8,7 @@
 #define QROCE_PROVIDER_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <infiniband/driver.h>
 #include <util/udma_barrier.h>
@@ -24,6 +25,7 @@ struct qroce_context {
 	void *db;			/* mmapped doorbell page */
 	uint32_t db_size;
 	uint32_t max_sge, max_inline;
+	uint32_t sq_wqe_max_shift, rq_wqe_max_shift;
 	pthread_mutex_t qp_table_mutex;
 	struct qroce_qp **qp_table;	/* by qpn, QROCE_DEF_MAX_QP entries */
 	uint32_t qp_table_size;
@@ -39,8 +41,8 @@ struct qroce_cq {
 	void *buf;
 	size_t buf_size;
 	pthread_spinlock_t lock;
-	/* extended poll state */
-	struct qroce_cqe *cur;
+	/* extended poll state: a copy of the CQE being read */
+	struct qroce_cqe cur;
 	struct qroce_qp *cur_qp;
 };
 
@@ -53,14 +55,30 @@ struct qroce_wq {
 	pthread_spinlock_t lock;
 };
 
+/*
+ * Shared receive queue: a ring the device consumes in order, but whose
+ * WQEs complete on any QP's CQ in any order; a slot is reused only when
+ * it and every slot before it have been polled (done[]).
+ */
+struct qroce_srq {
+	struct verbs_srq vsrq;
+	uint32_t srqn;
+	struct qroce_wq wq;		/* wq.lock also guards done[] and ci */
+	uint8_t *done;
+	uint32_t max_sge;
+};
+
 struct qroce_qp {
 	struct verbs_qp vqp;
 	uint32_t qpn;
-	struct qroce_wq sq, rq;
+	struct qroce_wq sq, rq;		/* rq unused with an SRQ */
+	struct qroce_srq *srq;
 	uint32_t max_send_sge, max_recv_sge, max_inline;
 	bool sig_all;
-	/* extended post state */
+	/* extended post state (ibv_wr_*), valid between wr_start and
+	 * wr_complete/wr_abort, under sq.lock */
 	struct qroce_send_wqe *cur_wqe;
+	uint32_t ex_start;
 	int ex_err;
 };
 
@@ -77,6 +95,11 @@ static inline struct qroce_context *to_qctx(struct ibv_context *c)
 static inline struct qroce_cq *to_qcq(struct ibv_cq *c)
 {
 	return container_of(c, struct qroce_cq, vcq.cq);
+}
+
+static inline struct qroce_srq *to_qsrq(struct ibv_srq *s)
+{
+	return container_of(s, struct qroce_srq, vsrq.srq);
 }
 
 static inline struct qroce_qp *to_qqp(struct ibv_qp *q)

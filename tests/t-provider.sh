@@ -1,0 +1,50 @@
+#!/bin/sh
+# The provider (libqroce): stock ibv_devices/ibv_devinfo, the extended verbs
+# program in one guest (ibv_create_cq_ex polling, ibv_wr_* posting, error
+# paths), and ibv_rc_pingpong with the new post-send API (-N) between two
+# guests.
+. "$(dirname "$0")/lib.sh"
+qr_init provider
+qr_boot 2 || { QR_FAIL=$((QR_FAIL + 1)); qr_finish; }
+
+devinfo() {
+	qr_exec 1 'ibv_devices; ibv_devinfo -v -d qroce_0' >"$QR_DIR/devinfo.out"
+	rc=$?
+	cat "$QR_DIR/devinfo.out"
+	[ $rc -eq 0 ] && grep -q 'qroce_0' "$QR_DIR/devinfo.out" &&
+		grep -q 'PORT_ACTIVE' "$QR_DIR/devinfo.out" &&
+		grep -q 'GID\[ *1\]:.*::ffff:10\.0\.0\.1' "$QR_DIR/devinfo.out"
+}
+extended() {
+	qr_exec 1 'qroce-prov -d qroce_0 -g 1' >"$QR_DIR/prov.out"
+	rc=$?
+	cat "$QR_DIR/prov.out"
+	[ $rc -eq 0 ] && ! grep -q '^FAIL' "$QR_DIR/prov.out" &&
+		[ "$(grep -c '^PASS' "$QR_DIR/prov.out")" -ge 30 ]
+}
+# pingpong PROG ARGS: server in guest 1, client in guest 2; both exit 0
+# and print their "iters in" line.
+pingpong() {
+	prog=$1
+	shift
+	qr_bg 1 srv "$prog -d qroce_0 -g 1 $*" || return 1
+	qr_wait_listen 1 18515 || { echo "server did not listen"; qr_bg_wait 1 srv 5; return 1; }
+	QR_TIMEOUT=300 qr_exec 2 "$prog -d qroce_0 -g 1 $* 10.0.0.1" >"$QR_DIR/pp.cli"
+	crc=$?
+	qr_bg_wait 1 srv 300 >"$QR_DIR/pp.srv"
+	src=$?
+	sed 's/^/client: /' "$QR_DIR/pp.cli"
+	sed 's/^/server: /' "$QR_DIR/pp.srv"
+	[ $crc -eq 0 ] && [ $src -eq 0 ] &&
+		grep -Eq '^[0-9]+ iters in [0-9.]+ seconds' "$QR_DIR/pp.cli" &&
+		grep -Eq '^[0-9]+ iters in [0-9.]+ seconds' "$QR_DIR/pp.srv" &&
+		! grep -q 'invalid data' "$QR_DIR/pp.srv" "$QR_DIR/pp.cli"
+}
+
+qr_check "ibv_devices, ibv_devinfo -v: qroce_0, PORT_ACTIVE, GID ::ffff:10.0.0.1" devinfo
+qr_check "extended verbs in one guest (cq_ex polling, ibv_wr_*, errors)" extended
+qr_check "ibv_rc_pingpong -N (ibv_wr_* send API)" pingpong ibv_rc_pingpong -N -n 500
+qr_check "ibv_rc_pingpong -N -e" pingpong ibv_rc_pingpong -N -e -n 200
+qr_check "ibv_rc_pingpong -N -c -s 65536 (receiver checks the bytes)" pingpong ibv_rc_pingpong -N -c -s 65536 -n 50
+qr_check "ibv_rc_pingpong -N -c -s 1" pingpong ibv_rc_pingpong -N -c -s 1 -n 200
+qr_finish
