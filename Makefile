@@ -5,6 +5,7 @@
 #   make         build everything
 #   make demo    two guests, RoCE between them
 #   make test    qtests + guest tests; ends with "N passed, N failed"
+#   make bench   perftest table, qroce vs rdma_rxe (not pass/fail)
 
 TOP      := $(CURDIR)
 B        := $(TOP)/build
@@ -31,7 +32,7 @@ QEMU_CONFIGURE := --python=/usr/bin/python3 --target-list=x86_64-softmmu \
 	--disable-vnc --disable-opengl --disable-spice --disable-curses \
 	--disable-werror --extra-cflags=-I$(TOP)/include
 
-.PHONY: all deps qemu kernel driver rdma-core guest-bin initramfs tools demo test bench \
+.PHONY: all deps qemu kernel driver rdma-core guest-bin initramfs tools demo test bench bench-pingpong \
 	check-headers clean FORCE
 
 all: deps qemu driver rdma-core initramfs tools
@@ -117,6 +118,9 @@ test: all
 # Benchmarks print ratios against a peer run in the same invocation; they
 # are not part of 'make test'.
 bench: all
+	sh tests/bench.sh
+
+bench-pingpong: all
 	sh tests/bench-pingpong.sh 4096 1000 3
 
 check-headers:

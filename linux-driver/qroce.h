@@ -87,6 +87,7 @@ struct qroce_dev {
 	/* capabilities read at probe */
 	u32 cap_max_qp, cap_max_cq, cap_max_mr, cap_max_pd, cap_max_ah;
 	u32 cap_max_qp_wr, cap_max_cqe, cap_max_sge, cap_max_inline;
+	u32 features;		/* QROCE_FEAT_* */
 	u32 cap_max_rd_atom, cap_page_sizes, cap_max_gid, cap_max_msg;
 	u64 cap_max_mr_size;
 	u8 mac[ETH_ALEN];

@@ -61,6 +61,7 @@ static void qroce_read_caps(struct qroce_dev *dev)
 	dev->mac[3] = lo >> 24;
 	dev->mac[4] = hi;
 	dev->mac[5] = hi >> 8;
+	dev->features = qroce_rd(dev, QROCE_REG_FEATURES);
 	dev->cap_max_qp = qroce_rd(dev, QROCE_REG_CAP_MAX_QP);
 	dev->cap_max_cq = qroce_rd(dev, QROCE_REG_CAP_MAX_CQ);
 	dev->cap_max_mr = qroce_rd(dev, QROCE_REG_CAP_MAX_MR);

@@ -137,7 +137,9 @@ static int qroce_query_device(struct ib_device *ibdev,
 	a->max_qp_rd_atom = dev->cap_max_rd_atom;
 	a->max_qp_init_rd_atom = dev->cap_max_rd_atom;
 	a->max_res_rd_atom = dev->cap_max_rd_atom * a->max_qp;
-	a->atomic_cap = IB_ATOMIC_NONE;
+	/* atomics are atomic against the device's other QPs, not the CPU */
+	a->atomic_cap = (dev->features & QROCE_FEAT_ATOMIC) ? IB_ATOMIC_HCA :
+							      IB_ATOMIC_NONE;
 	a->max_ah = dev->cap_max_ah - 1;
 	a->max_pkeys = 1;
 	a->local_ca_ack_delay = 15;

@@ -6,6 +6,9 @@
 #                           peer-rxe (the last guest has no qroce: a virtio-net
 #                           NIC with rdma_rxe takes its place on the segment),
 #                           noqroce-driver, mtu=N, pcap (filter-dump per guest),
+#                           dgram (two guests: a UDP wire that can drop frames
+#                           instead of the default lossless stream on a
+#                           Unix socket),
 #                           trace (QEMU trace of qroce_* events)
 #   qr_exec G CMD           run CMD in guest G (1-based) through its agent;
 #                           prints the output, returns CMD's exit status
@@ -54,7 +57,7 @@ qr_init() {
 # A UDP port pair that nothing listens on, derived from our pid.
 qr_ports() {
 	base=$((20000 + ($$ * 7 + QR_SEQ * 131) % 30000))
-	while ss -Hlun 2>/dev/null | awk '{print $4}' | grep -q ":$base\$\|:$((base + 1))\$"; do
+	while ss -Hlnut 2>/dev/null | awk '{print $5}' | grep -q ":$base\$\|:$((base + 1))\$"; do
 		base=$((base + 2))
 	done
 	echo "$base"
@@ -63,9 +66,10 @@ qr_ports() {
 qr_boot() {
 	n=$1
 	shift
-	rxe=0 drv=1 mtu="" pcap=0 trace=0 rxepeer=0
+	rxe=0 drv=1 mtu="" pcap=0 trace=0 rxepeer=0 wire=stream
 	for o in "$@"; do
 		case $o in
+		dgram) wire=dgram ;;
 		rxe) rxe=1 ;;
 		peer-rxe) rxepeer=1 ;;
 		noqroce-driver) drv=0 ;;
@@ -93,11 +97,22 @@ QR_RXE=$rxe
 QR_QROCE=$drv
 QR_MTU=$mtu
 CFG
-		if [ "$n" -eq 2 ]; then
+		if [ "$n" -eq 2 ] && [ "$wire" = dgram ]; then
 			me=$((port + i - 1))
 			peer=$((port + 2 - i))
 			net="-netdev dgram,id=n0,local.type=inet,local.host=127.0.0.1,local.port=$me,remote.type=inet,remote.host=127.0.0.1,remote.port=$peer"
 			vnet="-netdev dgram,id=n1,local.type=inet,local.host=127.0.0.1,local.port=$((me + 2)),remote.type=inet,remote.host=127.0.0.1,remote.port=$((peer + 2))"
+		elif [ "$n" -eq 2 ]; then
+			# a lossless wire, as RoCE fabrics are (PFC): guest 1
+			# listens, guest 2 connects.  A Unix socket: TCP's
+			# Nagle delays would add 40 ms to small frames.
+			if [ $i -eq 1 ]; then
+				side="server=on"
+			else
+				side="server=off,reconnect-ms=100"
+			fi
+			net="-netdev stream,id=n0,$side,addr.type=unix,addr.path=$QR_DIR/wire0.sock"
+			vnet="-netdev stream,id=n1,$side,addr.type=unix,addr.path=$QR_DIR/wire1.sock"
 		else
 			net="-netdev socket,id=n0,mcast=230.0.0.1:$mcast,localaddr=127.0.0.1"
 			vnet="-netdev socket,id=n1,mcast=230.0.0.1:$((mcast + 1)),localaddr=127.0.0.1"
@@ -213,4 +228,26 @@ qr_bg_wait() {
 # qr_wait_listen G PORT: wait until guest G listens on TCP PORT.
 qr_wait_listen() {
 	qr_exec "$1" "i=0; until netstat -ltn | grep -q ':$2 '; do i=\$((i + 1)); [ \$i -gt 100 ] && exit 1; sleep 0.1; done"
+}
+
+# qr_perftest T ARGS...: perftest test T with ARGS, server in guest 1,
+# client in guest 2 (to 10.0.0.1).  Both must exit 0 and the client must
+# print a result row whose first column is the message size (-s, else 8);
+# a server that prints a result header must print a row too.
+qr_perftest() {
+	t=$1
+	shift
+	qr_bg 1 srv "$t -d qroce_0 -x 1 -F $*" || return 1
+	qr_wait_listen 1 18515 || { qr_bg_wait 1 srv 5; return 1; }
+	qr_exec 2 "$t -d qroce_0 -x 1 -F $* 10.0.0.1" >"$QR_DIR/pt.cli"
+	crc=$?
+	qr_bg_wait 1 srv 120 >"$QR_DIR/pt.srv"
+	src=$?
+	cat "$QR_DIR/pt.cli"
+	sed 's/^/server: /' "$QR_DIR/pt.srv"
+	size=$(echo "$*" | sed -n 's/.*-s \([0-9]*\).*/\1/p')
+	row="^ *${size:-8} +[0-9]+ +[0-9.]+ +[0-9.]+"
+	[ $crc -eq 0 ] && [ $src -eq 0 ] && grep -Eq "$row" "$QR_DIR/pt.cli" &&
+		{ ! grep -q '#bytes' "$QR_DIR/pt.srv" ||
+			grep -Eq "$row" "$QR_DIR/pt.srv"; }
 }

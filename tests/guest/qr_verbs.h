@@ -42,13 +42,16 @@ static inline void die(const char *what)
 }
 
 static int qp_access = IBV_ACCESS_REMOTE_WRITE;
+static int qp_sge = 2;          /* max_send_sge and max_recv_sge */
+static int qp_depth = 8;        /* max_send_wr and max_recv_wr */
+static int qp_rd_atom = 1;      /* max_rd_atomic and max_dest_rd_atomic */
 
 static inline struct ibv_qp *make_qp(struct ibv_cq *cq)
 {
     struct ibv_qp_init_attr ia = {
         .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
-        .cap = { .max_send_wr = 8, .max_recv_wr = 8,
-                 .max_send_sge = 2, .max_recv_sge = 2 },
+        .cap = { .max_send_wr = qp_depth, .max_recv_wr = qp_depth,
+                 .max_send_sge = qp_sge, .max_recv_sge = qp_sge },
     };
     struct ibv_qp_attr a = {
         .qp_state = IBV_QPS_INIT, .port_num = 1,
@@ -66,22 +69,20 @@ static inline struct ibv_qp *make_qp(struct ibv_cq *cq)
     return qp;
 }
 
-/* Connect @qp to @remote on this device: RTR then RTS. */
-static inline void connect_qp(struct ibv_qp *qp, uint32_t remote)
+/* Connect @qp to QP @remote at @dgid: RTR with @rq_psn, RTS with @sq_psn. */
+static inline void connect_to(struct ibv_qp *qp, uint32_t remote,
+                              const union ibv_gid *dgid, uint32_t rq_psn,
+                              uint32_t sq_psn)
 {
-    union ibv_gid gid;
     struct ibv_qp_attr a = {
         .qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
-        .dest_qp_num = remote, .rq_psn = 100, .max_dest_rd_atomic = 1,
-        .min_rnr_timer = 12,
-        .ah_attr = { .is_global = 1, .port_num = 1,
-                     .grh = { .hop_limit = 1, .sgid_index = gid_index } },
+        .dest_qp_num = remote, .rq_psn = rq_psn,
+        .max_dest_rd_atomic = qp_rd_atom, .min_rnr_timer = 12,
+        .ah_attr = { .is_global = 1, .port_num = 1, .grh = {
+                     .dgid = *dgid, .hop_limit = 64,
+                     .sgid_index = gid_index } },
     };
 
-    if (ibv_query_gid(ctx, 1, gid_index, &gid)) {
-        die("ibv_query_gid");
-    }
-    a.ah_attr.grh.dgid = gid;
     if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
                       IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
                       IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)) {
@@ -89,16 +90,27 @@ static inline void connect_qp(struct ibv_qp *qp, uint32_t remote)
     }
     memset(&a, 0, sizeof(a));
     a.qp_state = IBV_QPS_RTS;
-    a.sq_psn = 100;
+    a.sq_psn = sq_psn;
     a.timeout = 14;
     a.retry_cnt = 7;
     a.rnr_retry = 7;
-    a.max_rd_atomic = 1;
+    a.max_rd_atomic = qp_rd_atom;
     if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
                       IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
                       IBV_QP_MAX_QP_RD_ATOMIC)) {
         die("modify to RTS");
     }
+}
+
+/* Connect @qp to @remote on this device (loopback), PSNs 100. */
+static inline void connect_qp(struct ibv_qp *qp, uint32_t remote)
+{
+    union ibv_gid gid;
+
+    if (ibv_query_gid(ctx, 1, gid_index, &gid)) {
+        die("ibv_query_gid");
+    }
+    connect_to(qp, remote, &gid, 100, 100);
 }
 
 static inline void make_pair(struct pair *p)

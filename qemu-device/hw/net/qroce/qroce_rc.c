@@ -14,9 +14,16 @@
  * scattered into the RECV WQE, duplicates are ACKed again, a gap gets one
  * sequence NAK, a missing RECV WQE gets an RNR NAK.
  *
- * This version carries SEND, SEND with immediate, RDMA WRITE and RDMA WRITE
- * with immediate; RDMA READ and atomics complete with IBV_WC_LOC_QP_OP_ERR
- * until they are implemented.
+ * RDMA READ and the atomics: the requester keeps at most max_rd_atomic of
+ * them outstanding and takes READ responses and atomic ACKs as implicit
+ * ACKs of everything before them.  The responder executes them when they
+ * arrive in sequence and queues its answers (READ response streams, atomic
+ * ACKs, and the ACKs that must not overtake them) on a per-QP queue of
+ * max_dest_rd_atomic resources that the bottom half drains with the same
+ * packet budget as the send queues.  Atomics run in the device's one
+ * thread, so they are atomic against every other QP of the device
+ * (IBV_ATOMIC_HCA); a duplicate atomic is answered from a history of the
+ * last results, never executed twice; a duplicate READ is read again.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -34,20 +41,27 @@
 #define RC_WINDOW       128     /* unacknowledged PSNs */
 #define RC_ACK_EVERY    64      /* AckReq inside long messages */
 
+enum {
+    RC_KIND_PLAIN,              /* SEND or WRITE: an ACK completes it */
+    RC_KIND_READ,               /* completes with its last READ response */
+    RC_KIND_ATOMIC,             /* completes with its atomic ACK */
+};
+
+enum {
+    RC_RSP_ACK,
+    RC_RSP_READ,
+    RC_RSP_ATOMIC,
+};
+
 typedef struct QRoceRcInflight {
     uint32_t idx;               /* SQ WQE counter */
     uint32_t first_psn, last_psn;
     uint32_t len;
+    uint32_t resp_off;          /* READ: bytes received so far */
     uint8_t cqe_opcode;
+    uint8_t kind;               /* RC_KIND_* */
     bool signaled;
 } QRoceRcInflight;
-
-typedef struct QRoceRc {
-    QEMUBH *bh;
-    uint32_t *runq;
-    uint32_t head, count, size;
-    uint8_t *pkt;               /* one frame */
-} QRoceRc;
 
 typedef struct RcWqe {
     struct qroce_send_wqe hdr;
@@ -55,6 +69,17 @@ typedef struct RcWqe {
     uint8_t inl[QROCE_MAX_INLINE];
     uint32_t len;
 } RcWqe;
+
+typedef struct QRoceRc {
+    QEMUBH *bh;
+    uint32_t *runq;
+    uint32_t head, count, size;
+    uint8_t *pkt;               /* one frame */
+    /* the send WQE READ responses are scattered into, read once */
+    bool wqe_valid;
+    uint32_t wqe_qpn, wqe_idx;
+    RcWqe wqe;
+} QRoceRc;
 
 /* RNR timer values of the IB spec, in microseconds. */
 static const uint32_t rnr_usec[32] = {
@@ -116,6 +141,12 @@ static void rc_cqe(QRoceState *s, QRoceQP *qp, bool sq, uint32_t idx,
     }
 }
 
+static void rc_drop(QRoceState *s, const char *why)
+{
+    qroce_count(s, QROCE_CNT_ROCE_RX_DROPS);
+    trace_qroce_rc_drop(why);
+}
+
 /* ------------------------------------------------------------------ */
 /* Sending                                                             */
 /* ------------------------------------------------------------------ */
@@ -173,18 +204,30 @@ static void rc_send_ack(QRoceState *s, QRoceQP *qp, uint8_t syndrome,
 }
 
 /* Read send WQE @idx and check it; returns a QROCE_WC_* status. */
+static bool rc_op_reads(uint8_t op)
+{
+    return op == QROCE_WR_RDMA_READ || op == QROCE_WR_ATOMIC_CMP_SWP ||
+           op == QROCE_WR_ATOMIC_FETCH_ADD;
+}
+
 static int rc_read_wqe(QRoceState *s, QRoceQP *qp, uint32_t idx, RcWqe *w)
 {
     uint64_t off = (uint64_t)(idx & ((1u << qp->sq.log2) - 1)) <<
                    qp->sq.wqe_shift;
     uint32_t stride = 1u << qp->sq.wqe_shift;
     uint64_t total = 0;
+    uint32_t access;
     int i;
 
     if (qroce_bt_rw(s, &qp->sq.bt, off, &w->hdr, sizeof(w->hdr), false)) {
         return QROCE_WC_LOC_QP_OP_ERR;
     }
     w->len = 0;
+    /* READ responses and atomic results are written to the SGEs */
+    access = rc_op_reads(w->hdr.opcode) ? QROCE_ACCESS_LOCAL_WRITE : 0;
+    if ((w->hdr.flags & QROCE_WQE_INLINE) && access) {
+        return QROCE_WC_LOC_QP_OP_ERR;
+    }
     if (w->hdr.flags & QROCE_WQE_INLINE) {
         uint32_t n = le32_to_cpu(w->hdr.inline_len);
 
@@ -206,28 +249,36 @@ static int rc_read_wqe(QRoceState *s, QRoceQP *qp, uint32_t idx, RcWqe *w)
         QRoceMR *mr;
         int st = qroce_mr_check(s, le32_to_cpu(w->sge[i].lkey), qp->pdn,
                                 le64_to_cpu(w->sge[i].addr),
-                                le32_to_cpu(w->sge[i].length), 0, &mr);
+                                le32_to_cpu(w->sge[i].length), access, &mr);
 
         if (st != QROCE_WC_SUCCESS) {
             return st;
         }
         total += le32_to_cpu(w->sge[i].length);
     }
-    if (total > QROCE_DEF_MAX_MSG) {
+    if (total > QROCE_DEF_MAX_MSG ||
+        (w->hdr.opcode >= QROCE_WR_ATOMIC_CMP_SWP && total != 8)) {
         return QROCE_WC_LOC_LEN_ERR;
     }
     w->len = total;
     return QROCE_WC_SUCCESS;
 }
 
-/* Copy bytes [off, off + n) of the WQE's payload to @dst. */
-static int rc_gather(QRoceState *s, QRoceQP *qp, RcWqe *w, uint32_t off,
-                     uint8_t *dst, uint32_t n)
+/*
+ * Copy bytes [off, off + n) of the WQE's SGE list to @buf, or from @buf
+ * into it (@to_guest: READ responses, atomic results).
+ */
+static int rc_wqe_copy(QRoceState *s, QRoceQP *qp, RcWqe *w, uint32_t off,
+                       uint8_t *buf, uint32_t n, bool to_guest)
 {
+    uint32_t access = to_guest ? QROCE_ACCESS_LOCAL_WRITE : 0;
     int i;
 
     if (w->hdr.flags & QROCE_WQE_INLINE) {
-        memcpy(dst, w->inl + off, n);
+        if (to_guest) {
+            return -1;
+        }
+        memcpy(buf, w->inl + off, n);
         return 0;
     }
     for (i = 0; i < w->hdr.num_sge && n; i++) {
@@ -242,11 +293,11 @@ static int rc_gather(QRoceState *s, QRoceQP *qp, RcWqe *w, uint32_t off,
         }
         k = MIN(n, len - off);
         if (qroce_mr_check(s, le32_to_cpu(w->sge[i].lkey), qp->pdn,
-                           addr + off, k, 0, &mr) ||
-            qroce_mr_rw(s, mr, addr + off, dst, k, false)) {
+                           addr + off, k, access, &mr) ||
+            qroce_mr_rw(s, mr, addr + off, buf, k, to_guest)) {
             return -1;
         }
-        dst += k;
+        buf += k;
         n -= k;
         off = 0;
     }
@@ -261,6 +312,7 @@ static void rc_sq_error(QRoceState *s, QRoceQP *qp, uint32_t idx, int status)
     qp->sq.ci = idx + 1;
     qp->rc.sq_sent = qp->sq.ci;
     qp->rc.nsent = 0;
+    qp->rc.nrd = 0;
     qroce_qp_set_error(s, qp, 0);
 }
 
@@ -275,12 +327,74 @@ static void rc_arm_timer(QRoceQP *qp)
     }
 }
 
+static uint32_t rc_read_pkts(QRoceQP *qp, uint32_t len)
+{
+    return len ? DIV_ROUND_UP(len, rc_mtu(qp)) : 1;
+}
+
+/* Add a sent message to the in-flight list. */
+static QRoceRcInflight *rc_inflight_add(QRoceQP *qp, uint32_t idx,
+                                        const RcWqe *w, uint8_t cqe_opcode,
+                                        uint8_t kind)
+{
+    QRoceRcQP *r = &qp->rc;
+    QRoceRcInflight *e = &r->inflight[(r->inflight_head + r->nsent) %
+                                      (1u << qp->sq.log2)];
+
+    e->idx = idx;
+    e->first_psn = e->last_psn = r->npsn;
+    e->len = w->len;
+    e->resp_off = 0;
+    e->cqe_opcode = cqe_opcode;
+    e->kind = kind;
+    e->signaled = (w->hdr.flags & QROCE_WQE_SIGNALED) ||
+                  (qp->flags & QROCE_CREATE_QP_SIG_ALL);
+    r->nsent++;
+    if (kind != RC_KIND_PLAIN) {
+        r->nrd++;
+    }
+    return e;
+}
+
+/* Send a READ request or an atomic: one packet, no payload. */
+static void rc_send_rd_atomic(QRoceState *s, QRoceQP *qp, uint32_t idx,
+                              const RcWqe *w, RocePktOut *o)
+{
+    QRoceRcQP *r = &qp->rc;
+    uint8_t op = w->hdr.opcode;
+    QRoceRcInflight *e;
+
+    o->reth_va = le64_to_cpu(w->hdr.rdma.remote_addr);
+    o->reth_rkey = le32_to_cpu(w->hdr.rdma.rkey);
+    o->psn = r->npsn;
+    o->ackreq = true;
+    if (op == QROCE_WR_RDMA_READ) {
+        o->opcode = ROCE_READ_REQ;
+        o->reth_len = w->len;
+        e = rc_inflight_add(qp, idx, w, QROCE_CQE_RDMA_READ, RC_KIND_READ);
+        e->last_psn = psn_add(r->npsn, rc_read_pkts(qp, w->len) - 1);
+    } else if (op == QROCE_WR_ATOMIC_CMP_SWP) {
+        o->opcode = ROCE_CMP_SWAP;
+        o->atomic_compare = le64_to_cpu(w->hdr.rdma.compare_add);
+        o->atomic_swap_add = le64_to_cpu(w->hdr.rdma.swap);
+        e = rc_inflight_add(qp, idx, w, QROCE_CQE_CMP_SWP, RC_KIND_ATOMIC);
+    } else {
+        o->opcode = ROCE_FETCH_ADD;
+        o->atomic_swap_add = le64_to_cpu(w->hdr.rdma.compare_add);
+        e = rc_inflight_add(qp, idx, w, QROCE_CQE_FETCH_ADD, RC_KIND_ATOMIC);
+    }
+    r->npsn = psn_add(e->last_psn, 1);
+    r->sq_sent++;
+    rc_tx(s, qp, o, 0);
+}
+
 /* Send from the SQ; returns true if it stopped for the budget. */
 static bool rc_sq_process(QRoceState *s, QRoceQP *qp, int *budget)
 {
     QRoceRcQP *r = &qp->rc;
     uint32_t mtu = rc_mtu(qp);
     uint32_t depth = 1u << qp->sq.log2;
+    uint32_t max_rd = MAX(qp->max_rd_atomic, 1);
     RcWqe w;
 
     while (qp->state == QROCE_QPS_RTS && r->sq_sent != qp->sq.pi &&
@@ -304,7 +418,8 @@ static bool rc_sq_process(QRoceState *s, QRoceQP *qp, int *budget)
         if (st == QROCE_WC_SUCCESS && w.hdr.opcode != QROCE_WR_SEND &&
             w.hdr.opcode != QROCE_WR_SEND_IMM &&
             w.hdr.opcode != QROCE_WR_RDMA_WRITE &&
-            w.hdr.opcode != QROCE_WR_RDMA_WRITE_IMM) {
+            w.hdr.opcode != QROCE_WR_RDMA_WRITE_IMM &&
+            !rc_op_reads(w.hdr.opcode)) {
             st = QROCE_WC_LOC_QP_OP_ERR;
         }
         if (st == QROCE_WC_SUCCESS && !rc_addr(s, qp, &o, sgid)) {
@@ -317,8 +432,21 @@ static bool rc_sq_process(QRoceState *s, QRoceQP *qp, int *budget)
             rc_sq_error(s, qp, idx, st);
             return false;
         }
+        if (first && r->nrd &&
+            ((w.hdr.flags & QROCE_WQE_FENCE) ||
+             (rc_op_reads(w.hdr.opcode) && r->nrd >= max_rd))) {
+            break;          /* fence, or max_rd_atomic outstanding */
+        }
         if (first) {
             trace_qroce_rc_wqe(qp->qpn, idx, w.hdr.opcode, w.len);
+        }
+        if (rc_op_reads(w.hdr.opcode)) {
+            rc_send_rd_atomic(s, qp, idx, &w, &o);
+            (*budget)--;
+            if (!timer_pending(r->timer)) {
+                rc_arm_timer(qp);
+            }
+            continue;
         }
         imm = w.hdr.opcode == QROCE_WR_SEND_IMM ||
               w.hdr.opcode == QROCE_WR_RDMA_WRITE_IMM;
@@ -344,7 +472,7 @@ static bool rc_sq_process(QRoceState *s, QRoceQP *qp, int *budget)
         o.psn = r->npsn;
         o.imm = ldl_be_p(&w.hdr.imm_data);
         payload = s->rc->pkt + roce_hdr_len(o.opcode, !roce_gid_is_v4(o.dgid));
-        if (rc_gather(s, qp, &w, r->wqe_off, payload, n)) {
+        if (rc_wqe_copy(s, qp, &w, r->wqe_off, payload, n, false)) {
             if (r->nsent || r->wqe_off) {
                 break;
             }
@@ -352,16 +480,8 @@ static bool rc_sq_process(QRoceState *s, QRoceQP *qp, int *budget)
             return false;
         }
         if (first) {
-            QRoceRcInflight *e = &r->inflight[(r->inflight_head + r->nsent) %
-                                              depth];
-
-            e->idx = idx;
-            e->first_psn = r->npsn;
-            e->len = w.len;
-            e->cqe_opcode = write ? QROCE_CQE_RDMA_WRITE : QROCE_CQE_SEND;
-            e->signaled = (w.hdr.flags & QROCE_WQE_SIGNALED) ||
-                          (qp->flags & QROCE_CREATE_QP_SIG_ALL);
-            r->nsent++;
+            rc_inflight_add(qp, idx, &w, write ? QROCE_CQE_RDMA_WRITE :
+                            QROCE_CQE_SEND, RC_KIND_PLAIN);
         }
         r->wqe_off += n;
         if (r->wqe_off == w.len) {
@@ -386,6 +506,8 @@ static bool rc_sq_process(QRoceState *s, QRoceQP *qp, int *budget)
     return false;
 }
 
+static bool rc_rsp_process(QRoceState *s, QRoceQP *qp, int *budget);
+
 static void rc_bh(void *opaque)
 {
     QRoceState *s = opaque;
@@ -404,7 +526,8 @@ static void rc_bh(void *opaque)
             continue;
         }
         qp->rc.need_sched = false;
-        if (rc_sq_process(s, qp, &budget)) {
+        if (rc_rsp_process(s, qp, &budget) ||
+            rc_sq_process(s, qp, &budget)) {
             rc_schedule(s, qp);
         }
     }
@@ -418,9 +541,11 @@ static void rc_rewind(QRoceState *s, QRoceQP *qp)
     if (r->nsent) {
         QRoceRcInflight *e = &r->inflight[r->inflight_head];
 
-        r->npsn = e->first_psn;
+        r->npsn = r->una_psn = e->first_psn;
         r->sq_sent = e->idx;
         r->nsent = 0;
+        r->nrd = 0;
+        r->resync = true;
         qroce_count(s, QROCE_CNT_ROCE_RETRANS);
     }
     r->wqe_off = 0;
@@ -452,26 +577,37 @@ static void rc_timer(void *opaque)
     rc_schedule(s, qp);
 }
 
-/* An ACK or NAK for our requests. */
-static void rc_requester_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p)
+/* Retire the oldest in-flight message, with a CQE if it is signaled. */
+static void rc_complete_head(QRoceState *s, QRoceQP *qp)
 {
     QRoceRcQP *r = &qp->rc;
-    uint32_t depth = 1u << qp->sq.log2;
-    uint8_t syn = p->aeth_syndrome;
-    uint32_t acked;
+    QRoceRcInflight *e = &r->inflight[r->inflight_head];
 
-    if (p->opcode != ROCE_ACK) {
-        return;         /* read responses and atomic ACKs: not yet */
+    if (e->signaled) {
+        rc_cqe(s, qp, true, e->idx, e->cqe_opcode, QROCE_WC_SUCCESS,
+               e->kind == RC_KIND_ATOMIC ? 8 : e->len, false, 0, false);
     }
-    /* Only PSNs we sent and that are not acknowledged yet. */
-    if (psn_cmp(p->psn, r->una_psn) < 0 || psn_cmp(p->psn, r->npsn) >= 0) {
-        if (!(ROCE_AETH_TYPE(syn) == 3 && p->psn == r->npsn)) {
-            return;
-        }
+    if (e->kind != RC_KIND_PLAIN) {
+        r->nrd--;
     }
-    trace_qroce_rc_ack_rx(qp->qpn, syn, p->psn);
-    /* An ACK acknowledges p->psn; a NAK everything before it. */
-    acked = ROCE_AETH_TYPE(syn) == 0 ? p->psn : psn_add(p->psn, 0xffffff);
+    qp->sq.ci = e->idx + 1;
+    r->inflight_head = (r->inflight_head + 1) % (1u << qp->sq.log2);
+    r->nsent--;
+    r->retry_left = qp->retry_cnt;
+    r->rnr_left = qp->rnr_retry;
+    r->resync = false;
+}
+
+/*
+ * Complete the SENDs and WRITEs that @acked (inclusive) acknowledges, up to
+ * the first READ or atomic, which only its own response completes.  Returns
+ * false if such a READ or atomic lies wholly before @acked: its responses
+ * were lost.
+ */
+static bool rc_ack_upto(QRoceState *s, QRoceQP *qp, uint32_t acked)
+{
+    QRoceRcQP *r = &qp->rc;
+
     while (r->nsent) {
         QRoceRcInflight *e = &r->inflight[r->inflight_head];
 
@@ -479,18 +615,172 @@ static void rc_requester_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p)
             (e->idx == r->sq_sent && r->wqe_off)) {
             break;
         }
-        if (e->signaled) {
-            rc_cqe(s, qp, true, e->idx, e->cqe_opcode, QROCE_WC_SUCCESS,
-                   e->len, false, 0, false);
+        if (e->kind != RC_KIND_PLAIN) {
+            return false;
         }
-        qp->sq.ci = e->idx + 1;
-        r->inflight_head = (r->inflight_head + 1) % depth;
-        r->nsent--;
+        rc_complete_head(s, qp);
+    }
+    return true;
+}
+
+/*
+ * A response says something was lost: start again from the oldest
+ * unacknowledged message, if retries are left -- once per loss; later
+ * stale responses are ignored until one makes progress (or the timer
+ * fires).
+ */
+static void rc_retry(QRoceState *s, QRoceQP *qp)
+{
+    QRoceRcQP *r = &qp->rc;
+
+    if (r->resync) {
+        return;
+    }
+    if (qp->retry_cnt != 7 && r->retry_left-- <= 0 && r->nsent) {
+        rc_sq_error(s, qp, r->inflight[r->inflight_head].idx,
+                    QROCE_WC_RETRY_EXC_ERR);
+        return;
+    }
+    rc_rewind(s, qp);
+    rc_arm_timer(qp);
+    rc_schedule(s, qp);
+}
+
+/* The send WQE @idx, read once for all the responses that fill it. */
+static RcWqe *rc_cached_wqe(QRoceState *s, QRoceQP *qp, uint32_t idx)
+{
+    QRoceRc *rc = s->rc;
+
+    if (!rc->wqe_valid || rc->wqe_qpn != qp->qpn || rc->wqe_idx != idx) {
+        rc->wqe_valid = false;
+        if (rc_read_wqe(s, qp, idx, &rc->wqe) != QROCE_WC_SUCCESS) {
+            return NULL;
+        }
+        rc->wqe_valid = true;
+        rc->wqe_qpn = qp->qpn;
+        rc->wqe_idx = idx;
+    }
+    return &rc->wqe;
+}
+
+/* A READ response or atomic ACK for the in-flight message at the head. */
+static void rc_read_response(QRoceState *s, QRoceQP *qp, RocePktIn *p)
+{
+    QRoceRcQP *r = &qp->rc;
+    QRoceRcInflight *e;
+    uint32_t mtu = rc_mtu(qp);
+    uint8_t op = p->opcode;
+    bool atomic = op == ROCE_ATOMIC_ACK;
+    bool last = op == ROCE_READ_RESP_LAST || op == ROCE_READ_RESP_ONLY ||
+                atomic;
+    uint32_t expect;
+    RcWqe *w;
+
+    /* Everything before this PSN is implicitly acknowledged. */
+    if (!rc_ack_upto(s, qp, psn_add(p->psn, 0xffffff))) {
+        rc_retry(s, qp);
+        return;
+    }
+    if (!r->nsent) {
+        return;
+    }
+    e = &r->inflight[r->inflight_head];
+    if (e->kind != (atomic ? RC_KIND_ATOMIC : RC_KIND_READ) ||
+        psn_cmp(p->psn, e->first_psn) < 0 ||
+        psn_cmp(p->psn, e->last_psn) > 0) {
+        rc_drop(s, "response does not match the oldest request");
+        return;
+    }
+    expect = psn_add(e->first_psn, e->resp_off / mtu);
+    if (p->psn != expect) {
+        if (psn_cmp(p->psn, expect) > 0) {
+            rc_retry(s, qp);            /* a response was lost */
+        }
+        return;                         /* else a duplicate */
+    }
+    trace_qroce_rc_ack_rx(qp->qpn, p->aeth_syndrome, p->psn);
+    r->resync = false;
+    if (ROCE_AETH_TYPE(p->aeth_syndrome) != 0 &&
+        op != ROCE_READ_RESP_MIDDLE) {
+        rc_sq_error(s, qp, e->idx, QROCE_WC_BAD_RESP_ERR);
+        return;
+    }
+    if (atomic) {
+        uint8_t v[8];
+
+        stq_le_p(v, p->atomic_orig);
+        w = rc_cached_wqe(s, qp, e->idx);
+        if (p->paylen || !w || rc_wqe_copy(s, qp, w, 0, v, 8, true)) {
+            rc_sq_error(s, qp, e->idx, p->paylen ? QROCE_WC_BAD_RESP_ERR :
+                        QROCE_WC_LOC_PROT_ERR);
+            return;
+        }
+    } else {
+        bool first_ok = e->resp_off == 0 ?
+                        (op == ROCE_READ_RESP_FIRST ||
+                         op == ROCE_READ_RESP_ONLY) :
+                        (op == ROCE_READ_RESP_MIDDLE ||
+                         op == ROCE_READ_RESP_LAST);
+        uint32_t left = e->len - e->resp_off;
+
+        if (!first_ok || (last && p->paylen != left) ||
+            (!last && (p->paylen != mtu || left <= mtu))) {
+            rc_sq_error(s, qp, e->idx, QROCE_WC_BAD_RESP_ERR);
+            return;
+        }
+        w = rc_cached_wqe(s, qp, e->idx);
+        if (!w || (p->paylen &&
+                   rc_wqe_copy(s, qp, w, e->resp_off, (uint8_t *)p->payload,
+                               p->paylen, true))) {
+            rc_sq_error(s, qp, e->idx, QROCE_WC_LOC_PROT_ERR);
+            return;
+        }
+        e->resp_off += p->paylen;
+    }
+    r->una_psn = psn_add(p->psn, 1);
+    if (last) {
+        s->rc->wqe_valid = false;
+        rc_complete_head(s, qp);
+        rc_arm_timer(qp);
+        rc_schedule(s, qp);     /* room for more READs and atomics */
+    } else {
+        /* progress: a long READ is not a timeout */
         r->retry_left = qp->retry_cnt;
-        r->rnr_left = qp->rnr_retry;
+        if (qp->timeout) {
+            timer_mod(r->timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
+                      (4096LL << MIN(qp->timeout, 31)));
+        }
+    }
+}
+
+/* An ACK or NAK for our requests. */
+static void rc_requester_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p)
+{
+    QRoceRcQP *r = &qp->rc;
+    uint8_t syn = p->aeth_syndrome;
+    uint32_t acked;
+
+    /* Only PSNs we sent and that are not acknowledged yet. */
+    if (psn_cmp(p->psn, r->una_psn) < 0 || psn_cmp(p->psn, r->npsn) >= 0) {
+        if (!(p->opcode == ROCE_ACK && ROCE_AETH_TYPE(syn) == 3 &&
+              p->psn == r->npsn)) {
+            return;
+        }
+    }
+    if (p->opcode != ROCE_ACK) {
+        rc_read_response(s, qp, p);
+        return;
+    }
+    trace_qroce_rc_ack_rx(qp->qpn, syn, p->psn);
+    /* An ACK acknowledges p->psn; a NAK everything before it. */
+    acked = ROCE_AETH_TYPE(syn) == 0 ? p->psn : psn_add(p->psn, 0xffffff);
+    if (!rc_ack_upto(s, qp, acked)) {
+        rc_retry(s, qp);        /* READ responses or atomic ACK lost */
+        return;
     }
     if (psn_cmp(psn_add(acked, 1), r->una_psn) > 0) {
         r->una_psn = psn_add(acked, 1);
+        r->resync = false;
     }
     switch (ROCE_AETH_TYPE(syn)) {
     case 0:
@@ -508,13 +798,8 @@ static void rc_requester_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p)
         return;
     case 3:
         if (syn == ROCE_AETH_NAK_SEQ) {
-            if (qp->retry_cnt != 7 && r->retry_left-- <= 0 && r->nsent) {
-                rc_sq_error(s, qp, r->inflight[r->inflight_head].idx,
-                            QROCE_WC_RETRY_EXC_ERR);
-                return;
-            }
-            rc_rewind(s, qp);
-            break;
+            rc_retry(s, qp);
+            return;
         }
         if (r->nsent) {
             rc_sq_error(s, qp, r->inflight[r->inflight_head].idx,
@@ -582,15 +867,272 @@ static int rc_scatter(QRoceState *s, QRoceQP *qp, uint32_t off,
 static void rc_resp_fatal(QRoceState *s, QRoceQP *qp, uint8_t syndrome,
                           uint32_t psn, uint8_t event)
 {
+    qp->rc.rsp_count = 0;
     rc_send_ack(s, qp, syndrome, psn);
     qp->rc.in_msg = false;
     qroce_qp_set_error(s, qp, event);
+}
+
+/*
+ * Send the next packet of the oldest queued response; false when it had
+ * to give up (the QP went to ERR).
+ */
+static bool rc_rsp_one(QRoceState *s, QRoceQP *qp, QRoceRcRsp *e)
+{
+    QRoceRcQP *r = &qp->rc;
+    uint32_t mtu = rc_mtu(qp);
+    RocePktOut o = {};
+    uint8_t sgid[16];
+    uint32_t n;
+
+    switch (e->kind) {
+    case RC_RSP_ACK:
+        rc_send_ack(s, qp, e->syndrome, e->psn);
+        e->off = e->len = 0;
+        return true;
+    case RC_RSP_ATOMIC:
+        if (!rc_addr(s, qp, &o, sgid)) {
+            break;
+        }
+        o.opcode = ROCE_ATOMIC_ACK;
+        o.psn = e->psn;
+        o.aeth_syndrome = ROCE_AETH_ACK_NO_CREDIT;
+        o.aeth_msn = r->msn & 0xffffff;
+        o.atomic_orig = e->orig;
+        rc_tx(s, qp, &o, 0);
+        e->off = e->len = 0;
+        return true;
+    case RC_RSP_READ:
+        if (!rc_addr(s, qp, &o, sgid)) {
+            break;
+        }
+        n = MIN(mtu, e->len - e->off);
+        if (e->len <= mtu) {
+            o.opcode = ROCE_READ_RESP_ONLY;
+        } else if (e->off == 0) {
+            o.opcode = ROCE_READ_RESP_FIRST;
+        } else if (e->off + n == e->len) {
+            o.opcode = ROCE_READ_RESP_LAST;
+        } else {
+            o.opcode = ROCE_READ_RESP_MIDDLE;
+        }
+        o.psn = e->psn;
+        o.aeth_syndrome = ROCE_AETH_ACK_NO_CREDIT;
+        o.aeth_msn = r->msn & 0xffffff;
+        if (n) {
+            QRoceMR *mr;
+            uint8_t *payload = s->rc->pkt +
+                               roce_hdr_len(o.opcode, !roce_gid_is_v4(o.dgid));
+
+            /* the MR may have gone since the request was checked */
+            if (qroce_mr_check(s, e->rkey, qp->pdn, e->va + e->off, n,
+                               QROCE_ACCESS_REMOTE_READ, &mr) ||
+                qroce_mr_rw(s, mr, e->va + e->off, payload, n, false)) {
+                rc_resp_fatal(s, qp, ROCE_AETH_NAK_ACCESS, e->psn,
+                              QROCE_EQE_QP_ACCESS_ERR);
+                return false;
+            }
+        }
+        rc_tx(s, qp, &o, n);
+        e->off += n;
+        e->psn = psn_add(e->psn, 1);
+        return true;
+    }
+    rc_resp_fatal(s, qp, ROCE_AETH_NAK_OP, e->psn, QROCE_EQE_QP_FATAL);
+    return false;
+}
+
+/* Drain the response queue; returns true if it stopped for the budget. */
+static bool rc_rsp_process(QRoceState *s, QRoceQP *qp, int *budget)
+{
+    QRoceRcQP *r = &qp->rc;
+
+    while (r->rsp_count) {
+        QRoceRcRsp *e = &r->rspq[r->rsp_head];
+
+        if (qp->state < QROCE_QPS_RTR || qp->state == QROCE_QPS_ERR) {
+            r->rsp_count = 0;
+            break;
+        }
+        if (*budget <= 0) {
+            return true;
+        }
+        (*budget)--;
+        if (!rc_rsp_one(s, qp, e)) {
+            break;
+        }
+        if (e->off >= e->len) {
+            r->rsp_head = (r->rsp_head + 1) % QROCE_RC_RSPQ;
+            r->rsp_count--;
+        }
+    }
+    return false;
+}
+
+/*
+ * Queue a response behind the ones still being sent.  With nothing queued
+ * an ACK goes out at once, and a READ starts at once (the rest of a long
+ * one follows from the bottom half).
+ */
+static void rc_rsp_push(QRoceState *s, QRoceQP *qp, const QRoceRcRsp *e)
+{
+    QRoceRcQP *r = &qp->rc;
+    int budget = 4;
+
+    if (e->kind == RC_RSP_ACK && r->rsp_count) {
+        QRoceRcRsp *t = &r->rspq[(r->rsp_head + r->rsp_count - 1) %
+                                 QROCE_RC_RSPQ];
+
+        if (t->kind == RC_RSP_ACK && t->syndrome == e->syndrome &&
+            e->syndrome == ROCE_AETH_ACK_NO_CREDIT) {
+            t->psn = e->psn;            /* one ACK covers both */
+            return;
+        }
+    }
+    if (r->rsp_count == QROCE_RC_RSPQ) {
+        rc_drop(s, "response queue full");  /* the requester retries */
+        return;
+    }
+    r->rspq[(r->rsp_head + r->rsp_count) % QROCE_RC_RSPQ] = *e;
+    r->rsp_count++;
+    if (r->rsp_count == 1 && !rc_rsp_process(s, qp, &budget)) {
+        return;
+    }
+    rc_schedule(s, qp);
+}
+
+static void rc_push_ack(QRoceState *s, QRoceQP *qp, uint8_t syndrome,
+                        uint32_t psn)
+{
+    QRoceRcRsp e = { .kind = RC_RSP_ACK, .syndrome = syndrome,
+                     .first_psn = psn, .psn = psn, .len = 1 };
+
+    rc_rsp_push(s, qp, &e);
+}
+
+/* Forget queued responses to requests from @psn on: they are asked again. */
+static void rc_rsp_trim(QRoceQP *qp, uint32_t psn)
+{
+    QRoceRcQP *r = &qp->rc;
+
+    while (r->rsp_count) {
+        QRoceRcRsp *t = &r->rspq[(r->rsp_head + r->rsp_count - 1) %
+                                 QROCE_RC_RSPQ];
+
+        if (psn_cmp(t->first_psn, psn) < 0) {
+            break;
+        }
+        r->rsp_count--;
+    }
+}
+
+static uint32_t rc_rd_atomic_queued(QRoceQP *qp)
+{
+    QRoceRcQP *r = &qp->rc;
+    uint32_t i, n = 0;
+
+    for (i = 0; i < r->rsp_count; i++) {
+        if (r->rspq[(r->rsp_head + i) % QROCE_RC_RSPQ].kind != RC_RSP_ACK) {
+            n++;
+        }
+    }
+    return n;
+}
+
+/*
+ * A READ request or an atomic, new (@dup false) or asked again.  Returns
+ * false if it was refused and the QP moved to ERR.
+ */
+static bool rc_rd_atomic_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p,
+                            bool dup)
+{
+    QRoceRcQP *r = &qp->rc;
+    bool read = p->opcode == ROCE_READ_REQ;
+    uint32_t need = read ? QROCE_ACCESS_REMOTE_READ :
+                           QROCE_ACCESS_REMOTE_ATOMIC;
+    QRoceRcRsp e = { .kind = read ? RC_RSP_READ : RC_RSP_ATOMIC,
+                     .first_psn = p->psn, .psn = p->psn, .va = p->reth_va,
+                     .rkey = p->reth_rkey, .len = read ? p->reth_len : 1 };
+    QRoceMR *mr;
+    uint8_t v[8];
+    uint64_t orig;
+    uint32_t i;
+
+    if (dup) {
+        rc_rsp_trim(qp, p->psn);
+        if (!read) {
+            for (i = 0; i < QROCE_DEF_MAX_RD_ATOM; i++) {
+                if (r->ahist[i].valid && r->ahist[i].psn == p->psn) {
+                    e.orig = r->ahist[i].orig;
+                    rc_rsp_push(s, qp, &e);
+                    return true;
+                }
+            }
+            rc_drop(s, "duplicate atomic without a recorded result");
+            return true;
+        }
+        /* a READ asked again is read again, if it still may be */
+        if (!(qp->access_flags & need) || p->paylen ||
+            psn_cmp(psn_add(p->psn, rc_read_pkts(qp, p->reth_len)),
+                    r->epsn) > 0 ||
+            (p->reth_len && qroce_mr_check(s, p->reth_rkey, qp->pdn,
+                                           p->reth_va, p->reth_len, need,
+                                           &mr))) {
+            rc_drop(s, "duplicate READ out of range");
+            return true;
+        }
+        rc_rsp_push(s, qp, &e);
+        return true;
+    }
+    if (!(qp->access_flags & need) || p->paylen ||
+        rc_rd_atomic_queued(qp) >= MAX(qp->max_dest_rd_atomic, 1) ||
+        (read && p->reth_len > QROCE_DEF_MAX_MSG) ||
+        (!read && (p->reth_va & 7))) {
+        rc_resp_fatal(s, qp, ROCE_AETH_NAK_INV, p->psn, QROCE_EQE_QP_REQ_ERR);
+        return false;
+    }
+    if (e.len && qroce_mr_check(s, p->reth_rkey, qp->pdn, p->reth_va,
+                                read ? p->reth_len : 8, need, &mr)) {
+        rc_resp_fatal(s, qp, ROCE_AETH_NAK_ACCESS, p->psn,
+                      QROCE_EQE_QP_ACCESS_ERR);
+        return false;
+    }
+    if (!read) {
+        if (qroce_mr_rw(s, mr, p->reth_va, v, 8, false)) {
+            rc_resp_fatal(s, qp, ROCE_AETH_NAK_ACCESS, p->psn,
+                          QROCE_EQE_QP_ACCESS_ERR);
+            return false;
+        }
+        orig = ldq_le_p(v);
+        if (p->opcode == ROCE_FETCH_ADD) {
+            stq_le_p(v, orig + p->atomic_swap_add);
+        } else if (orig == p->atomic_compare) {
+            stq_le_p(v, p->atomic_swap_add);
+        }
+        if (ldq_le_p(v) != orig &&
+            qroce_mr_rw(s, mr, p->reth_va, v, 8, true)) {
+            rc_resp_fatal(s, qp, ROCE_AETH_NAK_ACCESS, p->psn,
+                          QROCE_EQE_QP_ACCESS_ERR);
+            return false;
+        }
+        e.orig = orig;
+        r->ahist[r->ahist_next] = (QRoceRcAtomicHist) {
+            .valid = true, .psn = p->psn, .orig = orig,
+        };
+        r->ahist_next = (r->ahist_next + 1) % QROCE_DEF_MAX_RD_ATOM;
+    }
+    r->epsn = psn_add(r->epsn, read ? rc_read_pkts(qp, p->reth_len) : 1);
+    r->msn++;
+    rc_rsp_push(s, qp, &e);
+    return true;
 }
 
 static void rc_responder_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p)
 {
     QRoceRcQP *r = &qp->rc;
     uint8_t op = p->opcode;
+    bool rd_atomic = op == ROCE_READ_REQ || op == ROCE_CMP_SWAP ||
+                     op == ROCE_FETCH_ADD;
     bool write = op >= ROCE_WRITE_FIRST && op <= ROCE_WRITE_ONLY_IMM;
     bool first = op == ROCE_SEND_FIRST || op == ROCE_SEND_ONLY ||
                  op == ROCE_SEND_ONLY_IMM || op == ROCE_WRITE_FIRST ||
@@ -606,19 +1148,31 @@ static void rc_responder_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p)
         if (psn_cmp(p->psn, r->epsn) > 0) {
             if (!r->nak_sent) {
                 r->nak_sent = true;
-                rc_send_ack(s, qp, ROCE_AETH_NAK_SEQ, r->epsn);
+                rc_push_ack(s, qp, ROCE_AETH_NAK_SEQ, r->epsn);
             }
+        } else if (rd_atomic) {
+            qroce_count(s, QROCE_CNT_ROCE_DUP_REQS);
+            rc_rd_atomic_rx(s, qp, p, true);
         } else {
             qroce_count(s, QROCE_CNT_ROCE_DUP_REQS);
-            rc_send_ack(s, qp, ROCE_AETH_ACK_NO_CREDIT,
+            rc_push_ack(s, qp, ROCE_AETH_ACK_NO_CREDIT,
                         psn_add(r->epsn, 0xffffff));
         }
         return;
     }
     r->nak_sent = false;
+    if (rd_atomic) {
+        if (r->in_msg) {
+            rc_resp_fatal(s, qp, ROCE_AETH_NAK_INV, p->psn,
+                          QROCE_EQE_QP_REQ_ERR);
+            return;
+        }
+        rc_rd_atomic_rx(s, qp, p, false);
+        return;
+    }
     if (op > ROCE_WRITE_ONLY_IMM ||
         (write && !(qp->access_flags & QROCE_ACCESS_REMOTE_WRITE))) {
-        /* READ and atomics are not carried yet; WRITE needs the access */
+        /* not a request opcode; WRITE needs the access */
         rc_resp_fatal(s, qp, ROCE_AETH_NAK_INV, p->psn, QROCE_EQE_QP_REQ_ERR);
         return;
     }
@@ -654,7 +1208,7 @@ static void rc_responder_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p)
     }
     if (((first && !write) || (last && needs_wqe)) &&
         qp->rq.ci == qp->rq.pi) {
-        rc_send_ack(s, qp, ROCE_AETH_RNR | qp->min_rnr_timer, p->psn);
+        rc_push_ack(s, qp, ROCE_AETH_RNR | qp->min_rnr_timer, p->psn);
         return;
     }
     if (first) {
@@ -699,14 +1253,8 @@ static void rc_responder_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p)
         r->in_msg = false;
     }
     if (p->ackreq) {
-        rc_send_ack(s, qp, ROCE_AETH_ACK_NO_CREDIT, p->psn);
+        rc_push_ack(s, qp, ROCE_AETH_ACK_NO_CREDIT, p->psn);
     }
-}
-
-static void rc_drop(QRoceState *s, const char *why)
-{
-    qroce_count(s, QROCE_CNT_ROCE_RX_DROPS);
-    trace_qroce_rc_drop(why);
 }
 
 bool qroce_rc_rx(QRoceState *s, const uint8_t *frame, size_t len)
@@ -793,11 +1341,16 @@ static void rc_reset_qp(QRoceQP *qp)
     r->retry_left = qp->retry_cnt;
     r->rnr_left = qp->rnr_retry;
     r->rnr_wait = false;
+    r->resync = false;
     r->epsn = qp->rq_psn;
     r->msn = 0;
     r->recv_off = 0;
     r->in_msg = false;
     r->nak_sent = false;
+    r->nrd = 0;
+    r->rsp_head = r->rsp_count = 0;
+    memset(r->ahist, 0, sizeof(r->ahist));
+    r->ahist_next = 0;
 }
 
 void qroce_rc_qp_create(QRoceState *s, QRoceQP *qp)
@@ -813,9 +1366,12 @@ void qroce_rc_qp_modify(QRoceState *s, QRoceQP *qp, uint32_t old_state,
 {
     QRoceRcQP *r = &qp->rc;
 
+    s->rc->wqe_valid = false;
     if (qp->state == QROCE_QPS_ERR) {
         timer_del(r->timer);
         r->nsent = 0;
+        r->nrd = 0;
+        r->rsp_count = 0;
         r->rnr_wait = false;
         rc_flush_wq(s, qp, &qp->sq, true);
         rc_flush_wq(s, qp, &qp->rq, false);
@@ -847,6 +1403,7 @@ void qroce_rc_qp_modify(QRoceState *s, QRoceQP *qp, uint32_t old_state,
 
 void qroce_rc_qp_destroy(QRoceState *s, QRoceQP *qp)
 {
+    s->rc->wqe_valid = false;
     if (qp->rc.timer) {
         timer_free(qp->rc.timer);
         qp->rc.timer = NULL;

@@ -9,6 +9,30 @@
 typedef struct QRoceState QRoceState;
 typedef struct QRoceQP QRoceQP;
 
+/*
+ * The responder's output, in PSN order: READ responses still to stream,
+ * atomic ACKs and ACK/NAKs that must not overtake them.  Sized for
+ * QROCE_DEF_MAX_RD_ATOM reads/atomics, an ACK after each and spare NAKs.
+ */
+#define QROCE_RC_RSPQ   40
+
+typedef struct QRoceRcRsp {
+    uint8_t kind;           /* RC_RSP_* in qroce_rc.c */
+    uint8_t syndrome;       /* ACK/NAK: AETH syndrome */
+    uint32_t first_psn;     /* PSN of the request */
+    uint32_t psn;           /* next PSN to send */
+    uint64_t va;            /* READ: remote address of byte 0 */
+    uint32_t rkey, len, off;    /* READ: length, bytes already sent */
+    uint64_t orig;          /* ATOMIC: value before the operation */
+} QRoceRcRsp;
+
+/* Executed atomics, so that a duplicate gets the same answer. */
+typedef struct QRoceRcAtomicHist {
+    bool valid;
+    uint32_t psn;
+    uint64_t orig;
+} QRoceRcAtomicHist;
+
 /* Per-QP transport state. */
 typedef struct QRoceRcQP {
     /* requester */
@@ -19,8 +43,10 @@ typedef struct QRoceRcQP {
     uint32_t nsent;         /* entries in the in-flight list */
     struct QRoceRcInflight *inflight;   /* ring of sent, unacked WQEs */
     uint32_t inflight_head;
+    uint32_t nrd;           /* READs and atomics among them */
     int retry_left, rnr_left;
     bool rnr_wait;          /* resume sending when the timer fires */
+    bool resync;            /* rewound: ignore stale responses until progress */
     bool need_sched;        /* queued on the engine's run queue */
     struct QEMUTimer *timer;
     QRoceState *s;
@@ -33,6 +59,10 @@ typedef struct QRoceRcQP {
     uint64_t wr_va;         /* RDMA WRITE target (from the RETH) */
     uint32_t wr_rkey, wr_len;
     bool nak_sent;          /* one sequence NAK per gap */
+    QRoceRcRsp rspq[QROCE_RC_RSPQ];
+    uint32_t rsp_head, rsp_count;
+    QRoceRcAtomicHist ahist[QROCE_DEF_MAX_RD_ATOM];
+    uint32_t ahist_next;
 } QRoceRcQP;
 
 void qroce_rc_init(QRoceState *s);

@@ -121,7 +121,11 @@ static unsigned roce_ext(uint8_t opcode)
 {
     switch (opcode >> 5) {
     case 0:     /* RC */
-    case 1:     /* UC */
+        break;
+    case 1:     /* UC: SEND and RDMA WRITE only */
+        if ((opcode & 0x1f) > ROCE_WRITE_ONLY_IMM) {
+            return 0;
+        }
         break;
     case 3:     /* UD */
         return opcode == ROCE_UD_SEND_ONLY ? X_VALID | X_DETH :
@@ -289,6 +293,13 @@ size_t roce_build(uint8_t *buf, const RocePktOut *p, uint32_t paylen)
         put64(e, p->atomic_orig);
         e += ROCE_ATOMICACK_LEN;
     }
+    if (x & X_ATOMIC) {
+        put64(e, p->reth_va);
+        put32(e + 8, p->reth_rkey);
+        put64(e + 12, p->atomic_swap_add);
+        put64(e + 20, p->atomic_compare);
+        e += ROCE_ATOMICETH_LEN;
+    }
     if (x & X_IMM) {
         put32(e, p->imm);
         e += ROCE_IMMDT_LEN;
@@ -424,6 +435,8 @@ int roce_parse(const uint8_t *buf, size_t len, RocePktIn *p)
     if (x & X_ATOMIC) {
         p->reth_va = get64(e);
         p->reth_rkey = get32(e + 8);
+        p->atomic_swap_add = get64(e + 12);
+        p->atomic_compare = get64(e + 20);
         e += ROCE_ATOMICETH_LEN;
     }
     if (x & X_IMM) {

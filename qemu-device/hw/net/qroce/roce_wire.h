@@ -80,7 +80,8 @@ typedef struct RocePktOut {
     uint8_t aeth_syndrome;
     uint32_t aeth_msn;
     uint32_t imm;                   /* as on the wire (big-endian value) */
-    uint64_t atomic_orig;
+    uint64_t atomic_orig;           /* AtomicAckETH */
+    uint64_t atomic_swap_add, atomic_compare;   /* AtomicETH (+reth_va/rkey) */
 } RocePktOut;
 
 /* A parsed packet. */
@@ -100,6 +101,7 @@ typedef struct RocePktIn {
     bool has_imm;
     uint32_t imm;
     uint64_t atomic_orig;
+    uint64_t atomic_swap_add, atomic_compare;   /* AtomicETH (+reth_va/rkey) */
     uint32_t deth_qkey, deth_sqp;
     const uint8_t *payload;
     uint32_t paylen;

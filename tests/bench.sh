@@ -1,0 +1,113 @@
+#!/bin/sh
+# Benchmark, not a test (make bench): perftest over qroce and over rdma_rxe
+# on a virtio-net NIC, in the same two guests of one QEMU build and kernel,
+# each pair of NICs joined by its own lossless stream.  Prints one row per
+# tool and size with both figures and the qroce/rxe ratio, then host memcpy
+# bandwidth as the physical reference.
+#
+#   sh tests/bench.sh [-q] [-r RUNS] [SIZE...]
+#     -q       fewer iterations (a quick look, noisier)
+#     -r RUNS  runs per cell, the median is printed (default 1)
+#     SIZE     message sizes (default 64 4096 65536 1048576)
+#
+# Bandwidth is perftest's "BW average" in MB/s (10^6 bytes/s); latency is
+# its "t_typical" in µs (lower is better, so the ratio is < 1 when qroce
+# wins).  The table is also written to build/bench.txt.
+. "$(dirname "$0")/lib.sh"
+
+usage() {
+	echo "usage: sh tests/bench.sh [-q] [-r RUNS] [SIZE...]" >&2
+	exit 2
+}
+QUICK=0
+RUNS=1
+while getopts qr: o; do
+	case $o in
+	q) QUICK=1 ;;
+	r) RUNS=$OPTARG ;;
+	*) usage ;;
+	esac
+done
+shift $((OPTIND - 1))
+case $RUNS in '' | *[!0-9]* | 0) usage ;; esac
+SIZES=${*:-64 4096 65536 1048576}
+for s in $SIZES; do
+	case $s in '' | *[!0-9]* | 0) usage ;; esac
+	[ "$s" -le 8388608 ] || usage
+done
+MEMCPY=$QR_B/tools/memcpy-bw
+[ -x "$MEMCPY" ] || { echo "bench: $MEMCPY missing: run 'make tools'" >&2; exit 2; }
+
+qr_init bench
+qr_boot 2 rxe || exit 1
+QR_TIMEOUT=300
+OUT=$QR_B/bench.txt
+
+# iterations for TOOL SIZE: each cell runs for a few seconds at most
+iters() {
+	case $1 in
+	*_bw) n=$((64 * 1048576 / $2)) ;;
+	*) n=$((8 * 1048576 / $2)) ;;
+	esac
+	[ $QUICK = 1 ] && n=$((n / 4))
+	[ $n -gt 2000 ] && n=2000
+	[ $n -lt 20 ] && n=20
+	echo $n
+}
+
+# one DEV IP TOOL SIZE: print the figure (bw average or typical latency)
+one() {
+	n=$(iters "$3" "$4")
+	qr_bg 1 srv "$3 -d $1 -x 1 -F -s $4 -n $n" >/dev/null || return 1
+	if ! qr_wait_listen 1 18515 >/dev/null; then
+		qr_bg_wait 1 srv 5 >/dev/null
+		return 1
+	fi
+	qr_exec 2 "$3 -d $1 -x 1 -F -s $4 -n $n $2" >"$QR_DIR/cli.out"
+	c=$?
+	qr_bg_wait 1 srv 240 >"$QR_DIR/srv.out"
+	[ $c -eq 0 ] || return 1
+	case $3 in
+	*_bw) col=4 ;;
+	*) col=5 ;;
+	esac
+	awk -v s="$4" -v c=$col '$1 == s && NF >= c && $2 ~ /^[0-9]+$/ { print $c; exit }' \
+		"$QR_DIR/cli.out"
+}
+
+median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'; }
+
+cell() {
+	i=0
+	while [ $i -lt "$RUNS" ]; do
+		one "$@"
+		i=$((i + 1))
+	done | median
+}
+
+row() {
+	printf '%-13s %8s %12s %12s %-5s %10s\n' "$@" | tee -a "$OUT"
+}
+
+: >"$OUT"
+echo "qroce vs rdma_rxe, perftest between two guests; $(date -u '+%Y-%m-%d %H:%M UTC')" | tee -a "$OUT"
+echo "host: $(nproc) CPUs, $(sed -n 's/^model name.*: //p' /proc/cpuinfo | head -1), $(uname -r)" | tee -a "$OUT"
+row test size qroce rxe unit qroce/rxe
+for t in ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_send_lat; do
+	case $t in
+	*_bw) unit=MB/s ;;
+	*) unit=us ;;
+	esac
+	for s in $SIZES; do
+		q=$(cell qroce_0 10.0.0.1 $t "$s")
+		r=$(cell rxe0 10.0.1.1 $t "$s")
+		ratio=$(awk -v q="$q" -v r="$r" \
+			'BEGIN { if (q > 0 && r > 0) printf "%.2f", q / r; else print "-" }')
+		row "$t" "$s" "${q:--}" "${r:--}" "$unit" "$ratio"
+	done
+done
+"$MEMCPY" $SIZES | while read -r s bw; do
+	row "host memcpy" "$s" "$bw" "" "MB/s" ""
+done
+qr_cleanup
+echo "table saved in $OUT"

@@ -1,0 +1,759 @@
+/*
+ * qroce-rdma: RDMA READ and atomics, checked byte for byte.
+ *
+ *   qroce-rdma [-d DEV] [-g GID_INDEX] [-n ROUNDS] [-s SEED]
+ *       checks in one guest, QPs connected through the device (loopback)
+ *   qroce-rdma [-d DEV] [-g GID_INDEX] [-p PORT] [-a N] [-k N] -l
+ *   qroce-rdma [-d DEV] [-g GID_INDEX] [-p PORT] [-a N] [-k N] SERVER
+ *       two guests: the server (-l) holds a counter and a lock word; both
+ *       sides do N FETCH_ADDs (-a, default 10000) on the counter and K
+ *       (-k, default 500) increments of a second counter under a lock
+ *       taken with CMP_SWAP.  The server's own operations go through a
+ *       loopback QP on its device, the client's over the wire; the server
+ *       prints the verdict.
+ *
+ * One guest: random buffers written with multi-SGE RDMA WRITEs at random
+ * sizes and offsets are READ back through other random SGE lists and
+ * compared; several READs outstanding at once; a zero-length READ; a 16 MiB
+ * READ; FETCH_ADD and CMP_SWAP results and memory, pipelined atomics; a
+ * wrong rkey, a range outside the MR, an MR without remote read or remote
+ * atomic end in IBV_WC_REM_ACCESS_ERR, a misaligned atomic and a QP without
+ * remote read in IBV_WC_REM_INV_REQ_ERR, with the bytes on both sides
+ * unchanged; local SGE errors complete with a local error.
+ */
+#include <arpa/inet.h>
+#include <getopt.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stddef.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include "qr_verbs.h"
+
+#define BIG (1024 * 1024)
+#define HUGE (16 * 1024 * 1024)
+
+static uint8_t *src, *dst, *back;
+static struct ibv_mr *src_mr, *dst_mr, *back_mr, *wo_mr, *noatom_mr, *ro_mr;
+
+static int post_rdma(struct ibv_qp *qp, enum ibv_wr_opcode op,
+                     struct ibv_sge *sg, int n, uint64_t raddr, uint32_t rkey,
+                     uint64_t id)
+{
+    struct ibv_send_wr wr = {
+        .wr_id = id, .sg_list = sg, .num_sge = n, .opcode = op,
+        .send_flags = IBV_SEND_SIGNALED,
+        .wr.rdma = { .remote_addr = raddr, .rkey = rkey },
+    }, *bad;
+
+    return ibv_post_send(qp, &wr, &bad);
+}
+
+static int post_atomic(struct ibv_qp *qp, enum ibv_wr_opcode op,
+                       uint64_t *res, uint32_t lkey, uint64_t raddr,
+                       uint32_t rkey, uint64_t cmp_add, uint64_t swap,
+                       uint64_t id)
+{
+    struct ibv_sge sg = { (uintptr_t)res, 8, lkey };
+    struct ibv_send_wr wr = {
+        .wr_id = id, .sg_list = &sg, .num_sge = 1, .opcode = op,
+        .send_flags = IBV_SEND_SIGNALED,
+        .wr.atomic = { .remote_addr = raddr, .compare_add = cmp_add,
+                       .swap = swap, .rkey = rkey },
+    }, *bad;
+
+    return ibv_post_send(qp, &wr, &bad);
+}
+
+/* Wait for the completion of @id; false (and a line) if it is not good. */
+static int done_ok(struct ibv_cq *cq, uint64_t id, enum ibv_wc_opcode op)
+{
+    struct ibv_wc wc;
+
+    if (!poll1(cq, &wc)) {
+        printf("wr %llu: no completion\n", (unsigned long long)id);
+        return 0;
+    }
+    if (wc.status != IBV_WC_SUCCESS || wc.wr_id != id || wc.opcode != op) {
+        printf("wr %llu: got wr %llu status %s opcode %d\n",
+               (unsigned long long)id, (unsigned long long)wc.wr_id,
+               ibv_wc_status_str(wc.status), wc.opcode);
+        return 0;
+    }
+    return 1;
+}
+
+/* Split [base, base + len) of @mr into @n SGEs of random sizes. */
+static int split(struct ibv_sge *sg, int n, uint8_t *base, uint32_t len,
+                 uint32_t lkey, unsigned int *seed)
+{
+    uint32_t left = len, o = 0;
+    int i;
+
+    for (i = 0; i < n; i++) {
+        uint32_t k = i == n - 1 ? left : rand_r(seed) % (left + 1);
+
+        sg[i].addr = (uintptr_t)base + o;
+        sg[i].length = k;
+        sg[i].lkey = lkey;
+        o += k;
+        left -= k;
+    }
+    return n;
+}
+
+/* WRITE random bytes, READ them back into another place; rounds passed. */
+static int write_read_back(struct pair *p, int rounds, unsigned int *seed)
+{
+    int r, good = 0;
+
+    for (r = 0; r < rounds; r++) {
+        struct ibv_sge ws[16], rs[16];
+        uint32_t len = rand_r(seed) % 4 ? rand_r(seed) % (128 * 1024) :
+                       rand_r(seed) % 64;
+        uint32_t soff = rand_r(seed) % (BIG - len);
+        uint32_t doff = rand_r(seed) % (BIG - len);
+        uint32_t boff = 8 + rand_r(seed) % (BIG - len - 16);
+        int nw = 1 + rand_r(seed) % 16, nr = 1 + rand_r(seed) % 16;
+        uint32_t i;
+
+        for (i = 0; i < len; i++) {
+            src[soff + i] = (uint8_t)rand_r(seed);
+        }
+        memset(back, 0xa5, BIG);
+        split(ws, nw, src + soff, len, src_mr->lkey, seed);
+        split(rs, nr, back + boff, len, back_mr->lkey, seed);
+        /* both at once: the responder runs them in order */
+        if (post_rdma(p->a, IBV_WR_RDMA_WRITE, ws, nw, (uintptr_t)dst + doff,
+                      dst_mr->rkey, 2 * r) ||
+            post_rdma(p->a, IBV_WR_RDMA_READ, rs, nr, (uintptr_t)dst + doff,
+                      dst_mr->rkey, 2 * r + 1)) {
+            printf("round %d: post failed: %s\n", r, strerror(errno));
+            break;
+        }
+        if (!done_ok(p->cq, 2 * r, IBV_WC_RDMA_WRITE) ||
+            !done_ok(p->cq, 2 * r + 1, IBV_WC_RDMA_READ)) {
+            break;
+        }
+        if (memcmp(back + boff, src + soff, len) ||
+            back[boff - 1] != 0xa5 || back[boff + len] != 0xa5) {
+            printf("round %d: %u bytes read back at %u differ\n", r, len,
+                   boff);
+            break;
+        }
+        good++;
+    }
+    return good;
+}
+
+/* @n READs posted in one chain, completed in order, each compared. */
+static int outstanding_reads(struct pair *p, int n, unsigned int *seed)
+{
+    struct ibv_send_wr wr[16], *bad;
+    struct ibv_sge sg[16];
+    uint32_t len[16], off[16];
+    int i, good = 0;
+
+    for (i = 0; i < BIG; i++) {
+        dst[i] = (uint8_t)rand_r(seed);
+    }
+    memset(back, 0, BIG);
+    for (i = 0; i < n; i++) {
+        len[i] = 1 + rand_r(seed) % 20000;
+        off[i] = i * (BIG / 16);
+        sg[i] = (struct ibv_sge){ (uintptr_t)back + off[i], len[i],
+                                  back_mr->lkey };
+        wr[i] = (struct ibv_send_wr){
+            .wr_id = 100 + i, .sg_list = &sg[i], .num_sge = 1,
+            .opcode = IBV_WR_RDMA_READ, .send_flags = IBV_SEND_SIGNALED,
+            .next = i + 1 < n ? &wr[i + 1] : NULL,
+            .wr.rdma = { .remote_addr = (uintptr_t)dst + off[i] + 3,
+                         .rkey = dst_mr->rkey },
+        };
+    }
+    if (ibv_post_send(p->a, wr, &bad)) {
+        printf("post of %d reads failed: %s\n", n, strerror(errno));
+        return 0;
+    }
+    for (i = 0; i < n; i++) {
+        if (!done_ok(p->cq, 100 + i, IBV_WC_RDMA_READ)) {
+            return good;
+        }
+        if (memcmp(back + off[i], dst + off[i] + 3, len[i])) {
+            printf("read %d: bytes differ\n", i);
+            return good;
+        }
+        good++;
+    }
+    return good;
+}
+
+/* An operation that must fail with @want; returns 1 if it did. */
+static int expect_fail(struct pair *p, struct ibv_send_wr *wr,
+                       enum ibv_wc_status want)
+{
+    struct ibv_send_wr *bad;
+    struct ibv_wc wc;
+    int n;
+
+    if (ibv_post_send(p->a, wr, &bad)) {
+        printf("post failed: %s\n", strerror(errno));
+        return 0;
+    }
+    n = poll1(p->cq, &wc);
+    if (!n || wc.status != want) {
+        printf("wanted %s, got %s\n", ibv_wc_status_str(want),
+               n ? ibv_wc_status_str(wc.status) : "no completion");
+        return 0;
+    }
+    return 1;
+}
+
+static void free_pair(struct pair *p)
+{
+    ibv_destroy_qp(p->a);
+    ibv_destroy_qp(p->b);
+    ibv_destroy_cq(p->cq);
+}
+
+/*
+ * A request on a fresh pair that must fail with @want and leave both the
+ * remote bytes (dst, 0x5a) and the local ones (back, 0xc3) as they were.
+ */
+static void bad_op(const char *what, enum ibv_wr_opcode op, uint64_t raddr,
+                   uint32_t rkey, uint32_t len, enum ibv_wc_status want)
+{
+    struct ibv_sge sg = { (uintptr_t)back, len, back_mr->lkey };
+    struct ibv_send_wr wr = {
+        .wr_id = 9, .sg_list = &sg, .num_sge = 1, .opcode = op,
+        .send_flags = IBV_SEND_SIGNALED,
+    };
+    struct pair p;
+    char msg[160];
+    int ok, i;
+
+    if (op == IBV_WR_RDMA_READ) {
+        wr.wr.rdma.remote_addr = raddr;
+        wr.wr.rdma.rkey = rkey;
+    } else {
+        wr.wr.atomic.remote_addr = raddr;
+        wr.wr.atomic.rkey = rkey;
+        wr.wr.atomic.compare_add = 0x5a5a5a5a5a5a5a5aull;
+        wr.wr.atomic.swap = 1;
+    }
+    make_pair(&p);
+    memset(dst, 0x5a, BIG);
+    memset(back, 0xc3, BIG);
+    ok = expect_fail(&p, &wr, want);
+    snprintf(msg, sizeof(msg), "%s: %s", what, ibv_wc_status_str(want));
+    check(ok, msg);
+    for (i = 0; i < BIG && dst[i] == 0x5a && back[i] == 0xc3; i++) {
+    }
+    snprintf(msg, sizeof(msg), "%s: remote and local bytes unchanged", what);
+    check(i == BIG, msg);
+    free_pair(&p);
+}
+
+static void atomics(struct pair *p)
+{
+    uint64_t *t = (uint64_t *)(dst + 4096), *res = (uint64_t *)back;
+    uint64_t ra = (uintptr_t)t;
+    int ok, i;
+
+    *t = 5;
+    res[0] = 0;
+    ok = !post_atomic(p->a, IBV_WR_ATOMIC_FETCH_AND_ADD, res, back_mr->lkey,
+                      ra, dst_mr->rkey, 7, 0, 1) &&
+         done_ok(p->cq, 1, IBV_WC_FETCH_ADD);
+    check(ok && res[0] == 5 && *t == 12,
+          "FETCH_ADD 7 on 5: returns 5, memory 12");
+    ok = !post_atomic(p->a, IBV_WR_ATOMIC_CMP_AND_SWP, res, back_mr->lkey, ra,
+                      dst_mr->rkey, 12, 0x1122334455667788ull, 2) &&
+         done_ok(p->cq, 2, IBV_WC_COMP_SWAP);
+    check(ok && res[0] == 12 && *t == 0x1122334455667788ull,
+          "CMP_SWAP equal: returns the old value, memory swapped");
+    ok = !post_atomic(p->a, IBV_WR_ATOMIC_CMP_AND_SWP, res, back_mr->lkey, ra,
+                      dst_mr->rkey, 12, 99, 3) &&
+         done_ok(p->cq, 3, IBV_WC_COMP_SWAP);
+    check(ok && res[0] == 0x1122334455667788ull &&
+          *t == 0x1122334455667788ull,
+          "CMP_SWAP unequal: returns the value, memory unchanged");
+    *t = ~0ull;
+    ok = !post_atomic(p->a, IBV_WR_ATOMIC_FETCH_AND_ADD, res, back_mr->lkey,
+                      ra, dst_mr->rkey, 2, 0, 4) &&
+         done_ok(p->cq, 4, IBV_WC_FETCH_ADD);
+    check(ok && res[0] == ~0ull && *t == 1, "FETCH_ADD wraps at 2^64");
+
+    /* pipelined: results in order, each the sum before it */
+    *t = 1000;
+    for (i = 0; i < 16 && ok; i++) {
+        ok = !post_atomic(p->a, IBV_WR_ATOMIC_FETCH_AND_ADD, &res[i],
+                          back_mr->lkey, ra, dst_mr->rkey, i, 0, 10 + i);
+    }
+    for (i = 0; i < 16 && ok; i++) {
+        ok = done_ok(p->cq, 10 + i, IBV_WC_FETCH_ADD) &&
+             res[i] == 1000 + (uint64_t)i * (i - 1) / 2;
+    }
+    check(ok && *t == 1000 + 16 * 15 / 2,
+          "16 FETCH_ADDs in flight: results in order, sum right");
+}
+
+static int local_checks(int rounds, unsigned int seed)
+{
+    struct pair p;
+    char msg[160];
+    int good;
+
+    src = calloc(1, BIG);
+    dst = calloc(1, BIG);
+    back = calloc(1, BIG);
+    if (!src || !dst || !back) {
+        die("calloc");
+    }
+    src_mr = ibv_reg_mr(pd, src, BIG, IBV_ACCESS_LOCAL_WRITE);
+    back_mr = ibv_reg_mr(pd, back, BIG, IBV_ACCESS_LOCAL_WRITE);
+    dst_mr = ibv_reg_mr(pd, dst, BIG, IBV_ACCESS_LOCAL_WRITE |
+                        IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+                        IBV_ACCESS_REMOTE_ATOMIC);
+    wo_mr = ibv_reg_mr(pd, dst, BIG, IBV_ACCESS_LOCAL_WRITE |
+                       IBV_ACCESS_REMOTE_WRITE);
+    noatom_mr = ibv_reg_mr(pd, dst, BIG, IBV_ACCESS_LOCAL_WRITE |
+                           IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+    ro_mr = ibv_reg_mr(pd, src, BIG, 0);
+    if (!src_mr || !back_mr || !dst_mr || !wo_mr || !noatom_mr || !ro_mr) {
+        die("ibv_reg_mr");
+    }
+
+    qp_access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+                IBV_ACCESS_REMOTE_ATOMIC;
+    qp_sge = 16;
+    qp_depth = 16;
+    qp_rd_atom = 16;
+    make_pair(&p);
+
+    good = write_read_back(&p, rounds, &seed);
+    snprintf(msg, sizeof(msg),
+             "%d of %d random multi-SGE WRITEs read back intact", good,
+             rounds);
+    check(good == rounds, msg);
+
+    good = outstanding_reads(&p, 16, &seed);
+    snprintf(msg, sizeof(msg), "%d of 16 READs in flight at once intact",
+             good);
+    check(good == 16, msg);
+
+    {
+        struct ibv_sge sg = { (uintptr_t)back, 0, back_mr->lkey };
+
+        check(!post_rdma(p.a, IBV_WR_RDMA_READ, &sg, 0, (uintptr_t)dst, 0,
+                         50) && done_ok(p.cq, 50, IBV_WC_RDMA_READ),
+              "zero-length READ completes");
+    }
+
+    {
+        uint8_t *h = malloc(HUGE), *hb = malloc(HUGE);
+        struct ibv_mr *hm, *hbm;
+        struct ibv_sge sg;
+        struct ibv_wc wc;
+        int i, ok;
+
+        if (!h || !hb) {
+            die("malloc");
+        }
+        for (i = 0; i < HUGE; i++) {
+            h[i] = (uint8_t)(i * 7 + (i >> 13));
+        }
+        memset(hb, 0, HUGE);
+        hm = ibv_reg_mr(pd, h, HUGE, IBV_ACCESS_LOCAL_WRITE |
+                        IBV_ACCESS_REMOTE_READ);
+        hbm = ibv_reg_mr(pd, hb, HUGE, IBV_ACCESS_LOCAL_WRITE);
+        if (!hm || !hbm) {
+            die("ibv_reg_mr 16 MiB");
+        }
+        sg = (struct ibv_sge){ (uintptr_t)hb, HUGE, hbm->lkey };
+        ok = !post_rdma(p.a, IBV_WR_RDMA_READ, &sg, 1, (uintptr_t)h,
+                        hm->rkey, 51);
+        /* 16 MiB through the emulated device may take a while */
+        for (i = 0; ok && i < 12 && !poll1(p.cq, &wc); i++) {
+        }
+        ok = ok && i < 12 && wc.status == IBV_WC_SUCCESS && wc.wr_id == 51;
+        check(ok && !memcmp(h, hb, HUGE), "16 MiB READ arrives intact");
+        ibv_dereg_mr(hm);
+        ibv_dereg_mr(hbm);
+        free(h);
+        free(hb);
+    }
+
+    atomics(&p);
+
+    /* local errors: a READ into an MR without local write, a short atomic */
+    {
+        struct ibv_sge sg = { (uintptr_t)src, 64, ro_mr->lkey };
+        struct ibv_send_wr wr = {
+            .wr_id = 60, .sg_list = &sg, .num_sge = 1,
+            .opcode = IBV_WR_RDMA_READ, .send_flags = IBV_SEND_SIGNALED,
+            .wr.rdma = { (uintptr_t)dst, dst_mr->rkey },
+        };
+
+        check(expect_fail(&p, &wr, IBV_WC_LOC_PROT_ERR),
+              "READ into an MR without local write: local protection error");
+    }
+    free_pair(&p);
+    make_pair(&p);
+    {
+        struct ibv_sge sg = { (uintptr_t)back, 4, back_mr->lkey };
+        struct ibv_send_wr wr = {
+            .wr_id = 61, .sg_list = &sg, .num_sge = 1,
+            .opcode = IBV_WR_ATOMIC_FETCH_AND_ADD,
+            .send_flags = IBV_SEND_SIGNALED,
+            .wr.atomic = { .remote_addr = (uintptr_t)dst,
+                           .rkey = dst_mr->rkey, .compare_add = 1 },
+        };
+
+        memset(dst, 0, 8);
+        check(expect_fail(&p, &wr, IBV_WC_LOC_LEN_ERR) && dst[0] == 0,
+              "atomic with a 4-byte result SGE: local length error");
+    }
+    free_pair(&p);
+
+    bad_op("READ, wrong rkey", IBV_WR_RDMA_READ, (uintptr_t)dst,
+           dst_mr->rkey ^ 0x4400, 100, IBV_WC_REM_ACCESS_ERR);
+    bad_op("READ, range outside the MR", IBV_WR_RDMA_READ,
+           (uintptr_t)dst + BIG - 50, dst_mr->rkey, 100,
+           IBV_WC_REM_ACCESS_ERR);
+    bad_op("READ, MR without remote read", IBV_WR_RDMA_READ, (uintptr_t)dst,
+           wo_mr->rkey, 100, IBV_WC_REM_ACCESS_ERR);
+    bad_op("FETCH_ADD, wrong rkey", IBV_WR_ATOMIC_FETCH_AND_ADD,
+           (uintptr_t)dst, dst_mr->rkey ^ 0x4400, 8, IBV_WC_REM_ACCESS_ERR);
+    bad_op("FETCH_ADD, MR without remote atomic", IBV_WR_ATOMIC_FETCH_AND_ADD,
+           (uintptr_t)dst + 64, noatom_mr->rkey, 8, IBV_WC_REM_ACCESS_ERR);
+    bad_op("CMP_SWAP, range outside the MR", IBV_WR_ATOMIC_CMP_AND_SWP,
+           (uintptr_t)dst + BIG, dst_mr->rkey, 8, IBV_WC_REM_ACCESS_ERR);
+    bad_op("CMP_SWAP, misaligned address", IBV_WR_ATOMIC_CMP_AND_SWP,
+           (uintptr_t)dst + 12, dst_mr->rkey, 8, IBV_WC_REM_INV_REQ_ERR);
+    qp_access = IBV_ACCESS_REMOTE_WRITE;
+    bad_op("READ, QP without remote read", IBV_WR_RDMA_READ, (uintptr_t)dst,
+           dst_mr->rkey, 100, IBV_WC_REM_INV_REQ_ERR);
+    bad_op("FETCH_ADD, QP without remote atomic", IBV_WR_ATOMIC_FETCH_AND_ADD,
+           (uintptr_t)dst, dst_mr->rkey, 8, IBV_WC_REM_INV_REQ_ERR);
+    return failed;
+}
+
+/* ---- two guests ------------------------------------------------------ */
+
+struct wire_info {              /* exchanged over TCP, network order */
+    uint32_t qpn, psn, rkey, pad;
+    uint64_t addr;
+    uint8_t gid[16];
+};
+
+struct shared {                 /* the server's memory both sides work on */
+    uint64_t counter;           /* FETCH_ADD target */
+    uint64_t lock;              /* 0 free, else the holder's id */
+    uint64_t locked_counter;    /* read and written under the lock */
+};
+
+static int xfer(int fd, void *p, size_t n, int out)
+{
+    size_t d = 0;
+
+    while (d < n) {
+        ssize_t k = out ? write(fd, (char *)p + d, n - d) :
+                          read(fd, (char *)p + d, n - d);
+
+        if (k <= 0) {
+            return -1;
+        }
+        d += k;
+    }
+    return 0;
+}
+
+static int tcp_connect(const char *host, int port, int listen_side)
+{
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
+    int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1, c, i;
+
+    if (fd < 0) {
+        die("socket");
+    }
+    if (listen_side) {
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+        if (bind(fd, (struct sockaddr *)&a, sizeof(a)) || listen(fd, 1)) {
+            die("bind/listen");
+        }
+        c = accept(fd, NULL, NULL);
+        close(fd);
+        if (c < 0) {
+            die("accept");
+        }
+        return c;
+    }
+    if (inet_pton(AF_INET, host, &a.sin_addr) != 1) {
+        fprintf(stderr, "qroce-rdma: %s: not an IPv4 address\n", host);
+        exit(2);
+    }
+    for (i = 0; i < 100; i++) {
+        if (!connect(fd, (struct sockaddr *)&a, sizeof(a))) {
+            return fd;
+        }
+        usleep(100000);
+    }
+    die("connect");
+    return -1;
+}
+
+struct worker {
+    struct ibv_qp *qp;
+    struct ibv_cq *cq;
+    uint64_t raddr;             /* struct shared on the server */
+    uint32_t rkey;
+    uint64_t *res;              /* 8 bytes in res_mr */
+    uint32_t lkey;
+};
+
+static int op(struct worker *w, enum ibv_wr_opcode o, uint64_t off,
+              uint64_t cmp_add, uint64_t swap, uint64_t *old)
+{
+    static uint64_t id;
+    enum ibv_wc_opcode want = o == IBV_WR_ATOMIC_CMP_AND_SWP ?
+                              IBV_WC_COMP_SWAP : IBV_WC_FETCH_ADD;
+
+    if (post_atomic(w->qp, o, w->res, w->lkey, w->raddr + off, w->rkey,
+                    cmp_add, swap, ++id) || !done_ok(w->cq, id, want)) {
+        return -1;
+    }
+    *old = *w->res;
+    return 0;
+}
+
+static int rw(struct worker *w, enum ibv_wr_opcode o, uint64_t off)
+{
+    static uint64_t id = 1ull << 40;
+    struct ibv_sge sg = { (uintptr_t)w->res, 8, w->lkey };
+
+    return post_rdma(w->qp, o, &sg, 1, w->raddr + off, w->rkey, ++id) ||
+           !done_ok(w->cq, id, o == IBV_WR_RDMA_READ ? IBV_WC_RDMA_READ :
+                                                       IBV_WC_RDMA_WRITE) ?
+           -1 : 0;
+}
+
+/* @n FETCH_ADD 1; @olds gets each returned value.  -1 on a failure. */
+static int add_loop(struct worker *w, int n, uint64_t *olds)
+{
+    int i;
+
+    for (i = 0; i < n; i++) {
+        if (op(w, IBV_WR_ATOMIC_FETCH_AND_ADD,
+               offsetof(struct shared, counter), 1, 0, &olds[i])) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* @k times: take the lock (CMP_SWAP 0 -> me), READ, WRITE +1, release. */
+static int lock_loop(struct worker *w, int k, uint64_t me)
+{
+    uint64_t old;
+    int i;
+
+    for (i = 0; i < k; i++) {
+        do {
+            if (op(w, IBV_WR_ATOMIC_CMP_AND_SWP,
+                   offsetof(struct shared, lock), 0, me, &old)) {
+                return -1;
+            }
+        } while (old != 0);
+        if (rw(w, IBV_WR_RDMA_READ, offsetof(struct shared, locked_counter))) {
+            return -1;
+        }
+        (*w->res)++;
+        if (rw(w, IBV_WR_RDMA_WRITE, offsetof(struct shared, locked_counter)) ||
+            op(w, IBV_WR_ATOMIC_CMP_AND_SWP, offsetof(struct shared, lock),
+               me, 0, &old)) {
+            return -1;
+        }
+        if (old != me) {
+            printf("lock held by %llu while %llu released it\n",
+                   (unsigned long long)old, (unsigned long long)me);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int two_guests(const char *server, int port, int adds, int locks)
+{
+    int serve = server == NULL, fd, rc = 0, i;
+    struct ibv_cq *cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+    struct shared *sh = NULL;
+    struct ibv_mr *sh_mr = NULL, *res_mr;
+    struct wire_info me = {}, peer;
+    struct ibv_qp *qp, *la = NULL, *lb = NULL;
+    struct worker w;
+    uint64_t *olds, *res, done = 0;
+    union ibv_gid gid;
+    char msg[200];
+
+    res = calloc(1, 4096);
+    olds = calloc(2 * adds + 1, sizeof(*olds));
+    if (!cq || !res || !olds) {
+        die("ibv_create_cq");
+    }
+    res_mr = ibv_reg_mr(pd, res, 4096, IBV_ACCESS_LOCAL_WRITE);
+    qp_access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+                IBV_ACCESS_REMOTE_ATOMIC;
+    qp_rd_atom = 4;
+    qp = make_qp(cq);
+    if (!res_mr || ibv_query_gid(ctx, 1, gid_index, &gid)) {
+        die("ibv_reg_mr/ibv_query_gid");
+    }
+    if (serve) {
+        sh = aligned_alloc(4096, 4096);
+        if (!sh) {
+            die("aligned_alloc");
+        }
+        memset(sh, 0, 4096);
+        sh_mr = ibv_reg_mr(pd, sh, 4096, IBV_ACCESS_LOCAL_WRITE |
+                           IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+                           IBV_ACCESS_REMOTE_ATOMIC);
+        if (!sh_mr) {
+            die("ibv_reg_mr");
+        }
+        me.rkey = htonl(sh_mr->rkey);
+        me.addr = htobe64((uintptr_t)sh);
+    }
+    me.qpn = htonl(qp->qp_num);
+    me.psn = htonl(serve ? 1000 : 2000);
+    memcpy(me.gid, gid.raw, 16);
+    fd = tcp_connect(server, port, serve);
+    if (xfer(fd, &me, sizeof(me), 1) || xfer(fd, &peer, sizeof(peer), 0)) {
+        die("exchange");
+    }
+    memcpy(gid.raw, peer.gid, 16);
+    connect_to(qp, ntohl(peer.qpn), &gid, ntohl(peer.psn), ntohl(me.psn));
+    if (serve) {
+        /* the server's own operations: a loopback pair on its device */
+        la = make_qp(cq);
+        lb = make_qp(cq);
+        connect_qp(la, lb->qp_num);
+        connect_qp(lb, la->qp_num);
+        w = (struct worker){ la, cq, (uintptr_t)sh, sh_mr->rkey, res,
+                             res_mr->lkey };
+    } else {
+        w = (struct worker){ qp, cq, be64toh(peer.addr), ntohl(peer.rkey),
+                             res, res_mr->lkey };
+    }
+    /* both ready: go */
+    if (xfer(fd, &done, 8, 1) || xfer(fd, &done, 8, 0)) {
+        die("sync");
+    }
+    if (add_loop(&w, adds, olds + (serve ? adds : 0)) ||
+        lock_loop(&w, locks, serve ? 1 : 2)) {
+        printf("FAIL %s: an operation failed\n", serve ? "server" : "client");
+        rc = 1;
+    }
+    if (!serve) {
+        for (i = 0; i < adds; i++) {
+            olds[i] = htobe64(olds[i]);
+        }
+        done = htobe64(rc);
+        if (xfer(fd, &done, 8, 1) || xfer(fd, olds, 8 * adds, 1) ||
+            xfer(fd, &done, 8, 0)) {
+            die("report");
+        }
+        printf("client: %d FETCH_ADDs and %d locked increments done\n", adds,
+               locks);
+        return rc || be64toh(done);
+    }
+    if (xfer(fd, &done, 8, 0) || xfer(fd, olds, 8 * adds, 0)) {
+        die("report");
+    }
+    for (i = 0; i < adds; i++) {
+        olds[i] = be64toh(olds[i]);
+    }
+    check(!rc && !done, "both sides completed every operation");
+    snprintf(msg, sizeof(msg), "2 x %d FETCH_ADD on one address: counter %llu",
+             adds, (unsigned long long)sh->counter);
+    check(sh->counter == 2ull * adds, msg);
+    {
+        /* every value 0 .. 2N-1 was returned exactly once */
+        uint8_t *seen = calloc(1, 2 * adds);
+        int dup = 0;
+
+        for (i = 0; seen && i < 2 * adds; i++) {
+            if (olds[i] >= 2ull * adds || seen[olds[i]]++) {
+                dup++;
+            }
+        }
+        snprintf(msg, sizeof(msg),
+                 "FETCH_ADD results are 0..%d, each once (%d out of place)",
+                 2 * adds - 1, dup);
+        check(seen && !dup, msg);
+        free(seen);
+    }
+    snprintf(msg, sizeof(msg),
+             "CMP_SWAP lock: 2 x %d increments under it give %llu, lock %llu",
+             locks, (unsigned long long)sh->locked_counter,
+             (unsigned long long)sh->lock);
+    check(sh->locked_counter == 2ull * locks && sh->lock == 0, msg);
+    done = htobe64(failed);
+    xfer(fd, &done, 8, 1);
+    close(fd);
+    return failed;
+}
+
+int main(int argc, char **argv)
+{
+    const char *dev = "qroce_0";
+    unsigned int seed = 1;
+    int rounds = 100, port = 18516, adds = 10000, locks = 500, serve = 0, c;
+
+    while ((c = getopt(argc, argv, "d:g:n:s:p:a:k:l")) != -1) {
+        switch (c) {
+        case 'd':
+            dev = optarg;
+            break;
+        case 'g':
+            gid_index = atoi(optarg);
+            break;
+        case 'n':
+            rounds = atoi(optarg);
+            break;
+        case 's':
+            seed = strtoul(optarg, NULL, 0);
+            break;
+        case 'p':
+            port = atoi(optarg);
+            break;
+        case 'a':
+            adds = atoi(optarg);
+            break;
+        case 'k':
+            locks = atoi(optarg);
+            break;
+        case 'l':
+            serve = 1;
+            break;
+        default:
+            goto usage;
+        }
+    }
+    if (rounds < 0 || adds < 1 || locks < 0 || port <= 0 || port > 65535 ||
+        argc - optind > !serve) {
+        goto usage;
+    }
+    open_dev(dev);
+    if (serve || optind < argc) {
+        return two_guests(serve ? NULL : argv[optind], port, adds, locks);
+    }
+    return local_checks(rounds, seed);
+
+usage:
+    fprintf(stderr,
+            "usage: qroce-rdma [-d DEVICE] [-g GID_INDEX] [-n ROUNDS] [-s SEED]\n"
+            "       qroce-rdma [-d DEVICE] [-g GID_INDEX] [-p PORT] [-a ADDS] "
+            "[-k LOCKS] (-l | SERVER)\n");
+    return 2;
+}
