@@ -43,14 +43,15 @@ qr_boot 2 rxe || exit 1
 QR_TIMEOUT=300
 OUT=$QR_B/bench.txt
 
-# iterations for TOOL SIZE: each cell runs for a few seconds at most
+# iterations for TOOL SIZE: bandwidth cells move up to 256 MiB (so start-up
+# does not dominate), latency cells up to 8 MiB; 20 to 5000 iterations
 iters() {
 	case $1 in
-	*_bw) n=$((64 * 1048576 / $2)) ;;
+	*_bw) n=$((256 * 1048576 / $2)) ;;
 	*) n=$((8 * 1048576 / $2)) ;;
 	esac
-	[ $QUICK = 1 ] && n=$((n / 4))
-	[ $n -gt 2000 ] && n=2000
+	[ $QUICK = 1 ] && n=$((n / 8))
+	[ $n -gt 5000 ] && n=5000
 	[ $n -lt 20 ] && n=20
 	echo $n
 }

@@ -38,18 +38,56 @@
 static inline bool qroce_dma_read(QRoceState *s, uint64_t addr, void *buf,
                                   uint64_t len)
 {
-    return pci_dma_read(PCI_DEVICE(s), addr, buf, len) == MEMTX_OK;
+    return pci_dma_read(&s->parent_obj, addr, buf, len) == MEMTX_OK;
 }
 
 static inline bool qroce_dma_write(QRoceState *s, uint64_t addr,
                                    const void *buf, uint64_t len)
 {
-    return pci_dma_write(PCI_DEVICE(s), addr, buf, len) == MEMTX_OK;
+    return pci_dma_write(&s->parent_obj, addr, buf, len) == MEMTX_OK;
+}
+
+/*
+ * Payload to or from guest memory: map the range (guest RAM is mapped
+ * straight, without a bounce buffer) and copy once; what cannot be mapped
+ * (MMIO, a hole, the end of a RAM block) goes through pci_dma_rw, which
+ * fails cleanly outside guest memory.
+ */
+static bool qroce_dma_copy(QRoceState *s, uint64_t addr, void *buf,
+                           uint64_t len, bool to_guest)
+{
+    PCIDevice *d = &s->parent_obj;
+    DMADirection dir = to_guest ? DMA_DIRECTION_FROM_DEVICE :
+                                  DMA_DIRECTION_TO_DEVICE;
+    uint8_t *b = buf;
+
+    while (len) {
+        dma_addr_t plen = len;
+        void *p = pci_dma_map(d, addr, &plen, dir);
+
+        if (!p || !plen) {
+            if (p) {
+                pci_dma_unmap(d, p, plen, dir, 0);
+            }
+            return to_guest ? qroce_dma_write(s, addr, b, len) :
+                              qroce_dma_read(s, addr, b, len);
+        }
+        if (to_guest) {
+            memcpy(p, b, plen);
+        } else {
+            memcpy(b, p, plen);
+        }
+        pci_dma_unmap(d, p, plen, dir, plen);
+        addr += plen;
+        b += plen;
+        len -= plen;
+    }
+    return true;
 }
 
 static void qroce_irq(QRoceState *s, unsigned vector)
 {
-    PCIDevice *d = PCI_DEVICE(s);
+    PCIDevice *d = &s->parent_obj;
 
     if (msix_enabled(d)) {
         trace_qroce_irq(vector);
@@ -204,8 +242,7 @@ int qroce_bt_rw(QRoceState *s, const QRoceBT *bt, uint64_t offset, void *buf,
     uint8_t *p = buf;
 
     if (bt->phys) {
-        return (to_guest ? qroce_dma_write(s, offset, buf, len)
-                         : qroce_dma_read(s, offset, buf, len)) ? 0 : -1;
+        return qroce_dma_copy(s, offset, buf, len, to_guest) ? 0 : -1;
     }
     if (offset > qroce_bt_size(bt) || len > qroce_bt_size(bt) - offset) {
         return -1;
@@ -214,11 +251,15 @@ int qroce_bt_rw(QRoceState *s, const QRoceBT *bt, uint64_t offset, void *buf,
         uint64_t psize = 1ULL << bt->page_shift;
         uint64_t in = offset & (psize - 1);
         uint64_t n = MIN(len, psize - in);
-        uint64_t addr = bt->pages[offset >> bt->page_shift] + in;
-        bool ok = to_guest ? qroce_dma_write(s, addr, p, n)
-                           : qroce_dma_read(s, addr, p, n);
+        uint64_t pg = offset >> bt->page_shift;
+        uint64_t addr = bt->pages[pg] + in;
 
-        if (!ok) {
+        /* pages that follow each other in guest memory: one copy */
+        while (n < len && bt->pages[pg + 1] == bt->pages[pg] + psize) {
+            n = MIN(len, n + psize);
+            pg++;
+        }
+        if (!qroce_dma_copy(s, addr, p, n, to_guest)) {
             return -1;
         }
         p += n;

@@ -79,6 +79,10 @@ typedef struct QRoceRc {
     bool wqe_valid;
     uint32_t wqe_qpn, wqe_idx;
     RcWqe wqe;
+    /* the send WQE being segmented, read at its first packet */
+    bool txw_valid;
+    uint32_t txw_qpn, txw_idx;
+    RcWqe txw;
 } QRoceRc;
 
 /* RNR timer values of the IB spec, in microseconds. */
@@ -395,6 +399,7 @@ static bool rc_sq_process(QRoceState *s, QRoceQP *qp, int *budget)
     uint32_t mtu = rc_mtu(qp);
     uint32_t depth = 1u << qp->sq.log2;
     uint32_t max_rd = MAX(qp->max_rd_atomic, 1);
+    QRoceRc *rc = s->rc;
     RcWqe w;
 
     while (qp->state == QROCE_QPS_RTS && r->sq_sent != qp->sq.pi &&
@@ -414,7 +419,20 @@ static bool rc_sq_process(QRoceState *s, QRoceQP *qp, int *budget)
             psn_cmp(r->npsn, psn_add(r->una_psn, RC_WINDOW)) >= 0) {
             break;                      /* window full: wait for ACKs */
         }
-        st = rc_read_wqe(s, qp, idx, &w);
+        if (!first && rc->txw_valid && rc->txw_qpn == qp->qpn &&
+            rc->txw_idx == idx) {
+            /* the rest of a message: the WQE checked at its first packet */
+            w = rc->txw;
+            st = QROCE_WC_SUCCESS;
+        } else {
+            st = rc_read_wqe(s, qp, idx, &w);
+            rc->txw_valid = st == QROCE_WC_SUCCESS;
+            if (rc->txw_valid) {
+                rc->txw = w;
+                rc->txw_qpn = qp->qpn;
+                rc->txw_idx = idx;
+            }
+        }
         if (st == QROCE_WC_SUCCESS && w.hdr.opcode != QROCE_WR_SEND &&
             w.hdr.opcode != QROCE_WR_SEND_IMM &&
             w.hdr.opcode != QROCE_WR_RDMA_WRITE &&
