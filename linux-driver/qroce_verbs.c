@@ -947,6 +947,7 @@ static int qroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	struct qroce_cmd cmd = {};
 	struct qroce_cmd_modify_qp *m = &cmd.modify_qp;
 	enum ib_qp_state cur, next;
+	u32 rd_atomic;
 	int err;
 
 	if (mask & ~IB_QP_ATTR_STANDARD_BITS)
@@ -959,9 +960,14 @@ static int qroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		return -EINVAL;
 	if ((mask & IB_QP_PATH_MTU) && attr->path_mtu > IB_MTU_4096)
 		return -EINVAL;
-	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) &&
-	    attr->max_rd_atomic > dev->cap_max_rd_atom)
-		return -EINVAL;
+	/*
+	 * Initiator depth beyond what the device keeps outstanding is clamped,
+	 * as several RoCE HCAs do: applications (perftest) pass the peer's
+	 * responder resources, which may be larger (rxe offers 128), and
+	 * fewer reads in flight is always safe.  Responder resources cannot
+	 * be promised beyond the device's, so those are refused.
+	 */
+	rd_atomic = min_t(u32, attr->max_rd_atomic, dev->cap_max_rd_atom);
 	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
 	    attr->max_dest_rd_atomic > dev->cap_max_rd_atom)
 		return -EINVAL;
@@ -976,7 +982,7 @@ static int qroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	m->retry_cnt = attr->retry_cnt;
 	m->rnr_retry = attr->rnr_retry;
 	m->min_rnr_timer = attr->min_rnr_timer;
-	m->max_rd_atomic = attr->max_rd_atomic;
+	m->max_rd_atomic = rd_atomic;
 	m->max_dest_rd_atomic = attr->max_dest_rd_atomic;
 	m->access_flags = cpu_to_le32(attr->qp_access_flags & QROCE_ACCESS_MASK);
 	m->qkey = cpu_to_le32(attr->qkey);
@@ -1016,7 +1022,7 @@ static int qroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	if (mask & IB_QP_SQ_PSN)
 		qp->attr.sq_psn = attr->sq_psn;
 	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
-		qp->attr.max_rd_atomic = attr->max_rd_atomic;
+		qp->attr.max_rd_atomic = rd_atomic;
 	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
 		qp->attr.max_dest_rd_atomic = attr->max_dest_rd_atomic;
 	if (mask & IB_QP_MIN_RNR_TIMER)

@@ -231,17 +231,22 @@ qr_wait_listen() {
 }
 
 # qr_perftest T ARGS...: perftest test T with ARGS, server in guest 1,
-# client in guest 2 (to 10.0.0.1).  Both must exit 0 and the client must
+# client in guest 2 (to 10.0.0.1), both on qroce_0; QR_PT="G SDEV CDEV IP"
+# sets the server's guest, the server's and the client's device and the
+# address the client connects to.  Both must exit 0 and the client must
 # print a result row whose first column is the message size (-s, else 8);
 # a server that prints a result header must print a row too.
 qr_perftest() {
 	t=$1
 	shift
-	qr_bg 1 srv "$t -d qroce_0 -x 1 -F $*" || return 1
-	qr_wait_listen 1 18515 || { qr_bg_wait 1 srv 5; return 1; }
-	qr_exec 2 "$t -d qroce_0 -x 1 -F $* 10.0.0.1" >"$QR_DIR/pt.cli"
+	set -- ${QR_PT:-1 qroce_0 qroce_0 10.0.0.1} "$@"
+	pg=$1 psd=$2 pcd=$3 pip=$4
+	shift 4
+	qr_bg "$pg" srv "$t -d $psd -x 1 -F $*" || return 1
+	qr_wait_listen "$pg" 18515 || { qr_bg_wait "$pg" srv 5; return 1; }
+	qr_exec $((3 - pg)) "$t -d $pcd -x 1 -F $* $pip" >"$QR_DIR/pt.cli"
 	crc=$?
-	qr_bg_wait 1 srv 120 >"$QR_DIR/pt.srv"
+	qr_bg_wait "$pg" srv 120 >"$QR_DIR/pt.srv"
 	src=$?
 	cat "$QR_DIR/pt.cli"
 	sed 's/^/server: /' "$QR_DIR/pt.srv"
