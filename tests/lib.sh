@@ -14,6 +14,7 @@
 #                           prints the output, returns CMD's exit status
 #   qr_check DESC CMD...    run CMD...; count and print a PASS or FAIL line
 #   qr_finish               print the counts; exit 0 only if nothing failed
+#   qr_bg, qr_bg_wait, qr_wait_listen, qr_perftest, qr_atomics: see below
 #
 # Every QEMU started here is killed by its pid on exit or interruption.
 # Logs are kept when a check failed, removed otherwise.
@@ -255,4 +256,28 @@ qr_perftest() {
 	[ $crc -eq 0 ] && [ $src -eq 0 ] && grep -Eq "$row" "$QR_DIR/pt.cli" &&
 		{ ! grep -q '#bytes' "$QR_DIR/pt.srv" ||
 			grep -Eq "$row" "$QR_DIR/pt.srv"; }
+}
+
+# qr_atomics ADDS LOCKS: qroce-rdma's two-guest mode.  The counter and the
+# lock live in the server's memory; both sides do ADDS FETCH_ADDs and LOCKS
+# increments under a CMP_SWAP lock.  QR_PT as for qr_perftest.  The counter
+# must be exactly 2 x ADDS with every old value returned once, the locked
+# counter 2 x LOCKS and the lock free.
+qr_atomics() {
+	set -- ${QR_PT:-1 qroce_0 qroce_0 10.0.0.1} "$@"
+	ag=$1 asd=$2 acd=$3 aip=$4 an=$5 ak=$6
+	qr_bg "$ag" atom "qroce-rdma -d $asd -g 1 -a $an -k $ak -l" || return 1
+	qr_wait_listen "$ag" 18516 || { qr_bg_wait "$ag" atom 5; return 1; }
+	qr_exec $((3 - ag)) "qroce-rdma -d $acd -g 1 -a $an -k $ak $aip" >"$QR_DIR/a.cli"
+	crc=$?
+	qr_bg_wait "$ag" atom 500 >"$QR_DIR/a.srv"
+	src=$?
+	cat "$QR_DIR/a.cli" "$QR_DIR/a.srv"
+	[ $crc -eq 0 ] && [ $src -eq 0 ] && ! grep -q '^FAIL' "$QR_DIR/a.srv" &&
+		grep -q "^PASS 2 x $an FETCH_ADD on one address: counter $((2 * an))\$" \
+			"$QR_DIR/a.srv" &&
+		grep -q "^PASS FETCH_ADD results are 0..$((2 * an - 1)), each once" \
+			"$QR_DIR/a.srv" &&
+		grep -q "^PASS CMP_SWAP lock: 2 x $ak increments under it give $((2 * ak)), lock 0\$" \
+			"$QR_DIR/a.srv"
 }

@@ -38,35 +38,19 @@ qr_check "rxe client -> qroce server, 4096 B x 200" cross 1 qroce_0 rxe0 10.0.0.
 qr_check "qroce client -> rxe server, 65536 B x 100" cross 2 rxe0 qroce_0 10.0.0.2 -s 65536 -n 100
 qr_check "rxe client -> qroce server, 1 B and events" cross 1 qroce_0 rxe0 10.0.0.1 -s 1 -n 100 -e
 # perftest across implementations: qroce as requester and as responder
-q2r() { QR_PT="2 rxe0 qroce_0 10.0.0.2" qr_perftest "$@"; }
-r2q() { QR_PT="1 qroce_0 rxe0 10.0.0.1" qr_perftest "$@"; }
-# atomics and a lock across implementations: the counter lives on SDEV's
-# guest, both sides add to it
-xatomic() {
-	xg=$1 sdev=$2 cdev=$3 ip=$4
-	qr_bg $xg atom "qroce-rdma -d $sdev -g 1 -a 2000 -k 100 -l" || return 1
-	qr_wait_listen $xg 18516 || { qr_bg_wait $xg atom 5; return 1; }
-	qr_exec $((3 - xg)) "qroce-rdma -d $cdev -g 1 -a 2000 -k 100 $ip" >"$QR_DIR/a.cli"
-	crc=$?
-	qr_bg_wait $xg atom 300 >"$QR_DIR/a.srv"
-	src=$?
-	cat "$QR_DIR/a.cli" "$QR_DIR/a.srv"
-	[ $crc -eq 0 ] && [ $src -eq 0 ] && ! grep -q '^FAIL' "$QR_DIR/a.srv" &&
-		grep -q '^PASS 2 x 2000 FETCH_ADD on one address: counter 4000$' "$QR_DIR/a.srv" &&
-		grep -q '^PASS FETCH_ADD results are 0..3999, each once' "$QR_DIR/a.srv" &&
-		grep -q '^PASS CMP_SWAP lock: 2 x 100 increments under it give 200, lock 0$' \
-			"$QR_DIR/a.srv"
-}
-qr_check "ib_read_bw: qroce reads from rxe" q2r ib_read_bw -s 65536 -n 100
-qr_check "ib_read_bw: rxe reads from qroce" r2q ib_read_bw -s 65536 -n 100
-qr_check "ib_write_bw: qroce writes to rxe" q2r ib_write_bw -s 65536 -n 100
-qr_check "ib_atomic_bw: qroce FETCH_ADDs on rxe" q2r ib_atomic_bw -n 200
-qr_check "ib_atomic_bw -A CMP_AND_SWAP: rxe on qroce" r2q ib_atomic_bw -A CMP_AND_SWAP -n 200
-qr_check "ib_read_lat -s 8 between qroce and rxe (both read)" q2r ib_read_lat -s 8 -n 100
-qr_check "ib_atomic_lat between rxe and qroce (both do atomics)" r2q ib_atomic_lat -n 100
+q2r() { QR_PT="2 rxe0 qroce_0 10.0.0.2" "$@"; }
+r2q() { QR_PT="1 qroce_0 rxe0 10.0.0.1" "$@"; }
+qr_check "ib_read_bw: qroce reads from rxe" q2r qr_perftest ib_read_bw -s 65536 -n 100
+qr_check "ib_read_bw: rxe reads from qroce" r2q qr_perftest ib_read_bw -s 65536 -n 100
+qr_check "ib_write_bw: qroce writes to rxe" q2r qr_perftest ib_write_bw -s 65536 -n 100
+qr_check "ib_atomic_bw: qroce FETCH_ADDs on rxe" q2r qr_perftest ib_atomic_bw -n 200
+qr_check "ib_atomic_bw -A CMP_AND_SWAP: rxe on qroce" r2q qr_perftest ib_atomic_bw -A CMP_AND_SWAP -n 200
+qr_check "ib_read_lat -s 8 between qroce and rxe (both read)" q2r qr_perftest ib_read_lat -s 8 -n 100
+qr_check "ib_atomic_lat between rxe and qroce (both do atomics)" r2q qr_perftest ib_atomic_lat -n 100
+# a counter and a lock in one implementation's memory, both adding to it
 qr_check "counter on rxe: 2 x 2000 FETCH_ADD and a CMP_SWAP lock, qroce and rxe" \
-	xatomic 2 rxe0 qroce_0 10.0.0.2
+	q2r qr_atomics 2000 100
 qr_check "counter on qroce: 2 x 2000 FETCH_ADD and a CMP_SWAP lock, rxe and qroce" \
-	xatomic 1 qroce_0 rxe0 10.0.0.1
+	r2q qr_atomics 2000 100
 qr_check "wire: frames of both implementations pass the checker and tshark" wire
 qr_finish
