@@ -803,6 +803,10 @@ static int qroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 
 	if (type < 0)
 		return type;
+	/* no data path for these yet: fail here rather than hang later */
+	if ((type == QROCE_QPT_UC && !(dev->features & QROCE_FEAT_UC)) ||
+	    (type == QROCE_QPT_UD && !(dev->features & QROCE_FEAT_UD)))
+		return -EOPNOTSUPP;
 	if (init->srq || init->create_flags ||
 	    cap->max_send_wr > dev->cap_max_qp_wr ||
 	    cap->max_recv_wr > dev->cap_max_qp_wr ||
