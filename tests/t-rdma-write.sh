@@ -20,4 +20,17 @@ qr_check "ib_write_bw -s 65536" qr_perftest ib_write_bw -s 65536 -n 100
 qr_check "ib_write_lat -s 8" qr_perftest ib_write_lat -s 8 -n 100
 qr_check "ib_send_bw -s 65536" qr_perftest ib_send_bw -s 65536 -n 100
 qr_check "ib_send_lat -s 8" qr_perftest ib_send_lat -s 8 -n 100
+
+# UC and UD have no data path in the device yet: QP creation must fail at
+# once (perftest exits non-zero within the timeout) instead of hanging.
+unsupported_qp() {
+	qr_perftest ib_send_bw -c "$1" -n 10 >"$QR_DIR/u.out" 2>&1
+	rc=$?
+	cat "$QR_DIR/u.out"
+	[ $rc -ne 0 ] && ! grep -q "timed out" "$QR_DIR/u.out" &&
+		[ "$(grep -c "Unable to create QP" "$QR_DIR/u.out")" -eq 2 ]
+}
+QR_TIMEOUT=60
+qr_check "UC QP refused with an error, not a hang" unsupported_qp UC
+qr_check "UD QP refused with an error, not a hang" unsupported_qp UD
 qr_finish
