@@ -496,30 +496,58 @@ static uint32_t mk_cq(QRoceTest *t, uint32_t eqn)
     return out[0];
 }
 
-static int mk_qp(QRoceTest *t, uint8_t type, uint32_t pdn, uint32_t cqn,
-                 uint32_t uar, uint32_t *qpn)
+/* CREATE_QP with 16-entry rings of its own; their addresses in *sq, *rq. */
+static int mk_qp_rings(QRoceTest *t, uint8_t type, uint32_t pdn,
+                       uint32_t scqn, uint32_t rcqn, uint32_t uar,
+                       uint32_t *qpn, uint64_t *sq, uint64_t *rq)
 {
     struct qroce_cmd c = { .hdr.opcode = QROCE_CMD_CREATE_QP };
-    uint64_t sq = page(t, 1), rq = page(t, 1);
     uint32_t out[6] = {};
     int st;
 
+    *sq = page(t, 1);
+    *rq = page(t, 1);
     c.create_qp.pdn = cpu_to_le32(pdn);
-    c.create_qp.send_cqn = cpu_to_le32(cqn);
-    c.create_qp.recv_cqn = cpu_to_le32(cqn);
+    c.create_qp.send_cqn = cpu_to_le32(scqn);
+    c.create_qp.recv_cqn = cpu_to_le32(rcqn);
     c.create_qp.uar = cpu_to_le32(uar);
     c.create_qp.type = type;
     c.create_qp.sq_log2_entries = 4;
     c.create_qp.sq_wqe_shift = 6;
     c.create_qp.rq_log2_entries = 4;
     c.create_qp.rq_wqe_shift = 5;
-    c.create_qp.sq = (struct qroce_bt){ cpu_to_le64(sq), cpu_to_le32(1), 12,
+    c.create_qp.sq = (struct qroce_bt){ cpu_to_le64(*sq), cpu_to_le32(1), 12,
                                         QROCE_BT_CONTIG, 0 };
-    c.create_qp.rq = (struct qroce_bt){ cpu_to_le64(rq), cpu_to_le32(1), 12,
+    c.create_qp.rq = (struct qroce_bt){ cpu_to_le64(*rq), cpu_to_le32(1), 12,
                                         QROCE_BT_CONTIG, 0 };
     st = cmd(t, &c, out);
     *qpn = out[0];
     return st;
+}
+
+static int mk_qp(QRoceTest *t, uint8_t type, uint32_t pdn, uint32_t cqn,
+                 uint32_t uar, uint32_t *qpn)
+{
+    uint64_t sq, rq;
+
+    return mk_qp_rings(t, type, pdn, cqn, cqn, uar, qpn, &sq, &rq);
+}
+
+/* REG_MR of @npages contiguous 4 KiB pages at @buf (iova = address). */
+static uint32_t mk_mr(QRoceTest *t, uint32_t pdn, uint64_t buf,
+                      uint32_t npages, uint32_t access)
+{
+    struct qroce_cmd c = { .hdr.opcode = QROCE_CMD_REG_MR };
+    uint32_t out[6];
+
+    c.reg_mr.pdn = cpu_to_le32(pdn);
+    c.reg_mr.access = cpu_to_le32(access);
+    c.reg_mr.iova = cpu_to_le64(buf);
+    c.reg_mr.length = cpu_to_le64((uint64_t)npages << 12);
+    c.reg_mr.pages = (struct qroce_bt){ cpu_to_le64(buf), cpu_to_le32(npages),
+                                        12, QROCE_BT_CONTIG, 0 };
+    g_assert_cmpuint(cmd(t, &c, out), ==, 0);
+    return out[0];
 }
 
 /* MODIFY_QP with plausible values for every attribute named in @mask. */
@@ -844,6 +872,18 @@ static bool entry_ready(QRoceTest *t, uint64_t ring, unsigned size,
     return (owner & QROCE_OWNER_BIT) == qroce_owner_for(idx, log2);
 }
 
+/* The address of the device itself: 10.0.0.1 (GID 0) at its own MAC. */
+static void self_av(struct qroce_av *av)
+{
+    memset(av, 0, sizeof(*av));
+    av->dgid[10] = av->dgid[11] = 0xff;
+    av->dgid[12] = 10;
+    av->dgid[15] = 1;
+    memcpy(av->dmac, "\x52\x54\x00\x12\x34\x56", 6);
+    av->hop_limit = 64;
+    av->net_type = QROCE_NET_IPV4;
+}
+
 static void qp_connect(QRoceTest *t, uint32_t qpn, uint32_t dest,
                        uint32_t my_psn, uint32_t dest_psn)
 {
@@ -858,12 +898,7 @@ static void qp_connect(QRoceTest *t, uint32_t qpn, uint32_t dest,
     c.modify_qp.dest_qpn = cpu_to_le32(dest);
     c.modify_qp.rq_psn = cpu_to_le32(dest_psn);
     c.modify_qp.min_rnr_timer = 1;
-    c.modify_qp.av.dgid[10] = c.modify_qp.av.dgid[11] = 0xff;
-    c.modify_qp.av.dgid[12] = 10;
-    c.modify_qp.av.dgid[15] = 1;
-    memcpy(c.modify_qp.av.dmac, "\x52\x54\x00\x12\x34\x56", 6);
-    c.modify_qp.av.hop_limit = 64;
-    c.modify_qp.av.net_type = QROCE_NET_IPV4;
+    self_av(&c.modify_qp.av);
     g_assert_cmpuint(modify(t, qpn, RC_RTR, QROCE_QPS_RTR, &c), ==, 0);
     memset(&c, 0, sizeof(c));
     c.modify_qp.timeout = 14;
@@ -873,21 +908,29 @@ static void qp_connect(QRoceTest *t, uint32_t qpn, uint32_t dest,
     g_assert_cmpuint(modify(t, qpn, RC_RTS, QROCE_QPS_RTS, &c), ==, 0);
 }
 
-static void post_send(QRoceTest *t, uint64_t sq, uint32_t idx, uint64_t addr,
-                      uint32_t len, uint32_t lkey, uint8_t flags)
+/* Write send WQE @idx (64-byte stride): header @h and one SGE. */
+static void put_send_wqe(QRoceTest *t, uint64_t sq, uint32_t idx,
+                         const struct qroce_send_wqe *h, uint64_t addr,
+                         uint32_t len, uint32_t lkey)
 {
     struct {
         struct qroce_send_wqe h;
         struct qroce_sge sge;
-    } w = {};
+    } w = { .h = *h };
 
-    w.h.opcode = QROCE_WR_SEND;
-    w.h.flags = flags;
     w.h.num_sge = 1;
     w.sge.addr = cpu_to_le64(addr);
     w.sge.length = cpu_to_le32(len);
     w.sge.lkey = cpu_to_le32(lkey);
     qtest_memwrite(t->qts, sq + (idx & 15) * 64, &w, sizeof(w));
+}
+
+static void post_send(QRoceTest *t, uint64_t sq, uint32_t idx, uint64_t addr,
+                      uint32_t len, uint32_t lkey, uint8_t flags)
+{
+    struct qroce_send_wqe h = { .opcode = QROCE_WR_SEND, .flags = flags };
+
+    put_send_wqe(t, sq, idx, &h, addr, len, lkey);
 }
 
 static void post_recv(QRoceTest *t, uint64_t rq, uint32_t idx, uint64_t addr,
@@ -913,11 +956,10 @@ static void post_recv(QRoceTest *t, uint64_t rq, uint32_t idx, uint64_t addr,
 static void test_rc_loopback(void)
 {
     QRoceTest t;
-    struct qroce_cmd c;
     struct qroce_cqe cqe;
     struct qroce_eqe e;
-    uint64_t eq0, eq1, cqa_ring, cqb_ring, buf, sqa = 0, rqb = 0;
-    uint32_t out[6], pdn, cqa, cqb, a = 0, b = 0, key, i;
+    uint64_t eq0, eq1, cqa_ring, cqb_ring, buf, sqa, rqb, sq, rq;
+    uint32_t out[6], pdn, cqa, cqb, a, b, key, i;
     uint8_t pattern[1000], got[1000];
 
     start(&t, "");
@@ -930,44 +972,12 @@ static void test_rc_loopback(void)
     cqb = mk_cq_ring(&t, 1, 6, &cqb_ring);
     set_gid0(&t);
     buf = page(&t, 2);
-    memset(&c, 0, sizeof(c));
-    c.hdr.opcode = QROCE_CMD_REG_MR;
-    c.reg_mr.pdn = cpu_to_le32(pdn);
-    c.reg_mr.access = cpu_to_le32(QROCE_ACCESS_LOCAL_WRITE);
-    c.reg_mr.iova = cpu_to_le64(buf);
-    c.reg_mr.length = cpu_to_le64(8192);
-    c.reg_mr.pages = (struct qroce_bt){ cpu_to_le64(buf), cpu_to_le32(2), 12,
-                                        QROCE_BT_CONTIG, 0 };
-    g_assert_cmpuint(cmd(&t, &c, out), ==, 0);
-    key = out[0];
+    key = mk_mr(&t, pdn, buf, 2, QROCE_ACCESS_LOCAL_WRITE);
 
-    /* QPs whose ring addresses we know: create them by hand */
-    for (i = 0; i < 2; i++) {
-        uint64_t sq = page(&t, 1), rq = page(&t, 1);
-
-        memset(&c, 0, sizeof(c));
-        c.hdr.opcode = QROCE_CMD_CREATE_QP;
-        c.create_qp.pdn = cpu_to_le32(pdn);
-        c.create_qp.send_cqn = cpu_to_le32(i ? cqb : cqa);
-        c.create_qp.recv_cqn = cpu_to_le32(i ? cqb : cqa);
-        c.create_qp.type = QROCE_QPT_RC;
-        c.create_qp.sq_log2_entries = 4;
-        c.create_qp.sq_wqe_shift = 6;
-        c.create_qp.rq_log2_entries = 4;
-        c.create_qp.rq_wqe_shift = 5;
-        c.create_qp.sq = (struct qroce_bt){ cpu_to_le64(sq), cpu_to_le32(1),
-                                            12, QROCE_BT_CONTIG, 0 };
-        c.create_qp.rq = (struct qroce_bt){ cpu_to_le64(rq), cpu_to_le32(1),
-                                            12, QROCE_BT_CONTIG, 0 };
-        g_assert_cmpuint(cmd(&t, &c, out), ==, 0);
-        if (i) {
-            b = out[0];
-            rqb = rq;
-        } else {
-            a = out[0];
-            sqa = sq;
-        }
-    }
+    g_assert_cmpuint(mk_qp_rings(&t, QROCE_QPT_RC, pdn, cqa, cqa, 0, &a, &sqa,
+                                 &rq), ==, 0);
+    g_assert_cmpuint(mk_qp_rings(&t, QROCE_QPT_RC, pdn, cqb, cqb, 0, &b, &sq,
+                                 &rqb), ==, 0);
     qp_connect(&t, a, b, 100, 200);
     qp_connect(&t, b, a, 200, 100);
 
@@ -1025,6 +1035,187 @@ static void test_rc_loopback(void)
     stop(&t);
 }
 
+/* ---- UD and GSI through the device, looped back inside it ---- */
+
+static void ud_qp(QRoceTest *t, uint8_t type, uint32_t pdn, uint32_t cqn,
+                  uint32_t qkey, uint32_t *qpn, uint64_t *sq, uint64_t *rq)
+{
+    struct qroce_cmd c;
+
+    g_assert_cmpuint(mk_qp_rings(t, type, pdn, cqn, cqn, 0, qpn, sq, rq), ==,
+                     0);
+    memset(&c, 0, sizeof(c));
+    c.modify_qp.qkey = cpu_to_le32(qkey);
+    g_assert_cmpuint(modify(t, *qpn, M(STATE) | M(PKEY_INDEX) | M(QKEY) |
+                            (type == QROCE_QPT_UD ? M(PORT) : 0),
+                            QROCE_QPS_INIT, &c), ==, 0);
+    memset(&c, 0, sizeof(c));
+    g_assert_cmpuint(modify(t, *qpn, M(STATE), QROCE_QPS_RTR, &c), ==, 0);
+    c.modify_qp.sq_psn = cpu_to_le32(7);
+    g_assert_cmpuint(modify(t, *qpn, M(STATE) | M(SQ_PSN), QROCE_QPS_RTS,
+                            &c), ==, 0);
+}
+
+static void post_ud(QRoceTest *t, uint64_t sq, uint32_t idx, uint32_t ahn,
+                    uint32_t dqpn, uint32_t qkey, uint64_t addr, uint32_t len,
+                    uint32_t lkey)
+{
+    struct qroce_send_wqe h = {
+        .opcode = QROCE_WR_SEND_IMM,
+        .flags = QROCE_WQE_SIGNALED,
+    };
+
+    stl_be_p(&h.imm_data, 0xabcd0000 | idx);
+    h.ud.ahn = cpu_to_le32(ahn);
+    h.ud.remote_qpn = cpu_to_le32(dqpn);
+    h.ud.remote_qkey = cpu_to_le32(qkey);
+    put_send_wqe(t, sq, idx, &h, addr, len, lkey);
+}
+
+/*
+ * UD SENDs between two UD QPs and to the GSI QP: the GRH area and payload
+ * of the RECV, the CQE's flags, source QP, source MAC and immediate; a
+ * wrong Q_Key, a missing AH and a message over the UD MTU; a RECV buffer
+ * too small for GRH and payload.
+ */
+static void test_ud_loopback(void)
+{
+    QRoceTest t;
+    struct qroce_cmd c;
+    struct qroce_cqe cqe;
+    uint64_t eq0, eq1, cq_ring, buf, sqa, rqa, sqb, rqb, sqg, rqg;
+    uint32_t out[6], pdn, cqn, a, b, g, key, ahn, drops, i, j;
+    uint32_t ci = 0, sa = 0, rb = 0;
+    uint8_t pattern[1100], got[1200];
+
+    start(&t, "");
+    enable(&t);
+    g_assert_true(rd(&t, QROCE_REG_FEATURES) & QROCE_FEAT_UD);
+    g_assert_cmpuint(simple(&t, QROCE_CMD_ALLOC_PD, 0, out), ==, 0);
+    pdn = out[0];
+    mk_eq(&t, 0, &eq0);
+    mk_eq(&t, 1, &eq1);
+    cqn = mk_cq_ring(&t, 1, 6, &cq_ring);
+    set_gid0(&t);
+    buf = page(&t, 2);
+    key = mk_mr(&t, pdn, buf, 2, QROCE_ACCESS_LOCAL_WRITE);
+    memset(&c, 0, sizeof(c));
+    c.hdr.opcode = QROCE_CMD_CREATE_AH;
+    c.create_ah.pdn = cpu_to_le32(pdn);
+    self_av(&c.create_ah.av);
+    g_assert_cmpuint(cmd(&t, &c, out), ==, 0);
+    ahn = out[0];
+
+    ud_qp(&t, QROCE_QPT_UD, pdn, cqn, 0x1111, &a, &sqa, &rqa);
+    ud_qp(&t, QROCE_QPT_UD, pdn, cqn, 0x2222, &b, &sqb, &rqb);
+    ud_qp(&t, QROCE_QPT_GSI, pdn, cqn, 0x80010000, &g, &sqg, &rqg);
+    g_assert_cmpuint(g, ==, 1);
+    for (i = 0; i < sizeof(pattern); i++) {
+        pattern[i] = i * 7 + 3;
+    }
+    qtest_memwrite(t.qts, buf, pattern, sizeof(pattern));
+    post_recv(&t, rqb, 0, buf + 4096, 1200, key);
+    post_recv(&t, rqb, 1, buf + 4096, 60, key);   /* too small for 40 + 100 */
+    qpci_io_writeq(t.dev, t.db, QROCE_DB_RQ, qroce_db_value(b, 2));
+    post_recv(&t, rqg, 0, buf + 4096, 296, key);
+    qpci_io_writeq(t.dev, t.db, QROCE_DB_RQ, qroce_db_value(g, 1));
+
+    /* a -> b: 1000 bytes with immediate */
+    post_ud(&t, sqa, sa, ahn, b, 0x2222, buf, 1000, key);
+    qpci_io_writeq(t.dev, t.db, QROCE_DB_SQ, qroce_db_value(a, ++sa));
+    for (i = 0; i < 2; i++) {
+        wait_entry(&t, cq_ring, sizeof(cqe), 6, ci++, &cqe);
+        g_assert_cmpuint(cqe.status, ==, QROCE_WC_SUCCESS);
+        if (cqe.flags & QROCE_CQE_F_SQ) {
+            g_assert_cmpuint(le32_to_cpu(cqe.qpn), ==, a);
+            g_assert_cmpuint(cqe.opcode, ==, QROCE_CQE_SEND);
+            continue;
+        }
+        g_assert_cmpuint(le32_to_cpu(cqe.qpn), ==, b);
+        g_assert_cmpuint(cqe.opcode, ==, QROCE_CQE_RECV);
+        g_assert_cmpuint(le32_to_cpu(cqe.wqe_index), ==, rb++);
+        g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, 40 + 1000);
+        g_assert_cmpuint(cqe.flags, ==, QROCE_CQE_F_GRH | QROCE_CQE_F_IPV4 |
+                         QROCE_CQE_F_IMM);
+        g_assert_cmpuint(le32_to_cpu(cqe.src_qp), ==, a);
+        g_assert_cmphex((uint32_t)ldl_be_p(&cqe.imm_data), ==, 0xabcd0000);
+        g_assert_true(!memcmp(cqe.smac, "\x52\x54\x00\x12\x34\x56", 6));
+        qtest_memread(t.qts, buf + 4096, got, 1040);
+        /* GRH area: 20 zero bytes, then the IPv4 header from 10.0.0.1 */
+        for (j = 0; j < 20; j++) {
+            g_assert_cmpuint(got[j], ==, 0);
+        }
+        g_assert_cmpuint(got[20], ==, 0x45);
+        g_assert_cmpuint(got[29], ==, 17);
+        g_assert_true(!memcmp(got + 32, "\x0a\x00\x00\x01", 4));
+        g_assert_true(!memcmp(got + 36, "\x0a\x00\x00\x01", 4));
+        g_assert_true(!memcmp(got + 40, pattern, 1000));
+    }
+
+    /* a wrong Q_Key is dropped and counted; no RECV is consumed */
+    drops = rd(&t, QROCE_REG_CNT(QROCE_CNT_ROCE_RX_DROPS));
+    post_ud(&t, sqa, sa, ahn, b, 0x2223, buf, 10, key);
+    qpci_io_writeq(t.dev, t.db, QROCE_DB_SQ, qroce_db_value(a, ++sa));
+    wait_entry(&t, cq_ring, sizeof(cqe), 6, ci++, &cqe);
+    g_assert_true(cqe.flags & QROCE_CQE_F_SQ);
+    g_assert_cmpuint(cqe.status, ==, QROCE_WC_SUCCESS);
+    g_usleep(20000);
+    g_assert_false(entry_ready(&t, cq_ring, sizeof(cqe), 6, ci));
+    g_assert_cmpuint(rd(&t, QROCE_REG_CNT(QROCE_CNT_ROCE_RX_DROPS)), ==,
+                     drops + 1);
+
+    /*
+     * GSI QP to GSI QP (QPN 1) with the GSI Q_Key: a 256-byte MAD.  (A UD
+     * QP cannot send it: a Q_Key with bit 31 set means the QP's own.)
+     */
+    post_ud(&t, sqg, 0, ahn, 1, 0x80010000, buf + 1, 256, key);
+    qpci_io_writeq(t.dev, t.db, QROCE_DB_SQ, qroce_db_value(g, 1));
+    for (i = 0; i < 2; i++) {
+        wait_entry(&t, cq_ring, sizeof(cqe), 6, ci++, &cqe);
+        g_assert_cmpuint(cqe.status, ==, QROCE_WC_SUCCESS);
+        if (!(cqe.flags & QROCE_CQE_F_SQ)) {
+            g_assert_cmpuint(le32_to_cpu(cqe.qpn), ==, 1);
+            g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, 296);
+            g_assert_cmpuint(le32_to_cpu(cqe.src_qp), ==, 1);
+            qtest_memread(t.qts, buf + 4096 + 40, got, 256);
+            g_assert_true(!memcmp(got, pattern + 1, 256));
+        }
+    }
+
+    /* a RECV too small for GRH and payload: LOC_LEN_ERR, b goes to ERR */
+    post_ud(&t, sqa, sa, ahn, b, 0x2222, buf, 100, key);
+    qpci_io_writeq(t.dev, t.db, QROCE_DB_SQ, qroce_db_value(a, ++sa));
+    for (i = 0; i < 2; i++) {
+        wait_entry(&t, cq_ring, sizeof(cqe), 6, ci++, &cqe);
+        if (cqe.flags & QROCE_CQE_F_SQ) {
+            g_assert_cmpuint(cqe.status, ==, QROCE_WC_SUCCESS);
+        } else {
+            g_assert_cmpuint(le32_to_cpu(cqe.qpn), ==, b);
+            g_assert_cmpuint(le32_to_cpu(cqe.wqe_index), ==, 1);
+            g_assert_cmpuint(cqe.status, ==, QROCE_WC_LOC_LEN_ERR);
+        }
+    }
+    g_assert_cmpuint(query_state(&t, b), ==, QROCE_QPS_ERR);
+
+    /* a message over the UD MTU (1024 at Ethernet MTU 1500) */
+    post_ud(&t, sqg, 1, ahn, a, 0x1111, buf, 1025, key);
+    qpci_io_writeq(t.dev, t.db, QROCE_DB_SQ, qroce_db_value(g, 2));
+    wait_entry(&t, cq_ring, sizeof(cqe), 6, ci++, &cqe);
+    g_assert_true(cqe.flags & QROCE_CQE_F_SQ);
+    g_assert_cmpuint(le32_to_cpu(cqe.qpn), ==, 1);
+    g_assert_cmpuint(cqe.status, ==, QROCE_WC_LOC_LEN_ERR);
+    g_assert_cmpuint(query_state(&t, g), ==, QROCE_QPS_ERR);
+
+    /* an AH number that names nothing */
+    post_ud(&t, sqa, sa, ahn + 1, b, 0x2222, buf, 10, key);
+    qpci_io_writeq(t.dev, t.db, QROCE_DB_SQ, qroce_db_value(a, ++sa));
+    wait_entry(&t, cq_ring, sizeof(cqe), 6, ci++, &cqe);
+    g_assert_true(cqe.flags & QROCE_CQE_F_SQ);
+    g_assert_cmpuint(cqe.status, ==, QROCE_WC_LOC_QP_OP_ERR);
+    g_assert_cmpuint(query_state(&t, a), ==, QROCE_QPS_ERR);
+    stop(&t);
+}
+
 /*
  * Random WQEs on a connected pair: random SQ and RQ contents (half of the
  * SGEs pointing into a real MR), random producer indexes, CQ doorbells and
@@ -1054,43 +1245,16 @@ static void test_garbage_wqes(void)
     mk_eq(&t, 1, &eq1);
     set_gid0(&t);
     buf = page(&t, 2);
-    memset(&c, 0, sizeof(c));
-    c.hdr.opcode = QROCE_CMD_REG_MR;
-    c.reg_mr.pdn = cpu_to_le32(pdn);
-    c.reg_mr.access = cpu_to_le32(QROCE_ACCESS_LOCAL_WRITE |
-                                  QROCE_ACCESS_REMOTE_WRITE);
-    c.reg_mr.iova = cpu_to_le64(buf);
-    c.reg_mr.length = cpu_to_le64(8192);
-    c.reg_mr.pages = (struct qroce_bt){ cpu_to_le64(buf), cpu_to_le32(2), 12,
-                                        QROCE_BT_CONTIG, 0 };
-    g_assert_cmpuint(cmd(&t, &c, out), ==, 0);
-    key = out[0];
+    key = mk_mr(&t, pdn, buf, 2, QROCE_ACCESS_LOCAL_WRITE |
+                QROCE_ACCESS_REMOTE_WRITE);
     for (round = 0; round < rounds; round++) {
         uint8_t ring[4096];
 
         cq[0] = mk_cq_ring(&t, 1, 2, &cqa_ring);
         cq[1] = mk_cq_ring(&t, 1, 6, &cqb_ring);
         for (i = 0; i < 2; i++) {
-            sq[i] = page(&t, 1);
-            rq[i] = page(&t, 1);
-            memset(&c, 0, sizeof(c));
-            c.hdr.opcode = QROCE_CMD_CREATE_QP;
-            c.create_qp.pdn = cpu_to_le32(pdn);
-            c.create_qp.send_cqn = cpu_to_le32(cq[i]);
-            c.create_qp.recv_cqn = cpu_to_le32(cq[i]);
-            c.create_qp.type = QROCE_QPT_RC;
-            c.create_qp.sq_log2_entries = 4;
-            c.create_qp.sq_wqe_shift = 6;
-            c.create_qp.rq_log2_entries = 4;
-            c.create_qp.rq_wqe_shift = 5;
-            c.create_qp.sq = (struct qroce_bt){ cpu_to_le64(sq[i]),
-                                                cpu_to_le32(1), 12,
-                                                QROCE_BT_CONTIG, 0 };
-            c.create_qp.rq = (struct qroce_bt){ cpu_to_le64(rq[i]),
-                                                cpu_to_le32(1), 12,
-                                                QROCE_BT_CONTIG, 0 };
-            g_assert_cmpuint(cmd(&t, &c, out), ==, 0);
-            qp[i] = out[0];
+            g_assert_cmpuint(mk_qp_rings(&t, QROCE_QPT_RC, pdn, cq[i], cq[i],
+                                         0, &qp[i], &sq[i], &rq[i]), ==, 0);
         }
         for (i = 0; i < 2; i++) {
             qp_connect(&t, qp[i], qp[!i], 10 * round, 10 * round);
@@ -1527,6 +1691,7 @@ int main(int argc, char **argv)
     qtest_add_func("/qroce/doorbells", test_doorbells);
     qtest_add_func("/qroce/srq", test_srq);
     qtest_add_func("/qroce/rc-loopback", test_rc_loopback);
+    qtest_add_func("/qroce/ud-loopback", test_ud_loopback);
     qtest_add_func("/qroce/garbage-wqes", test_garbage_wqes);
     qtest_add_func("/qroce/eq-overflow", test_eq_overflow);
     qtest_add_func("/qroce/ethernet", test_ethernet);

@@ -1750,10 +1750,11 @@ static uint32_t qroce_rd_const(QRoceState *s, hwaddr addr)
         return QROCE_SPEC_VERSION;
     case QROCE_REG_FEATURES:
 #ifdef QROCE_RC_SRQ
-        return QROCE_FEAT_RC | QROCE_FEAT_IPV6 | QROCE_FEAT_ATOMIC |
-               QROCE_FEAT_SRQ;
+        return QROCE_FEAT_RC | QROCE_FEAT_UD | QROCE_FEAT_IPV6 |
+               QROCE_FEAT_ATOMIC | QROCE_FEAT_SRQ;
 #else
-        return QROCE_FEAT_RC | QROCE_FEAT_IPV6 | QROCE_FEAT_ATOMIC;
+        return QROCE_FEAT_RC | QROCE_FEAT_UD | QROCE_FEAT_IPV6 |
+               QROCE_FEAT_ATOMIC;
 #endif
     case QROCE_REG_CAP_MAX_QP:
         return s->max_qp;

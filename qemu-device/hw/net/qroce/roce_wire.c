@@ -393,6 +393,12 @@ size_t roce_build(uint8_t *buf, const RocePktOut *p, uint32_t paylen)
     put24(bth + 5, p->dqpn);
     bth[8] = p->ackreq ? 0x80 : 0;
     put24(bth + 9, p->psn);
+    if (x & X_DETH) {
+        put32(e, p->deth_qkey);
+        e[4] = 0;
+        put24(e + 5, p->deth_sqp);
+        e += ROCE_DETH_LEN;
+    }
     if (x & X_RETH) {
         put64(e, p->reth_va);
         put32(e + 8, p->reth_rkey);
@@ -475,6 +481,7 @@ int roce_parse(const uint8_t *buf, size_t len, RocePktIn *p)
     }
     ethertype = get16(buf + 12);
     p->smac = buf + 6;
+    p->l3 = ip;
     if (ethertype == 0x0800) {
         if (ip[0] != 0x45 || ip[9] != 17 || (get16(ip + 6) & 0x3fff)) {
             return ROCE_NOT_ROCE;       /* options, fragments, not UDP */

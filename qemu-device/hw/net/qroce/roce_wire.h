@@ -82,11 +82,13 @@ typedef struct RocePktOut {
     uint32_t imm;                   /* as on the wire (big-endian value) */
     uint64_t atomic_orig;           /* AtomicAckETH */
     uint64_t atomic_swap_add, atomic_compare;   /* AtomicETH (+reth_va/rkey) */
+    uint32_t deth_qkey, deth_sqp;   /* DETH (UD) */
 } RocePktOut;
 
 /* A parsed packet. */
 typedef struct RocePktIn {
     bool ipv6;
+    const uint8_t *l3;              /* the IPv4 or IPv6 header */
     uint8_t sgid[16], dgid[16];     /* IPv4 addresses IPv4-mapped */
     const uint8_t *smac;
     uint8_t opcode;
