@@ -20,6 +20,7 @@
 #define QROCE_DRV_NAME		"qroce"
 #define QROCE_CMDQ_LOG2		6
 #define QROCE_CMD_TIMEOUT_MS	5000
+#define QROCE_CMD_ATOMIC_TIMEOUT_US 500000
 #define QROCE_AEQ_LOG2		8
 #define QROCE_CEQ_LOG2		10
 #define QROCE_NUM_CEQS		1
@@ -125,6 +126,8 @@ int qroce_cmdq_init(struct qroce_dev *dev);
 void qroce_cmdq_destroy(struct qroce_dev *dev);
 void qroce_cmdq_complete(struct qroce_dev *dev);
 int qroce_cmd_exec(struct qroce_dev *dev, struct qroce_cmd *cmd, u32 *out);
+int qroce_cmd_exec_atomic(struct qroce_dev *dev, struct qroce_cmd *cmd,
+			  u32 *out);
 
 /* qroce_eq.c */
 int qroce_eqs_init(struct qroce_dev *dev);

@@ -121,21 +121,15 @@ void qroce_cmdq_complete(struct qroce_dev *dev)
 	spin_unlock_irqrestore(&q->lock, flags);
 }
 
-int qroce_cmd_exec(struct qroce_dev *dev, struct qroce_cmd *cmd, u32 *out)
+/* Put @cmd on the ring with @w as its waiter; the caller holds a credit. */
+static int qroce_cmd_post(struct qroce_dev *dev, struct qroce_cmd *cmd,
+			  struct qroce_cmd_wait *w, u32 *slotp)
 {
 	struct qroce_cmdq *q = &dev->cmdq;
-	struct qroce_cmd_wait w;
-	unsigned long deadline, flags;
-	bool done;
+	unsigned long flags;
 	u32 slot;
-	int i;
 
-	if (READ_ONCE(q->dead))
-		return -EIO;
-	if (down_timeout(&q->credits, msecs_to_jiffies(QROCE_CMD_TIMEOUT_MS)))
-		return -EBUSY;
-
-	init_completion(&w.done);
+	init_completion(&w->done);
 	spin_lock_irqsave(&q->lock, flags);
 	if (q->dead) {
 		spin_unlock_irqrestore(&q->lock, flags);
@@ -143,14 +137,70 @@ int qroce_cmd_exec(struct qroce_dev *dev, struct qroce_cmd *cmd, u32 *out)
 		return -EIO;
 	}
 	slot = q->pi & (q->size - 1);
-	w.cookie = ++q->next_cookie;
-	cmd->hdr.cookie = cpu_to_le32(w.cookie);
-	q->wait[slot] = &w;
+	w->cookie = ++q->next_cookie;
+	cmd->hdr.cookie = cpu_to_le32(w->cookie);
+	q->wait[slot] = w;
 	memcpy(&q->ring[slot], cmd, sizeof(*cmd));
 	q->pi++;
 	dma_wmb();
 	qroce_wr(dev, QROCE_REG_CMDQ_PI, q->pi);
 	spin_unlock_irqrestore(&q->lock, flags);
+	*slotp = slot;
+	return 0;
+}
+
+/* After waiting: give the credit back and return the command's result. */
+static int qroce_cmd_finish(struct qroce_dev *dev, struct qroce_cmd *cmd,
+			    struct qroce_cmd_wait *w, u32 slot, bool done,
+			    u32 *out)
+{
+	struct qroce_cmdq *q = &dev->cmdq;
+	unsigned long flags;
+	int i;
+
+	if (!done) {
+		qroce_cmdq_complete(dev);
+		spin_lock_irqsave(&q->lock, flags);
+		done = try_wait_for_completion(&w->done);
+		if (!done) {
+			if (q->wait[slot] == w)
+				q->wait[slot] = NULL;
+			q->dead = true;
+		}
+		spin_unlock_irqrestore(&q->lock, flags);
+	}
+	if (!done) {
+		dev_err(&dev->pdev->dev,
+			"command 0x%x timed out; command queue is dead\n",
+			cmd->hdr.opcode);
+		return -EIO;
+	}
+	up(&q->credits);
+	if (out)
+		for (i = 0; i < 6; i++)
+			out[i] = le32_to_cpu((__force __le32)w->out[i]);
+	if (w->status != QROCE_CMD_OK)
+		dev_dbg(&dev->pdev->dev, "command 0x%x: status %u\n",
+			cmd->hdr.opcode, w->status);
+	return qroce_status_to_errno(w->status);
+}
+
+int qroce_cmd_exec(struct qroce_dev *dev, struct qroce_cmd *cmd, u32 *out)
+{
+	struct qroce_cmdq *q = &dev->cmdq;
+	struct qroce_cmd_wait w;
+	unsigned long deadline;
+	bool done;
+	u32 slot;
+	int err;
+
+	if (READ_ONCE(q->dead))
+		return -EIO;
+	if (down_timeout(&q->credits, msecs_to_jiffies(QROCE_CMD_TIMEOUT_MS)))
+		return -EBUSY;
+	err = qroce_cmd_post(dev, cmd, &w, &slot);
+	if (err)
+		return err;
 
 	deadline = jiffies + msecs_to_jiffies(QROCE_CMD_TIMEOUT_MS);
 	if (READ_ONCE(q->use_irq)) {
@@ -166,29 +216,36 @@ int qroce_cmd_exec(struct qroce_dev *dev, struct qroce_cmd *cmd, u32 *out)
 			usleep_range(20, 100);
 		}
 	}
-	if (!done) {
-		qroce_cmdq_complete(dev);
-		spin_lock_irqsave(&q->lock, flags);
-		done = try_wait_for_completion(&w.done);
-		if (!done) {
-			if (q->wait[slot] == &w)
-				q->wait[slot] = NULL;
-			q->dead = true;
-		}
-		spin_unlock_irqrestore(&q->lock, flags);
-	}
-	if (!done) {
-		dev_err(&dev->pdev->dev,
-			"command 0x%x timed out; command queue is dead\n",
-			cmd->hdr.opcode);
+	return qroce_cmd_finish(dev, cmd, &w, slot, done, out);
+}
+
+/*
+ * The same for callers that must not sleep (ib_cm creates and destroys
+ * address handles in atomic context): a free credit or -EBUSY at once,
+ * then the completion is polled for at most QROCE_CMD_ATOMIC_TIMEOUT_US.
+ */
+int qroce_cmd_exec_atomic(struct qroce_dev *dev, struct qroce_cmd *cmd,
+			  u32 *out)
+{
+	struct qroce_cmdq *q = &dev->cmdq;
+	struct qroce_cmd_wait w;
+	bool done = false;
+	u32 slot, us;
+	int err;
+
+	if (READ_ONCE(q->dead))
 		return -EIO;
+	if (down_trylock(&q->credits))
+		return -EBUSY;
+	err = qroce_cmd_post(dev, cmd, &w, &slot);
+	if (err)
+		return err;
+	for (us = 0; us < QROCE_CMD_ATOMIC_TIMEOUT_US; us += 5) {
+		qroce_cmdq_complete(dev);
+		done = try_wait_for_completion(&w.done);
+		if (done)
+			break;
+		udelay(5);
 	}
-	up(&q->credits);
-	if (out)
-		for (i = 0; i < 6; i++)
-			out[i] = le32_to_cpu((__force __le32)w.out[i]);
-	if (w.status != QROCE_CMD_OK)
-		dev_dbg(&dev->pdev->dev, "command 0x%x: status %u\n",
-			cmd->hdr.opcode, w.status);
-	return qroce_status_to_errno(w.status);
+	return qroce_cmd_finish(dev, cmd, &w, slot, done, out);
 }

@@ -1320,15 +1320,16 @@ static int qroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 	u32 out[6];
 	int err;
 
-	/* The command queue sleeps; atomic callers cannot create AHs yet. */
-	if (!(init->flags & RDMA_CREATE_AH_SLEEPABLE))
-		return -EOPNOTSUPP;
 	if (!(rdma_ah_get_ah_flags(init->ah_attr) & IB_AH_GRH))
 		return -EINVAL;
 	cmd.hdr.opcode = QROCE_CMD_CREATE_AH;
 	cmd.create_ah.pdn = cpu_to_le32(to_qpd(ibah->pd)->pdn);
 	qroce_fill_av(&cmd.create_ah.av, init->ah_attr);
-	err = qroce_cmd_exec(dev, &cmd, out);
+	/* ib_cm creates the AHs of its MADs in atomic context */
+	if (init->flags & RDMA_CREATE_AH_SLEEPABLE)
+		err = qroce_cmd_exec(dev, &cmd, out);
+	else
+		err = qroce_cmd_exec_atomic(dev, &cmd, out);
 	if (err)
 		return err;
 	ah->ahn = out[0];
@@ -1346,10 +1347,15 @@ static int qroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 
 static int qroce_destroy_ah(struct ib_ah *ibah, u32 flags)
 {
-	if (!(flags & RDMA_DESTROY_AH_SLEEPABLE))
-		return -EOPNOTSUPP;
-	return qroce_simple_cmd(to_qdev(ibah->device), QROCE_CMD_DESTROY_AH,
-				container_of(ibah, struct qroce_ah, ibah)->ahn);
+	struct qroce_dev *dev = to_qdev(ibah->device);
+	struct qroce_cmd cmd = {};
+
+	cmd.hdr.opcode = QROCE_CMD_DESTROY_AH;
+	cmd.handle.handle =
+		cpu_to_le32(container_of(ibah, struct qroce_ah, ibah)->ahn);
+	if (flags & RDMA_DESTROY_AH_SLEEPABLE)
+		return qroce_cmd_exec(dev, &cmd, NULL);
+	return qroce_cmd_exec_atomic(dev, &cmd, NULL);
 }
 
 static const struct ib_device_ops qroce_dev_ops = {
