@@ -126,6 +126,10 @@ for f in $bins; do
 	[ -z "$missing" ] || die "$f: unresolved libraries: $missing"
 done
 cp -L /lib64/ld-linux-x86-64.so.2 "$ROOT"/lib64/
+# glibc loads libgcc_s with dlopen (thread cancellation and pthread_exit
+# unwind through it: rping's threads), so ldd never names it
+[ -f /usr/$MULTI/libgcc_s.so.1 ] || die "libgcc_s.so.1 missing"
+cp -L /usr/$MULTI/libgcc_s.so.1 "$ROOT"/usr/$MULTI/
 # Debian's merged /usr: /lib -> usr/lib in the image too
 rmdir "$ROOT"/$MULTI 2>/dev/null || true
 rm -rf "$ROOT"/lib/x86_64-linux-gnu

@@ -14,7 +14,8 @@
 #                           prints the output, returns CMD's exit status
 #   qr_check DESC CMD...    run CMD...; count and print a PASS or FAIL line
 #   qr_finish               print the counts; exit 0 only if nothing failed
-#   qr_bg, qr_bg_wait, qr_wait_listen, qr_perftest, qr_atomics: see below
+#   qr_bg, qr_bg_wait, qr_wait_listen, qr_wait_cm_listen, qr_perftest,
+#   qr_atomics: see below
 #
 # Every QEMU started here is killed by its pid on exit or interruption.
 # Logs are kept when a check failed, removed otherwise.
@@ -229,6 +230,12 @@ qr_bg_wait() {
 # qr_wait_listen G PORT: wait until guest G listens on TCP PORT.
 qr_wait_listen() {
 	qr_exec "$1" "i=0; until netstat -ltn | grep -q ':$2 '; do i=\$((i + 1)); [ \$i -gt 100 ] && exit 1; sleep 0.1; done"
+}
+
+# qr_wait_cm_listen G PORT: wait until guest G has an RDMA CM id listening
+# on PORT (rping, ucmatose, perftest -R listen there, not on a socket).
+qr_wait_cm_listen() {
+	qr_exec "$1" "i=0; until rdma resource show cm_id 2>/dev/null | grep 'state LISTEN' | grep -q ':$2 '; do i=\$((i + 1)); [ \$i -gt 100 ] && { rdma resource show cm_id; exit 1; }; sleep 0.1; done"
 }
 
 # qr_perftest T ARGS...: perftest test T with ARGS, server in guest 1,

@@ -2,7 +2,8 @@
 # Wire interop: guest 1 has qroce, guest 2 has Linux's rdma_rxe on a
 # virtio-net NIC on the same segment.  ibv_rc_pingpong between the two
 # implementations both ways, perftest READ, WRITE and atomics with either
-# as requester, a counter and a lock shared by both; every frame either of
+# as requester, a counter and a lock shared by both, ibv_ud_pingpong and
+# rping (the connection manager's MADs) both ways; every frame either of
 # them sent passes the ICRC/length checker and tshark.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/wire-lib.sh"
@@ -52,5 +53,37 @@ qr_check "counter on rxe: 2 x 2000 FETCH_ADD and a CMP_SWAP lock, qroce and rxe"
 	q2r qr_atomics 2000 100
 qr_check "counter on qroce: 2 x 2000 FETCH_ADD and a CMP_SWAP lock, rxe and qroce" \
 	r2q qr_atomics 2000 100
+# UD and the connection manager across implementations: ibv_ud_pingpong,
+# and rping, whose REQ/REP/RTU MADs go between qroce's GSI QP and rxe's
+# xgrun SRV_GUEST SRV_IP PORT SRV_CMD CLI_CMD: server and client exit 0
+xgrun() {
+	xg=$1 ip=$2 port=$3
+	qr_bg "$xg" srv "$4" || return 1
+	case $port in
+	tcp:*) qr_wait_listen "$xg" "${port#tcp:}" ;;
+	*) qr_wait_cm_listen "$xg" "$port" ;;
+	esac || { qr_bg_wait "$xg" srv 5; return 1; }
+	QR_TIMEOUT=180 qr_exec $((3 - xg)) "$5 $ip" >"$QR_DIR/x.cli"
+	crc=$?
+	qr_bg_wait "$xg" srv 120 >"$QR_DIR/x.srv"
+	src=$?
+	cut -c1-120 "$QR_DIR/x.cli"
+	cut -c1-120 "$QR_DIR/x.srv" | sed 's/^/server: /'
+	[ $crc -eq 0 ] && [ $src -eq 0 ]
+}
+ud_x() { # SRV_GUEST SRV_DEV CLI_DEV SRV_IP
+	xgrun "$1" "$4" tcp:18515 "ibv_ud_pingpong -d $2 -g 1 -s 1024 -n 100" \
+		"ibv_ud_pingpong -d $3 -g 1 -s 1024 -n 100" &&
+		[ "$(cat "$QR_DIR/x.cli" "$QR_DIR/x.srv" | grep -c '^100 iters in')" -eq 2 ]
+}
+rping_x() { # SRV_GUEST SRV_IP
+	xgrun "$1" "$2" 7174 "rping -s -a $2 -v -V -C 10 -S 1024" \
+		"rping -c -v -V -C 10 -S 1024 -a" &&
+		[ "$(grep -c '^ping data: rdma-ping-' "$QR_DIR/x.cli")" -eq 10 ]
+}
+qr_check "ibv_ud_pingpong: rxe client -> qroce server" ud_x 1 qroce_0 rxe0 10.0.0.1
+qr_check "ibv_ud_pingpong: qroce client -> rxe server" ud_x 2 rxe0 qroce_0 10.0.0.2
+qr_check "rping (RDMA CM): rxe client -> qroce server, data verified" rping_x 1 10.0.0.1
+qr_check "rping (RDMA CM): qroce client -> rxe server, data verified" rping_x 2 10.0.0.2
 qr_check "wire: frames of both implementations pass the checker and tshark" wire
 qr_finish

@@ -1,0 +1,83 @@
+#!/bin/sh
+# UD QPs and the RDMA connection manager between two guests: ibv_ud_pingpong
+# (address handles, DETH, the GRH area), and everything that connects
+# through ib_cm's MADs on the GSI QP (QP1): rping with verified data,
+# ucmatose with several connections, udaddy (SIDR and UD over the CM) and
+# perftest with -R.
+. "$(dirname "$0")/lib.sh"
+qr_init rdma-cm
+qr_boot 2 || { QR_FAIL=$((QR_FAIL + 1)); qr_finish; }
+
+# pair PORT SERVER-CMD CLIENT-CMD: server in guest 1 (an RDMA CM listener
+# on PORT, or a TCP one with PORT=tcp:N), client in guest 2; both must
+# exit 0.  Outputs in $QR_DIR/p.srv and p.cli.
+pair() {
+	qr_bg 1 srv "$2" || return 1
+	case $1 in
+	tcp:*) qr_wait_listen 1 "${1#tcp:}" ;;
+	*) qr_wait_cm_listen 1 "$1" ;;
+	esac || { echo "server did not listen"; qr_bg_wait 1 srv 5; return 1; }
+	QR_TIMEOUT=300 qr_exec 2 "$3" >"$QR_DIR/p.cli"
+	crc=$?
+	qr_bg_wait 1 srv 120 >"$QR_DIR/p.srv"
+	src=$?
+	sed 's/^/client: /' "$QR_DIR/p.cli" | cut -c1-160
+	sed 's/^/server: /' "$QR_DIR/p.srv" | cut -c1-160
+	echo "client exit $crc, server exit $src"
+	[ $crc -eq 0 ] && [ $src -eq 0 ]
+}
+
+ud_pingpong() { # SIZE ITERS: both sides print their totals
+	pair tcp:18515 "ibv_ud_pingpong -d qroce_0 -g 1 -s $1 -n $2" \
+		"ibv_ud_pingpong -d qroce_0 -g 1 -s $1 -n $2 10.0.0.1" || return 1
+	for f in "$QR_DIR/p.cli" "$QR_DIR/p.srv"; do
+		grep -Eq "^$(($1 * $2 * 2)) bytes in [0-9.]+ seconds" "$f" &&
+			grep -Eq "^$2 iters in [0-9.]+ seconds" "$f" || return 1
+	done
+}
+
+rping_verify() { # COUNT SIZE: every ping's data arrives and is verified
+	pair 7174 "rping -s -a 10.0.0.1 -v -V -C $1 -S $2" \
+		"rping -c -a 10.0.0.1 -v -V -C $1 -S $2" || return 1
+	n=$(grep -c '^ping data: rdma-ping-' "$QR_DIR/p.cli")
+	echo "$n verified pings"
+	[ "$n" -eq "$1" ] && ! grep -qi 'error\|fail' "$QR_DIR/p.cli" "$QR_DIR/p.srv"
+}
+
+ucmatose_conns() { # CONNS MSGS
+	pair 7471 "ucmatose -b 10.0.0.1 -c $1 -C $2" \
+		"ucmatose -s 10.0.0.1 -c $1 -C $2" || return 1
+	for f in "$QR_DIR/p.cli" "$QR_DIR/p.srv"; do
+		grep -q '^data transfers complete' "$f" &&
+			grep -q '^test complete' "$f" &&
+			grep -q '^return status 0' "$f" || return 1
+	done
+}
+
+udaddy_conns() { # CONNS MSGS
+	pair 7174 "udaddy -b 10.0.0.1 -c $1 -C $2" \
+		"udaddy -s 10.0.0.1 -c $1 -C $2" || return 1
+	for f in "$QR_DIR/p.cli" "$QR_DIR/p.srv"; do
+		grep -q '^data transfers complete' "$f" &&
+			grep -q '^return status 0' "$f" || return 1
+	done
+}
+
+perftest_cm() { # TOOL ARGS: perftest over the CM (-R); a result row
+	t=$1
+	shift
+	pair 18515 "$t -d qroce_0 -R -F $*" "$t -d qroce_0 -R -F $* 10.0.0.1" ||
+		return 1
+	size=$(echo "$*" | sed -n 's/.*-s \([0-9]*\).*/\1/p')
+	grep -Eq "^ *${size:-8} +[0-9]+ +[0-9.]+ +[0-9.]+" "$QR_DIR/p.cli"
+}
+
+qr_check "ibv_ud_pingpong -s 1024 (the UD MTU) x 200" ud_pingpong 1024 200
+qr_check "ibv_ud_pingpong -s 1 x 50" ud_pingpong 1 50
+qr_check "rping -C 20 -S 4096, data verified" rping_verify 20 4096
+qr_check "ucmatose: 4 connections x 50 messages" ucmatose_conns 4 50
+qr_check "udaddy: SIDR, 4 UD endpoints x 20 messages" udaddy_conns 4 20
+qr_check "ib_write_bw -R -s 65536" perftest_cm ib_write_bw -s 65536 -n 200
+qr_check "ib_read_lat -R -s 8" perftest_cm ib_read_lat -s 8 -n 200
+qr_check "ib_send_bw -R -s 4096" perftest_cm ib_send_bw -s 4096 -n 500
+qr_finish
