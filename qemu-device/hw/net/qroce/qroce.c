@@ -505,10 +505,10 @@ void qroce_qp_set_error(QRoceState *s, QRoceQP *qp, uint8_t event)
         return;
     }
     qp->state = QROCE_QPS_ERR;
-    qroce_rc_qp_modify(s, qp, old, QROCE_QP_ATTR_STATE);
     if (event) {
         qroce_async_event(s, event, qp->qpn, 0);
     }
+    qroce_rc_qp_modify(s, qp, old, QROCE_QP_ATTR_STATE);
 }
 
 /* ------------------------------------------------------------------ */
@@ -722,10 +722,6 @@ static int qroce_cmd_create_qp(QRoceState *s, const struct qroce_cmd *c,
         return QROCE_CMD_ERR_PARAM;
     }
     if (use_srq) {
-#ifndef QROCE_RC_SRQ
-        /* the engine does not take receives from SRQs yet */
-        return QROCE_CMD_ERR_PARAM;
-#endif
         /* RC/UC/UD only; the QP has no RQ of its own */
         if (p->type == QROCE_QPT_GSI || p->rq_log2_entries ||
             p->rq.addr || p->rq.npages || p->rq.level || p->rq.rsvd) {
@@ -1749,13 +1745,8 @@ static uint32_t qroce_rd_const(QRoceState *s, hwaddr addr)
     case QROCE_REG_VERSION:
         return QROCE_SPEC_VERSION;
     case QROCE_REG_FEATURES:
-#ifdef QROCE_RC_SRQ
         return QROCE_FEAT_RC | QROCE_FEAT_UD | QROCE_FEAT_IPV6 |
                QROCE_FEAT_ATOMIC | QROCE_FEAT_SRQ;
-#else
-        return QROCE_FEAT_RC | QROCE_FEAT_UD | QROCE_FEAT_IPV6 |
-               QROCE_FEAT_ATOMIC;
-#endif
     case QROCE_REG_CAP_MAX_QP:
         return s->max_qp;
     case QROCE_REG_CAP_MAX_CQ:
@@ -2170,6 +2161,10 @@ static void qroce_db_write(void *opaque, hwaddr addr, uint64_t val,
         qp = qroce_qp_get(s, obj);
         if (!qp || qp->uar != page) {
             qroce_db_bad(s, page, off, val, "no such QP on this page");
+            return;
+        }
+        if (off == QROCE_DB_RQ && (qp->flags & QROCE_CREATE_QP_SRQ)) {
+            qroce_db_bad(s, page, off, val, "the QP receives from an SRQ");
             return;
         }
         qroce_db_wq(s, qp, off == QROCE_DB_SQ ? &qp->sq : &qp->rq,

@@ -75,11 +75,9 @@ typedef struct QRocePD {
 } QRocePD;
 
 /*
- * A shared receive queue: commands, doorbell and limit are qroce.c's.  QPs
- * can attach to one (CREATE_QP with QROCE_CREATE_QP_SRQ; the QP then has
- * no RQ of its own) only once the engine takes receives from SRQs and says
- * so by defining QROCE_RC_SRQ in qroce_rc.h; until then such a CREATE_QP
- * fails with ERR_PARAM and FEATURES has no SRQ bit.
+ * A shared receive queue: commands, doorbell and limit are qroce.c's.  A
+ * QP created with QROCE_CREATE_QP_SRQ has no RQ of its own; the engine
+ * takes its receives from the SRQ (qroce_qp_recv_wq()).
  */
 typedef struct QRoceSRQ {
     bool valid;

@@ -848,16 +848,20 @@ static void rc_requester_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p)
 static int rc_scatter(QRoceState *s, QRoceQP *qp, uint32_t off,
                       const uint8_t *src, uint32_t n)
 {
-    uint64_t base = (uint64_t)(qp->rq.ci & ((1u << qp->rq.log2) - 1)) <<
-                    qp->rq.wqe_shift;
+    QRoceSRQ *srq;
+    QRoceWQ *wq = qroce_qp_recv_wq(s, qp, &srq);
+    /* an SRQ's WQEs name MRs of the SRQ's PD */
+    uint32_t pdn = srq ? srq->pdn : qp->pdn;
+    uint64_t base = (uint64_t)(wq->ci & ((1u << wq->log2) - 1)) <<
+                    wq->wqe_shift;
     struct qroce_recv_wqe h;
     struct qroce_sge sge[QROCE_MAX_SGE];
     int i;
 
-    if (qroce_bt_rw(s, &qp->rq.bt, base, &h, sizeof(h), false) ||
+    if (qroce_bt_rw(s, &wq->bt, base, &h, sizeof(h), false) ||
         h.num_sge > QROCE_MAX_SGE ||
-        sizeof(h) + h.num_sge * sizeof(sge[0]) > (1u << qp->rq.wqe_shift) ||
-        qroce_bt_rw(s, &qp->rq.bt, base + sizeof(h), sge,
+        sizeof(h) + h.num_sge * sizeof(sge[0]) > (1u << wq->wqe_shift) ||
+        qroce_bt_rw(s, &wq->bt, base + sizeof(h), sge,
                     h.num_sge * sizeof(sge[0]), false)) {
         return QROCE_WC_LOC_QP_OP_ERR;
     }
@@ -873,7 +877,7 @@ static int rc_scatter(QRoceState *s, QRoceQP *qp, uint32_t off,
             continue;
         }
         k = MIN(n, len - off);
-        st = qroce_mr_check(s, le32_to_cpu(sge[i].lkey), qp->pdn, addr + off,
+        st = qroce_mr_check(s, le32_to_cpu(sge[i].lkey), pdn, addr + off,
                             k, QROCE_ACCESS_LOCAL_WRITE, &mr);
         if (st) {
             return st;
@@ -886,6 +890,57 @@ static int rc_scatter(QRoceState *s, QRoceQP *qp, uint32_t off,
         off = 0;
     }
     return n ? QROCE_WC_LOC_LEN_ERR : QROCE_WC_SUCCESS;
+}
+
+/* No RECV WQE posted on the QP's RQ or SRQ. */
+static bool rc_recv_empty(QRoceState *s, QRoceQP *qp)
+{
+    QRoceWQ *wq = qroce_qp_recv_wq(s, qp, NULL);
+
+    return wq->ci == wq->pi;
+}
+
+/*
+ * Write the CQE of the current RECV WQE (@cqe without its index) and
+ * consume the WQE, from the RQ or the SRQ (whose limit event may be due).
+ */
+static void rc_recv_complete(QRoceState *s, QRoceQP *qp,
+                             struct qroce_cqe *cqe, bool solicited)
+{
+    QRoceSRQ *srq;
+    QRoceWQ *wq = qroce_qp_recv_wq(s, qp, &srq);
+    QRoceCQ *cq = qroce_cq_get(s, qp->rcqn);
+
+    cqe->wqe_index = cpu_to_le32(wq->ci);
+    cqe->qpn = cpu_to_le32(qp->qpn);
+    if (srq) {
+        cqe->flags |= QROCE_CQE_F_SRQ;
+    }
+    wq->ci++;
+    if (cq) {
+        qroce_cq_post(s, cq, cqe, solicited);
+    }
+    if (srq) {
+        qroce_srq_consumed(s, srq);
+    }
+}
+
+/* The same for an RC RECV: opcode, status, length, immediate. */
+static void rc_recv_cqe(QRoceState *s, QRoceQP *qp, uint8_t opcode,
+                        uint8_t status, uint32_t len, bool imm,
+                        uint32_t imm_wire, bool solicited)
+{
+    struct qroce_cqe cqe = {
+        .byte_len = cpu_to_le32(len),
+        .opcode = opcode,
+        .status = status,
+        .flags = imm ? QROCE_CQE_F_IMM : 0,
+    };
+
+    if (imm) {
+        stl_be_p(&cqe.imm_data, imm_wire);
+    }
+    rc_recv_complete(s, qp, &cqe, solicited);
 }
 
 /* ------------------------------------------------------------------ */
@@ -998,7 +1053,6 @@ static void ud_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p)
 {
     uint8_t grh[40];
     struct qroce_cqe cqe = {};
-    QRoceCQ *cq;
     int st;
 
     if (qp->state < QROCE_QPS_RTR || qp->state == QROCE_QPS_ERR) {
@@ -1015,7 +1069,7 @@ static void ud_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p)
         rc_drop(s, "UD packet longer than the MTU");
         return;
     }
-    if (qp->rq.ci == qp->rq.pi) {
+    if (rc_recv_empty(s, qp)) {
         rc_drop(s, "no RECV WQE for a UD packet");
         return;
     }
@@ -1029,8 +1083,6 @@ static void ud_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p)
     if (st == QROCE_WC_SUCCESS) {
         st = rc_scatter(s, qp, sizeof(grh), p->payload, p->paylen);
     }
-    cqe.wqe_index = cpu_to_le32(qp->rq.ci);
-    cqe.qpn = cpu_to_le32(qp->qpn);
     cqe.byte_len = cpu_to_le32(st ? 0 : sizeof(grh) + p->paylen);
     cqe.src_qp = cpu_to_le32(p->deth_sqp);
     cqe.opcode = QROCE_CQE_RECV;
@@ -1041,11 +1093,7 @@ static void ud_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p)
         stl_be_p(&cqe.imm_data, p->imm);
     }
     memcpy(cqe.smac, p->smac, 6);
-    qp->rq.ci++;
-    cq = qroce_cq_get(s, qp->rcqn);
-    if (cq) {
-        qroce_cq_post(s, cq, &cqe, p->se);
-    }
+    rc_recv_complete(s, qp, &cqe, p->se);
     if (st != QROCE_WC_SUCCESS) {
         /* a receive that failed puts the QP in the error state */
         qroce_qp_set_error(s, qp, QROCE_EQE_QP_FATAL);
@@ -1396,7 +1444,7 @@ static void rc_responder_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p)
         return;
     }
     if (((first && !write) || (last && needs_wqe)) &&
-        qp->rq.ci == qp->rq.pi) {
+        rc_recv_empty(s, qp)) {
         rc_push_ack(s, qp, ROCE_AETH_RNR | qp->min_rnr_timer, p->psn);
         return;
     }
@@ -1422,9 +1470,7 @@ static void rc_responder_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p)
         st = rc_scatter(s, qp, r->recv_off, p->payload, p->paylen);
     }
     if (st != QROCE_WC_SUCCESS) {
-        rc_cqe(s, qp, false, qp->rq.ci, QROCE_CQE_RECV, st, r->recv_off,
-               false, 0, false);
-        qp->rq.ci++;
+        rc_recv_cqe(s, qp, QROCE_CQE_RECV, st, r->recv_off, false, 0, false);
         rc_resp_fatal(s, qp, st == QROCE_WC_LOC_LEN_ERR ? ROCE_AETH_NAK_INV :
                       ROCE_AETH_NAK_OP, p->psn, QROCE_EQE_QP_FATAL);
         return;
@@ -1433,10 +1479,10 @@ static void rc_responder_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p)
     r->epsn = psn_add(r->epsn, 1);
     if (last) {
         if (needs_wqe) {
-            rc_cqe(s, qp, false, qp->rq.ci,
-                   write ? QROCE_CQE_RECV_RDMA_IMM : QROCE_CQE_RECV,
-                   QROCE_WC_SUCCESS, r->recv_off, p->has_imm, p->imm, p->se);
-            qp->rq.ci++;
+            rc_recv_cqe(s, qp,
+                        write ? QROCE_CQE_RECV_RDMA_IMM : QROCE_CQE_RECV,
+                        QROCE_WC_SUCCESS, r->recv_off, p->has_imm, p->imm,
+                        p->se);
         }
         r->msn++;
         r->in_msg = false;
@@ -1571,6 +1617,10 @@ void qroce_rc_qp_modify(QRoceState *s, QRoceQP *qp, uint32_t old_state,
         rc_flush_wq(s, qp, &qp->sq, true);
         rc_flush_wq(s, qp, &qp->rq, false);
         r->sq_sent = qp->sq.ci;
+        if ((qp->flags & QROCE_CREATE_QP_SRQ) && old_state != QROCE_QPS_ERR) {
+            /* the SRQ's WQEs stay; the QP will take no more of them */
+            qroce_async_event(s, QROCE_EQE_QP_LAST_WQE, qp->qpn, 0);
+        }
         return;
     }
     if (qp->state == QROCE_QPS_RESET) {
