@@ -83,10 +83,12 @@ struct qroce_dev {
 	struct ida uar_ida;
 	struct xarray qp_xa;		/* qpn -> qroce_qp */
 	struct xarray cq_xa;		/* cqn -> qroce_cq */
+	struct xarray srq_xa;		/* srqn -> qroce_srq */
 	spinlock_t db_lock;		/* kernel doorbell page */
 
 	/* capabilities read at probe */
 	u32 cap_max_qp, cap_max_cq, cap_max_mr, cap_max_pd, cap_max_ah;
+	u32 cap_max_srq;
 	u32 cap_max_qp_wr, cap_max_cqe, cap_max_sge, cap_max_inline;
 	u32 features;		/* QROCE_FEAT_* */
 	u32 cap_max_rd_atom, cap_page_sizes, cap_max_gid, cap_max_msg;

@@ -67,6 +67,7 @@ static void qroce_read_caps(struct qroce_dev *dev)
 	dev->cap_max_mr = qroce_rd(dev, QROCE_REG_CAP_MAX_MR);
 	dev->cap_max_pd = qroce_rd(dev, QROCE_REG_CAP_MAX_PD);
 	dev->cap_max_ah = qroce_rd(dev, QROCE_REG_CAP_MAX_AH);
+	dev->cap_max_srq = qroce_rd(dev, QROCE_REG_CAP_MAX_SRQ);
 	dev->cap_max_qp_wr = qroce_rd(dev, QROCE_REG_CAP_MAX_QP_WR);
 	dev->cap_max_cqe = qroce_rd(dev, QROCE_REG_CAP_MAX_CQE);
 	dev->cap_max_sge = qroce_rd(dev, QROCE_REG_CAP_MAX_SGE);
@@ -144,6 +145,7 @@ static int qroce_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ida_init(&dev->uar_ida);
 	xa_init_flags(&dev->qp_xa, XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&dev->cq_xa, XA_FLAGS_LOCK_IRQ);
+	xa_init_flags(&dev->srq_xa, XA_FLAGS_LOCK_IRQ);
 	spin_lock_init(&dev->db_lock);
 	spin_lock_init(&dev->tx_lock);
 
@@ -247,6 +249,7 @@ static void qroce_remove(struct pci_dev *pdev)
 	ida_destroy(&dev->uar_ida);
 	xa_destroy(&dev->qp_xa);
 	xa_destroy(&dev->cq_xa);
+	xa_destroy(&dev->srq_xa);
 	ib_dealloc_device(&dev->ibdev);
 }
 

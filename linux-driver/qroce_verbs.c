@@ -64,6 +64,20 @@ struct qroce_qp {
 	u32 max_send_sge, max_recv_sge, max_inline;
 };
 
+/*
+ * A shared receive queue.  The device consumes its WQEs in order, but
+ * their CQEs may be polled in any order (from several CQs): a kernel SRQ
+ * frees a slot only once every older one has been polled too.
+ */
+struct qroce_srq {
+	struct ib_srq ibsrq;
+	u32 srqn;
+	struct qroce_wq wq;
+	u8 *done;			/* kernel SRQs: polled, not yet freed */
+	spinlock_t lock;		/* kernel SRQs: wq.pi, wq.ci, done */
+	u32 max_sge;
+};
+
 struct qroce_mr {
 	struct ib_mr ibmr;
 	struct ib_umem *umem;
@@ -89,18 +103,29 @@ static inline struct qroce_qp *to_qqp(struct ib_qp *q)
 	return container_of(q, struct qroce_qp, ibqp);
 }
 
+static inline struct qroce_srq *to_qsrq(struct ib_srq *s)
+{
+	return container_of(s, struct qroce_srq, ibsrq);
+}
+
 static inline struct qroce_ucontext *to_quc(struct ib_ucontext *u)
 {
 	return container_of(u, struct qroce_ucontext, ibuc);
 }
 
-static int qroce_simple_cmd(struct qroce_dev *dev, u8 opcode, u32 handle)
+static int qroce_simple_cmd_out(struct qroce_dev *dev, u8 opcode, u32 handle,
+				u32 *out)
 {
 	struct qroce_cmd cmd = {};
 
 	cmd.hdr.opcode = opcode;
 	cmd.handle.handle = cpu_to_le32(handle);
-	return qroce_cmd_exec(dev, &cmd, NULL);
+	return qroce_cmd_exec(dev, &cmd, out);
+}
+
+static int qroce_simple_cmd(struct qroce_dev *dev, u8 opcode, u32 handle)
+{
+	return qroce_simple_cmd_out(dev, opcode, handle, NULL);
 }
 
 /* ------------------------------------------------------------------ */
@@ -141,6 +166,11 @@ static int qroce_query_device(struct ib_device *ibdev,
 	a->atomic_cap = (dev->features & QROCE_FEAT_ATOMIC) ? IB_ATOMIC_HCA :
 							      IB_ATOMIC_NONE;
 	a->max_ah = dev->cap_max_ah - 1;
+	if (dev->features & QROCE_FEAT_SRQ) {
+		a->max_srq = dev->cap_max_srq - 1;
+		a->max_srq_wr = dev->cap_max_qp_wr;
+		a->max_srq_sge = dev->cap_max_sge;
+	}
 	a->max_pkeys = 1;
 	a->local_ca_ack_delay = 15;
 	return 0;
@@ -486,6 +516,25 @@ static int qroce_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 /* CQ                                                                  */
 /* ------------------------------------------------------------------ */
 
+/*
+ * Make a new object findable by its number (for CQEs and events) and give
+ * userspace its response; the store is undone if the copy fails.
+ */
+static int qroce_publish(struct xarray *xa, u32 id, void *obj,
+			 struct ib_udata *udata, void *resp, size_t len)
+{
+	int err = xa_err(xa_store_irq(xa, id, obj, GFP_KERNEL));
+
+	if (err)
+		return err;
+	if (udata) {
+		err = ib_copy_to_udata(udata, resp, min(len, udata->outlen));
+		if (err)
+			xa_erase_irq(xa, id);
+	}
+	return err;
+}
+
 static int qroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 			   struct uverbs_attr_bundle *attrs)
 {
@@ -534,21 +583,14 @@ static int qroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *att
 		goto err_ring;
 	cq->cqn = out[0];
 	ibcq->cqe = (1u << cq->log2) - 1;
-	err = xa_err(xa_store_irq(&dev->cq_xa, cq->cqn, cq, GFP_KERNEL));
+	resp.cqn = cq->cqn;
+	resp.log2_entries = cq->log2;
+	err = qroce_publish(&dev->cq_xa, cq->cqn, cq, udata, &resp,
+			    sizeof(resp));
 	if (err)
 		goto err_destroy;
-	if (udata) {
-		resp.cqn = cq->cqn;
-		resp.log2_entries = cq->log2;
-		err = ib_copy_to_udata(udata, &resp,
-				       min(sizeof(resp), udata->outlen));
-		if (err)
-			goto err_xa;
-	}
 	return 0;
 
-err_xa:
-	xa_erase_irq(&dev->cq_xa, cq->cqn);
 err_destroy:
 	qroce_simple_cmd(dev, QROCE_CMD_DESTROY_CQ, cq->cqn);
 err_ring:
@@ -595,6 +637,7 @@ void qroce_handle_async(struct qroce_dev *dev, const struct qroce_eqe *e)
 {
 	u32 handle = le32_to_cpu(e->handle);
 	struct ib_event ev = { .device = &dev->ibdev };
+	struct qroce_srq *srq;
 	struct qroce_qp *qp;
 	struct qroce_cq *cq;
 	unsigned long flags;
@@ -631,6 +674,16 @@ void qroce_handle_async(struct qroce_dev *dev, const struct qroce_eqe *e)
 			cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
 		}
 		xa_unlock_irqrestore(&dev->cq_xa, flags);
+		break;
+	case QROCE_EQE_SRQ_LIMIT:
+		xa_lock_irqsave(&dev->srq_xa, flags);
+		srq = xa_load(&dev->srq_xa, handle);
+		if (srq && srq->ibsrq.event_handler) {
+			ev.event = IB_EVENT_SRQ_LIMIT_REACHED;
+			ev.element.srq = &srq->ibsrq;
+			srq->ibsrq.event_handler(&ev, srq->ibsrq.srq_context);
+		}
+		xa_unlock_irqrestore(&dev->srq_xa, flags);
 		break;
 	case QROCE_EQE_PORT_ACTIVE:
 	case QROCE_EQE_PORT_DOWN:
@@ -686,6 +739,30 @@ static const enum ib_wc_opcode qroce_wc_opcode[] = {
 	[QROCE_CQE_RECV_RDMA_IMM] = IB_WC_RECV_RDMA_WITH_IMM,
 };
 
+/*
+ * The CQE of SRQ WQE @idx was polled: its wr_id, and free the slots that
+ * are now polled in order.  Nonzero if @idx is not outstanding.
+ */
+static int qroce_srq_retire(struct qroce_srq *srq, u32 idx, u64 *wr_id)
+{
+	struct qroce_wq *wq = &srq->wq;
+	u32 mask = (1u << wq->log2) - 1;
+	unsigned long flags;
+	int err = 0;
+
+	spin_lock_irqsave(&srq->lock, flags);
+	if (idx - wq->ci >= wq->pi - wq->ci || srq->done[idx & mask]) {
+		err = -EINVAL;
+	} else {
+		*wr_id = wq->wrid[idx & mask];
+		srq->done[idx & mask] = 1;
+		while (wq->ci != wq->pi && srq->done[wq->ci & mask])
+			srq->done[wq->ci++ & mask] = 0;
+	}
+	spin_unlock_irqrestore(&srq->lock, flags);
+	return err;
+}
+
 static int qroce_poll_one(struct qroce_dev *dev, struct qroce_cq *cq,
 			  struct ib_wc *wc)
 {
@@ -710,15 +787,25 @@ static int qroce_poll_one(struct qroce_dev *dev, struct qroce_cq *cq,
 				     le32_to_cpu(e->qpn));
 		return -EAGAIN;
 	}
-	wq = (e->flags & QROCE_CQE_F_SQ) ? &qp->sq : &qp->rq;
 	idx = le32_to_cpu(e->wqe_index);
-	if (idx - wq->ci >= wq->pi - wq->ci) {
-		dev_warn_ratelimited(&dev->pdev->dev, "CQE names WQE %u outside [%u, %u)\n",
-				     idx, wq->ci, wq->pi);
-		return -EAGAIN;
+	if (e->flags & QROCE_CQE_F_SRQ) {
+		if (!qp->ibqp.srq ||
+		    qroce_srq_retire(to_qsrq(qp->ibqp.srq), idx, &wc->wr_id)) {
+			dev_warn_ratelimited(&dev->pdev->dev,
+					     "CQE names SRQ WQE %u of QP %u, not outstanding\n",
+					     idx, qp->qpn);
+			return -EAGAIN;
+		}
+	} else {
+		wq = (e->flags & QROCE_CQE_F_SQ) ? &qp->sq : &qp->rq;
+		if (idx - wq->ci >= wq->pi - wq->ci) {
+			dev_warn_ratelimited(&dev->pdev->dev, "CQE names WQE %u outside [%u, %u)\n",
+					     idx, wq->ci, wq->pi);
+			return -EAGAIN;
+		}
+		wc->wr_id = wq->wrid[idx & ((1u << wq->log2) - 1)];
+		wq->ci = idx + 1;
 	}
-	wc->wr_id = wq->wrid[idx & ((1u << wq->log2) - 1)];
-	wq->ci = idx + 1;
 	wc->qp = &qp->ibqp;
 	wc->status = e->status <= IB_WC_GENERAL_ERR ? e->status :
 		     IB_WC_GENERAL_ERR;
@@ -807,7 +894,9 @@ static int qroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if ((type == QROCE_QPT_UC && !(dev->features & QROCE_FEAT_UC)) ||
 	    (type == QROCE_QPT_UD && !(dev->features & QROCE_FEAT_UD)))
 		return -EOPNOTSUPP;
-	if (init->srq || init->create_flags ||
+	if ((init->srq && !(dev->features & QROCE_FEAT_SRQ)) ||
+	    (init->srq && type != QROCE_QPT_RC && type != QROCE_QPT_UD) ||
+	    init->create_flags ||
 	    cap->max_send_wr > dev->cap_max_qp_wr ||
 	    cap->max_recv_wr > dev->cap_max_qp_wr ||
 	    cap->max_send_sge > dev->cap_max_sge ||
@@ -821,14 +910,17 @@ static int qroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		if (err)
 			return err;
 		if (req.sq_log2_entries > QROCE_WQ_MAX_LOG2 ||
-		    req.rq_log2_entries > QROCE_WQ_MAX_LOG2 ||
 		    req.sq_wqe_shift < QROCE_SQ_WQE_MIN_SHIFT ||
 		    req.sq_wqe_shift > QROCE_SQ_WQE_MAX_SHIFT ||
+		    (1u << req.sq_log2_entries) < cap->max_send_wr ||
+		    req.sq_buf_size < (1u << (req.sq_log2_entries + req.sq_wqe_shift)))
+			return -EINVAL;
+		/* a QP on an SRQ has no RQ ring */
+		if (init->srq ? req.rq_log2_entries || req.rq_buf_addr :
+		    req.rq_log2_entries > QROCE_WQ_MAX_LOG2 ||
 		    req.rq_wqe_shift < QROCE_RQ_WQE_MIN_SHIFT ||
 		    req.rq_wqe_shift > QROCE_RQ_WQE_MAX_SHIFT ||
-		    (1u << req.sq_log2_entries) < cap->max_send_wr ||
 		    (1u << req.rq_log2_entries) < cap->max_recv_wr ||
-		    req.sq_buf_size < (1u << (req.sq_log2_entries + req.sq_wqe_shift)) ||
 		    req.rq_buf_size < (1u << (req.rq_log2_entries + req.rq_wqe_shift)))
 			return -EINVAL;
 		qp->sq.log2 = req.sq_log2_entries;
@@ -846,6 +938,8 @@ static int qroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		qp->rq.log2 = order_base_2(max(1u, cap->max_recv_wr));
 		qp->sq.shift = max_t(u32, QROCE_SQ_WQE_MIN_SHIFT, order_base_2(sb));
 		qp->rq.shift = max_t(u32, QROCE_RQ_WQE_MIN_SHIFT, order_base_2(rb));
+		if (init->srq)
+			qp->rq.log2 = 0;
 		qp->sq.wrid = kcalloc(1u << qp->sq.log2, sizeof(u64), GFP_KERNEL);
 		qp->rq.wrid = kcalloc(1u << qp->rq.log2, sizeof(u64), GFP_KERNEL);
 		if (!qp->sq.wrid || !qp->rq.wrid) {
@@ -857,20 +951,27 @@ static int qroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 			     1u << (qp->sq.log2 + qp->sq.shift), &c->sq, &tsq);
 	if (err)
 		goto err_sq;
-	err = qroce_ring_get(dev, &qp->rq.ring, req.rq_buf_addr,
-			     1u << (qp->rq.log2 + qp->rq.shift), &c->rq, &trq);
-	if (err)
-		goto err_rq;
+	memset(&trq, 0, sizeof(trq));
+	if (init->srq) {
+		c->flags |= QROCE_CREATE_QP_SRQ;
+		c->srqn = cpu_to_le32(to_qsrq(init->srq)->srqn);
+	} else {
+		err = qroce_ring_get(dev, &qp->rq.ring, req.rq_buf_addr,
+				     1u << (qp->rq.log2 + qp->rq.shift), &c->rq,
+				     &trq);
+		if (err)
+			goto err_rq;
+	}
 	cmd.hdr.opcode = QROCE_CMD_CREATE_QP;
 	c->pdn = cpu_to_le32(to_qpd(ibqp->pd)->pdn);
 	c->send_cqn = cpu_to_le32(to_qcq(init->send_cq)->cqn);
 	c->recv_cqn = cpu_to_le32(to_qcq(init->recv_cq)->cqn);
 	c->uar = cpu_to_le32(uc ? uc->uar : 0);
 	c->type = type;
-	c->flags = init->sq_sig_type == IB_SIGNAL_ALL_WR ?
-		   QROCE_CREATE_QP_SIG_ALL : 0;
+	c->flags |= init->sq_sig_type == IB_SIGNAL_ALL_WR ?
+		    QROCE_CREATE_QP_SIG_ALL : 0;
 	c->sq_log2_entries = qp->sq.log2;
-	c->rq_log2_entries = qp->rq.log2;
+	c->rq_log2_entries = init->srq ? 0 : qp->rq.log2;
 	c->sq_wqe_shift = qp->sq.shift;
 	c->rq_wqe_shift = qp->rq.shift;
 	err = qroce_cmd_exec(dev, &cmd, out);
@@ -884,20 +985,13 @@ static int qroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->max_send_sge = cap->max_send_sge;
 	qp->max_recv_sge = cap->max_recv_sge;
 	qp->max_inline = cap->max_inline_data;
-	err = xa_err(xa_store_irq(&dev->qp_xa, qp->qpn, qp, GFP_KERNEL));
+	resp.qpn = qp->qpn;
+	err = qroce_publish(&dev->qp_xa, qp->qpn, qp, udata, &resp,
+			    sizeof(resp));
 	if (err)
 		goto err_destroy;
-	if (udata) {
-		resp.qpn = qp->qpn;
-		err = ib_copy_to_udata(udata, &resp,
-				       min(sizeof(resp), udata->outlen));
-		if (err)
-			goto err_xa;
-	}
 	return 0;
 
-err_xa:
-	xa_erase_irq(&dev->qp_xa, qp->qpn);
 err_destroy:
 	qroce_simple_cmd(dev, QROCE_CMD_DESTROY_QP, qp->qpn);
 err_cmd:
@@ -1166,16 +1260,17 @@ static int qroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	return err;
 }
 
-static int qroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
-			   const struct ib_recv_wr **bad)
+/*
+ * Write receive WQEs for @wr on @wq (of a QP's RQ or an SRQ) and ring
+ * doorbell @db for object @obj; the caller holds the queue's lock.
+ */
+static int qroce_post_recv_wq(struct qroce_dev *dev, struct qroce_wq *wq,
+			      u32 max_sge, u32 db, u32 obj,
+			      const struct ib_recv_wr *wr,
+			      const struct ib_recv_wr **bad)
 {
-	struct qroce_dev *dev = to_qdev(ibqp->device);
-	struct qroce_qp *qp = to_qqp(ibqp);
-	struct qroce_wq *wq = &qp->rq;
-	unsigned long flags;
 	int err = 0;
 
-	spin_lock_irqsave(&qp->rq_lock, flags);
 	for (; wr; wr = wr->next) {
 		struct qroce_recv_wqe *w;
 
@@ -1183,7 +1278,7 @@ static int qroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 			err = -ENOMEM;
 			break;
 		}
-		if (wr->num_sge > qp->max_recv_sge) {
+		if (wr->num_sge > max_sge) {
 			err = -EINVAL;
 			break;
 		}
@@ -1198,8 +1293,185 @@ static int qroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	if (err)
 		*bad = wr;
 	dma_wmb();
-	qroce_db_ring(dev, QROCE_DB_RQ, qp->qpn, wq->pi);
+	qroce_db_ring(dev, db, obj, wq->pi);
+	return err;
+}
+
+static int qroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+			   const struct ib_recv_wr **bad)
+{
+	struct qroce_qp *qp = to_qqp(ibqp);
+	unsigned long flags;
+	int err;
+
+	if (ibqp->srq) {
+		*bad = wr;		/* receives are posted to the SRQ */
+		return -EINVAL;
+	}
+	spin_lock_irqsave(&qp->rq_lock, flags);
+	err = qroce_post_recv_wq(to_qdev(ibqp->device), &qp->rq,
+				 qp->max_recv_sge, QROCE_DB_RQ, qp->qpn, wr, bad);
 	spin_unlock_irqrestore(&qp->rq_lock, flags);
+	return err;
+}
+
+/* ------------------------------------------------------------------ */
+/* SRQ                                                                 */
+/* ------------------------------------------------------------------ */
+
+static int qroce_create_srq(struct ib_srq *ibsrq,
+			    struct ib_srq_init_attr *init,
+			    struct ib_udata *udata)
+{
+	struct qroce_dev *dev = to_qdev(ibsrq->device);
+	struct qroce_srq *srq = to_qsrq(ibsrq);
+	struct qroce_ucontext *uc = rdma_udata_to_drv_context(udata,
+					struct qroce_ucontext, ibuc);
+	struct ib_srq_attr *attr = &init->attr;
+	struct qroce_create_srq_req req = {};
+	struct qroce_create_srq_resp resp = {};
+	struct qroce_cmd cmd = {};
+	struct qroce_bt_tmp t;
+	u32 out[6];
+	int err;
+
+	if (!(dev->features & QROCE_FEAT_SRQ))
+		return -EOPNOTSUPP;
+	if (init->srq_type != IB_SRQT_BASIC || !attr->max_wr ||
+	    attr->max_wr > dev->cap_max_qp_wr ||
+	    attr->max_sge > dev->cap_max_sge)
+		return -EINVAL;
+	spin_lock_init(&srq->lock);
+	if (udata) {
+		err = ib_copy_from_udata(&req, udata,
+					 min(sizeof(req), udata->inlen));
+		if (err)
+			return err;
+		if (req.log2_entries > QROCE_WQ_MAX_LOG2 ||
+		    (1u << req.log2_entries) < attr->max_wr ||
+		    req.wqe_shift < QROCE_RQ_WQE_MIN_SHIFT ||
+		    req.wqe_shift > QROCE_RQ_WQE_MAX_SHIFT ||
+		    req.buf_size < (1u << (req.log2_entries + req.wqe_shift)))
+			return -EINVAL;
+		srq->wq.log2 = req.log2_entries;
+		srq->wq.shift = req.wqe_shift;
+	} else {
+		u32 rb = sizeof(struct qroce_recv_wqe) +
+			 attr->max_sge * sizeof(struct qroce_sge);
+
+		srq->wq.log2 = order_base_2(attr->max_wr);
+		srq->wq.shift = max_t(u32, QROCE_RQ_WQE_MIN_SHIFT,
+				      order_base_2(rb));
+		srq->wq.wrid = kcalloc(1u << srq->wq.log2, sizeof(u64),
+				       GFP_KERNEL);
+		srq->done = kzalloc(1u << srq->wq.log2, GFP_KERNEL);
+		if (!srq->wq.wrid || !srq->done) {
+			err = -ENOMEM;
+			goto err_mem;
+		}
+	}
+	if (attr->srq_limit >= (1u << srq->wq.log2)) {
+		err = -EINVAL;
+		goto err_mem;
+	}
+	srq->max_sge = attr->max_sge;
+	err = qroce_ring_get(dev, &srq->wq.ring, req.buf_addr,
+			     1u << (srq->wq.log2 + srq->wq.shift),
+			     &cmd.create_srq.ring, &t);
+	if (err)
+		goto err_ring;
+	cmd.hdr.opcode = QROCE_CMD_CREATE_SRQ;
+	cmd.create_srq.pdn = cpu_to_le32(to_qpd(ibsrq->pd)->pdn);
+	cmd.create_srq.uar = cpu_to_le32(uc ? uc->uar : 0);
+	cmd.create_srq.log2_entries = srq->wq.log2;
+	cmd.create_srq.wqe_shift = srq->wq.shift;
+	cmd.create_srq.limit = cpu_to_le32(attr->srq_limit);
+	err = qroce_cmd_exec(dev, &cmd, out);
+	qroce_bt_tmp_free(dev, &t);
+	if (err)
+		goto err_ring;
+	srq->srqn = out[0];
+	attr->max_wr = 1u << srq->wq.log2;
+	resp.srqn = srq->srqn;
+	err = qroce_publish(&dev->srq_xa, srq->srqn, srq, udata, &resp,
+			    sizeof(resp));
+	if (err)
+		goto err_destroy;
+	return 0;
+
+err_destroy:
+	qroce_simple_cmd(dev, QROCE_CMD_DESTROY_SRQ, srq->srqn);
+err_ring:
+	qroce_ring_put(dev, &srq->wq.ring);
+err_mem:
+	kfree(srq->wq.wrid);
+	kfree(srq->done);
+	return err;
+}
+
+static int qroce_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
+{
+	struct qroce_dev *dev = to_qdev(ibsrq->device);
+	struct qroce_srq *srq = to_qsrq(ibsrq);
+	int err;
+
+	err = qroce_simple_cmd(dev, QROCE_CMD_DESTROY_SRQ, srq->srqn);
+	if (err)
+		return err;
+	xa_erase_irq(&dev->srq_xa, srq->srqn);
+	qroce_ring_put(dev, &srq->wq.ring);
+	kfree(srq->wq.wrid);
+	kfree(srq->done);
+	return 0;
+}
+
+static int qroce_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+			    enum ib_srq_attr_mask mask, struct ib_udata *udata)
+{
+	struct qroce_srq *srq = to_qsrq(ibsrq);
+	struct qroce_cmd cmd = {};
+
+	/* the ring cannot be resized; the limit can be (re)armed */
+	if (mask & ~IB_SRQ_LIMIT)
+		return -EOPNOTSUPP;
+	if (!(mask & IB_SRQ_LIMIT))
+		return 0;
+	if (attr->srq_limit >= (1u << srq->wq.log2))
+		return -EINVAL;
+	cmd.hdr.opcode = QROCE_CMD_MODIFY_SRQ;
+	cmd.modify_srq.srqn = cpu_to_le32(srq->srqn);
+	cmd.modify_srq.limit = cpu_to_le32(attr->srq_limit);
+	return qroce_cmd_exec(to_qdev(ibsrq->device), &cmd, NULL);
+}
+
+static int qroce_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
+{
+	struct qroce_srq *srq = to_qsrq(ibsrq);
+	u32 out[6];
+	int err;
+
+	err = qroce_simple_cmd_out(to_qdev(ibsrq->device), QROCE_CMD_QUERY_SRQ,
+				   srq->srqn, out);
+	if (err)
+		return err;
+	attr->max_wr = 1u << srq->wq.log2;
+	attr->max_sge = srq->max_sge;
+	attr->srq_limit = out[0];
+	return 0;
+}
+
+static int qroce_post_srq_recv(struct ib_srq *ibsrq,
+			       const struct ib_recv_wr *wr,
+			       const struct ib_recv_wr **bad)
+{
+	struct qroce_srq *srq = to_qsrq(ibsrq);
+	unsigned long flags;
+	int err;
+
+	spin_lock_irqsave(&srq->lock, flags);
+	err = qroce_post_recv_wq(to_qdev(ibsrq->device), &srq->wq,
+				 srq->max_sge, QROCE_DB_SRQ, srq->srqn, wr, bad);
+	spin_unlock_irqrestore(&srq->lock, flags);
 	return err;
 }
 
@@ -1371,6 +1643,7 @@ static const struct ib_device_ops qroce_dev_ops = {
 	.create_user_ah = qroce_create_ah,
 	.create_cq = qroce_create_cq,
 	.create_qp = qroce_create_qp,
+	.create_srq = qroce_create_srq,
 	.dealloc_pd = qroce_dealloc_pd,
 	.dealloc_ucontext = qroce_dealloc_ucontext,
 	.del_gid = qroce_del_gid,
@@ -1378,19 +1651,23 @@ static const struct ib_device_ops qroce_dev_ops = {
 	.destroy_ah = qroce_destroy_ah,
 	.destroy_cq = qroce_destroy_cq,
 	.destroy_qp = qroce_destroy_qp,
+	.destroy_srq = qroce_destroy_srq,
 	.get_dma_mr = qroce_get_dma_mr,
 	.get_link_layer = qroce_get_link_layer,
 	.get_port_immutable = qroce_get_port_immutable,
 	.mmap = qroce_mmap,
 	.mmap_free = qroce_mmap_free,
 	.modify_qp = qroce_modify_qp,
+	.modify_srq = qroce_modify_srq,
 	.poll_cq = qroce_poll_cq,
 	.post_recv = qroce_post_recv,
 	.post_send = qroce_post_send,
+	.post_srq_recv = qroce_post_srq_recv,
 	.query_device = qroce_query_device,
 	.query_pkey = qroce_query_pkey,
 	.query_port = qroce_query_port,
 	.query_qp = qroce_query_qp,
+	.query_srq = qroce_query_srq,
 	.reg_user_mr = qroce_reg_user_mr,
 	.req_notify_cq = qroce_req_notify_cq,
 
@@ -1398,6 +1675,7 @@ static const struct ib_device_ops qroce_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_cq, qroce_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, qroce_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, qroce_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_srq, qroce_srq, ibsrq),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, qroce_ucontext, ibuc),
 };
 
