@@ -14,8 +14,8 @@
 #                           prints the output, returns CMD's exit status
 #   qr_check DESC CMD...    run CMD...; count and print a PASS or FAIL line
 #   qr_finish               print the counts; exit 0 only if nothing failed
-#   qr_bg, qr_bg_wait, qr_wait_listen, qr_wait_cm_listen, qr_perftest,
-#   qr_atomics: see below
+#   qr_bg, qr_bg_wait, qr_wait_listen, qr_wait_cm_listen, qr_pingpong,
+#   qr_perftest, qr_atomics: see below
 #
 # Every QEMU started here is killed by its pid on exit or interruption.
 # Logs are kept when a check failed, removed otherwise.
@@ -236,6 +236,29 @@ qr_wait_listen() {
 # on PORT (rping, ucmatose, perftest -R listen there, not on a socket).
 qr_wait_cm_listen() {
 	qr_exec "$1" "i=0; until rdma resource show cm_id 2>/dev/null | grep 'state LISTEN' | grep -q ':$2 '; do i=\$((i + 1)); [ \$i -gt 100 ] && { rdma resource show cm_id; exit 1; }; sleep 0.1; done"
+}
+
+# qr_pingpong PROG ARGS...: one of rdma-core's *_pingpong examples on
+# qroce_0 with GID index $GID (default 1), server in guest 1, client in
+# guest 2; both must exit 0 and print their "bytes in" and "iters in"
+# lines, and neither may report invalid data (with -c).
+qr_pingpong() {
+	pp=$1
+	shift
+	qr_bg 1 srv "$pp -d qroce_0 -g ${GID:-1} $*" || return 1
+	qr_wait_listen 1 18515 || { echo "server did not listen"; qr_bg_wait 1 srv 5; return 1; }
+	QR_TIMEOUT=300 qr_exec 2 "$pp -d qroce_0 -g ${GID:-1} $* 10.0.0.1" >"$QR_DIR/pp.cli"
+	crc=$?
+	qr_bg_wait 1 srv 300 >"$QR_DIR/pp.srv"
+	src=$?
+	sed 's/^/client: /' "$QR_DIR/pp.cli"
+	sed 's/^/server: /' "$QR_DIR/pp.srv"
+	[ $crc -eq 0 ] && [ $src -eq 0 ] || return 1
+	for f in "$QR_DIR/pp.cli" "$QR_DIR/pp.srv"; do
+		grep -Eq '^[0-9]+ bytes in [0-9.]+ seconds = [0-9.]+ Mbit/sec$' "$f" &&
+			grep -Eq '^[0-9]+ iters in [0-9.]+ seconds = [0-9.]+ usec/iter$' "$f" || return 1
+	done
+	! grep -q 'invalid data' "$QR_DIR/pp.srv" "$QR_DIR/pp.cli"
 }
 
 # qr_perftest T ARGS...: perftest test T with ARGS, server in guest 1,

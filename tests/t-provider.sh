@@ -22,24 +22,8 @@ extended() {
 	[ $rc -eq 0 ] && ! grep -q '^FAIL' "$QR_DIR/prov.out" &&
 		[ "$(grep -c '^PASS' "$QR_DIR/prov.out")" -ge 30 ]
 }
-# pingpong PROG ARGS: server in guest 1, client in guest 2; both exit 0
-# and print their "iters in" line.
-pingpong() {
-	prog=$1
-	shift
-	qr_bg 1 srv "$prog -d qroce_0 -g 1 $*" || return 1
-	qr_wait_listen 1 18515 || { echo "server did not listen"; qr_bg_wait 1 srv 5; return 1; }
-	QR_TIMEOUT=300 qr_exec 2 "$prog -d qroce_0 -g 1 $* 10.0.0.1" >"$QR_DIR/pp.cli"
-	crc=$?
-	qr_bg_wait 1 srv 300 >"$QR_DIR/pp.srv"
-	src=$?
-	sed 's/^/client: /' "$QR_DIR/pp.cli"
-	sed 's/^/server: /' "$QR_DIR/pp.srv"
-	[ $crc -eq 0 ] && [ $src -eq 0 ] &&
-		grep -Eq '^[0-9]+ iters in [0-9.]+ seconds' "$QR_DIR/pp.cli" &&
-		grep -Eq '^[0-9]+ iters in [0-9.]+ seconds' "$QR_DIR/pp.srv" &&
-		! grep -q 'invalid data' "$QR_DIR/pp.srv" "$QR_DIR/pp.cli"
-}
+# pingpong PROG ARGS: server in guest 1, client in guest 2 (lib.sh)
+pingpong() { qr_pingpong "$@"; }
 
 qr_check "ibv_devices, ibv_devinfo -v: qroce_0, PORT_ACTIVE, GID ::ffff:10.0.0.1" devinfo
 qr_check "extended verbs in one guest (cq_ex polling, ibv_wr_*, errors)" extended
