@@ -890,7 +890,7 @@ static int qroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 
 	if (type < 0)
 		return type;
-	/* no data path for these yet: fail here rather than hang later */
+	/* a device without their data path: fail here, not hang later */
 	if ((type == QROCE_QPT_UC && !(dev->features & QROCE_FEAT_UC)) ||
 	    (type == QROCE_QPT_UD && !(dev->features & QROCE_FEAT_UD)))
 		return -EOPNOTSUPP;

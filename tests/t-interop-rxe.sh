@@ -2,9 +2,10 @@
 # Wire interop: guest 1 has qroce, guest 2 has Linux's rdma_rxe on a
 # virtio-net NIC on the same segment.  ibv_rc_pingpong between the two
 # implementations both ways, perftest READ, WRITE and atomics with either
-# as requester, a counter and a lock shared by both, ibv_ud_pingpong and
-# rping (the connection manager's MADs) both ways; every frame either of
-# them sent passes the ICRC/length checker and tshark.
+# as requester, a counter and a lock shared by both, ibv_ud_pingpong,
+# ibv_uc_pingpong and rping (the connection manager's MADs) both ways;
+# every frame either of them sent passes the ICRC/length checker and
+# tshark.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/wire-lib.sh"
 qr_init interop-rxe
@@ -83,6 +84,13 @@ rping_x() { # SRV_GUEST SRV_IP
 }
 qr_check "ibv_ud_pingpong: rxe client -> qroce server" ud_x 1 qroce_0 rxe0 10.0.0.1
 qr_check "ibv_ud_pingpong: qroce client -> rxe server" ud_x 2 rxe0 qroce_0 10.0.0.2
+uc_x() { # SRV_GUEST SRV_DEV CLI_DEV SRV_IP
+	xgrun "$1" "$4" tcp:18515 "ibv_uc_pingpong -d $2 -g 1 -s 4096 -n 100" \
+		"ibv_uc_pingpong -d $3 -g 1 -s 4096 -n 100" &&
+		[ "$(cat "$QR_DIR/x.cli" "$QR_DIR/x.srv" | grep -c '^100 iters in')" -eq 2 ]
+}
+qr_check "ibv_uc_pingpong: rxe client -> qroce server" uc_x 1 qroce_0 rxe0 10.0.0.1
+qr_check "ibv_uc_pingpong: qroce client -> rxe server" uc_x 2 rxe0 qroce_0 10.0.0.2
 qr_check "rping (RDMA CM): rxe client -> qroce server, data verified" rping_x 1 10.0.0.1
 qr_check "rping (RDMA CM): qroce client -> rxe server, data verified" rping_x 2 10.0.0.2
 qr_check "wire: frames of both implementations pass the checker and tshark" wire

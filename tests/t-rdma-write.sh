@@ -1,7 +1,8 @@
 #!/bin/sh
-# One-sided verbs so far: RDMA WRITE and WRITE with immediate.  The
-# correctness program in one guest (device loopback), then perftest's
-# send and write tests between two guests (exit 0 and a parsed result).
+# RDMA WRITE and WRITE with immediate: the correctness program in one
+# guest (device loopback), then perftest's send and write tests between
+# two guests (exit 0 and a parsed result), on RC, UD and UC QPs, and
+# ibv_uc_pingpong.
 . "$(dirname "$0")/lib.sh"
 qr_init rdma-write
 qr_boot 2 || { QR_FAIL=$((QR_FAIL + 1)); qr_finish; }
@@ -25,15 +26,9 @@ qr_check "ib_send_lat -s 8" qr_perftest ib_send_lat -s 8 -n 100
 qr_check "ib_send_bw -c UD -s 1024 (the UD MTU)" qr_perftest ib_send_bw -c UD -s 1024 -n 500
 qr_check "ib_send_lat -c UD -s 8" qr_perftest ib_send_lat -c UD -s 8 -n 200
 
-# UC has no data path in the device yet: QP creation must fail at once
-# (perftest exits non-zero within the timeout) instead of hanging.
-unsupported_qp() {
-	qr_perftest ib_send_bw -c "$1" -n 10 >"$QR_DIR/u.out" 2>&1
-	rc=$?
-	cat "$QR_DIR/u.out"
-	[ $rc -ne 0 ] && ! grep -q "timed out" "$QR_DIR/u.out" &&
-		[ "$(grep -c "Unable to create QP" "$QR_DIR/u.out")" -eq 2 ]
-}
-QR_TIMEOUT=60
-qr_check "UC QP refused with an error, not a hang" unsupported_qp UC
+# UC: SEND and RDMA WRITE without ACKs.
+qr_check "ibv_uc_pingpong -s 4096 x 200" qr_pingpong ibv_uc_pingpong -s 4096 -n 200
+qr_check "ib_send_bw -c UC -s 65536" qr_perftest ib_send_bw -c UC -s 65536 -n 200
+qr_check "ib_write_bw -c UC -s 65536" qr_perftest ib_write_bw -c UC -s 65536 -n 200
+qr_check "ib_write_lat -c UC -s 8" qr_perftest ib_write_lat -c UC -s 8 -n 200
 qr_finish

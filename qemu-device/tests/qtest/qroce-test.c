@@ -1035,6 +1035,28 @@ static void test_rc_loopback(void)
     stop(&t);
 }
 
+/*
+ * A started, enabled device with a PD, EQs 0 and 1, a 64-entry CQ on EQ 1,
+ * GID 0 = 10.0.0.1 and a two-page MR with local write.
+ */
+static void loopback_setup(QRoceTest *t, uint32_t *pdn, uint32_t *cqn,
+                           uint64_t *cq_ring, uint64_t *buf, uint32_t *key)
+{
+    uint64_t eq0, eq1;
+    uint32_t out[6];
+
+    start(t, "");
+    enable(t);
+    g_assert_cmpuint(simple(t, QROCE_CMD_ALLOC_PD, 0, out), ==, 0);
+    *pdn = out[0];
+    mk_eq(t, 0, &eq0);
+    mk_eq(t, 1, &eq1);
+    *cqn = mk_cq_ring(t, 1, 6, cq_ring);
+    set_gid0(t);
+    *buf = page(t, 2);
+    *key = mk_mr(t, *pdn, *buf, 2, QROCE_ACCESS_LOCAL_WRITE);
+}
+
 /* ---- UD and GSI through the device, looped back inside it ---- */
 
 static void ud_qp(QRoceTest *t, uint8_t type, uint32_t pdn, uint32_t cqn,
@@ -1083,22 +1105,13 @@ static void test_ud_loopback(void)
     QRoceTest t;
     struct qroce_cmd c;
     struct qroce_cqe cqe;
-    uint64_t eq0, eq1, cq_ring, buf, sqa, rqa, sqb, rqb, sqg, rqg;
+    uint64_t cq_ring, buf, sqa, rqa, sqb, rqb, sqg, rqg;
     uint32_t out[6], pdn, cqn, a, b, g, key, ahn, drops, i, j;
     uint32_t ci = 0, sa = 0, rb = 0;
     uint8_t pattern[1100], got[1200];
 
-    start(&t, "");
-    enable(&t);
+    loopback_setup(&t, &pdn, &cqn, &cq_ring, &buf, &key);
     g_assert_true(rd(&t, QROCE_REG_FEATURES) & QROCE_FEAT_UD);
-    g_assert_cmpuint(simple(&t, QROCE_CMD_ALLOC_PD, 0, out), ==, 0);
-    pdn = out[0];
-    mk_eq(&t, 0, &eq0);
-    mk_eq(&t, 1, &eq1);
-    cqn = mk_cq_ring(&t, 1, 6, &cq_ring);
-    set_gid0(&t);
-    buf = page(&t, 2);
-    key = mk_mr(&t, pdn, buf, 2, QROCE_ACCESS_LOCAL_WRITE);
     memset(&c, 0, sizeof(c));
     c.hdr.opcode = QROCE_CMD_CREATE_AH;
     c.create_ah.pdn = cpu_to_le32(pdn);
@@ -1211,6 +1224,99 @@ static void test_ud_loopback(void)
     qpci_io_writeq(t.dev, t.db, QROCE_DB_SQ, qroce_db_value(a, ++sa));
     wait_entry(&t, cq_ring, sizeof(cqe), 6, ci++, &cqe);
     g_assert_true(cqe.flags & QROCE_CQE_F_SQ);
+    g_assert_cmpuint(cqe.status, ==, QROCE_WC_LOC_QP_OP_ERR);
+    g_assert_cmpuint(query_state(&t, a), ==, QROCE_QPS_ERR);
+    stop(&t);
+}
+
+/* ---- UC through the device, looped back inside it ---- */
+
+static void uc_connect(QRoceTest *t, uint32_t qpn, uint32_t dest)
+{
+    struct qroce_cmd c;
+
+    memset(&c, 0, sizeof(c));
+    c.modify_qp.access_flags = cpu_to_le32(QROCE_ACCESS_LOCAL_WRITE |
+                                           QROCE_ACCESS_REMOTE_WRITE);
+    g_assert_cmpuint(modify(t, qpn, M(STATE) | M(PKEY_INDEX) | M(PORT) |
+                            M(ACCESS_FLAGS), QROCE_QPS_INIT, &c), ==, 0);
+    memset(&c, 0, sizeof(c));
+    c.modify_qp.path_mtu = QROCE_MTU_256;
+    c.modify_qp.dest_qpn = cpu_to_le32(dest);
+    c.modify_qp.rq_psn = cpu_to_le32(500);
+    self_av(&c.modify_qp.av);
+    g_assert_cmpuint(modify(t, qpn, M(STATE) | M(AV) | M(PATH_MTU) |
+                            M(DEST_QPN) | M(RQ_PSN), QROCE_QPS_RTR, &c), ==,
+                     0);
+    memset(&c, 0, sizeof(c));
+    c.modify_qp.sq_psn = cpu_to_le32(500);
+    g_assert_cmpuint(modify(t, qpn, M(STATE) | M(SQ_PSN), QROCE_QPS_RTS, &c),
+                     ==, 0);
+}
+
+/*
+ * UC SENDs over several packets: the sender completes without an ACK; a
+ * message with no RECV WQE is dropped (no RNR, no error) and the next one
+ * lands; an RDMA READ on UC is refused with LOC_QP_OP_ERR.
+ */
+static void test_uc_loopback(void)
+{
+    QRoceTest t;
+    struct qroce_send_wqe h = {};
+    struct qroce_cqe cqe;
+    uint64_t cq_ring, buf, sqa, rqa, sqb, rqb;
+    uint32_t pdn, cqn, a, b, key, drops, i, ci = 0;
+    uint8_t pattern[1000], got[1000];
+
+    loopback_setup(&t, &pdn, &cqn, &cq_ring, &buf, &key);
+    g_assert_true(rd(&t, QROCE_REG_FEATURES) & QROCE_FEAT_UC);
+    g_assert_cmpuint(mk_qp_rings(&t, QROCE_QPT_UC, pdn, cqn, cqn, 0, &a, &sqa,
+                                 &rqa), ==, 0);
+    g_assert_cmpuint(mk_qp_rings(&t, QROCE_QPT_UC, pdn, cqn, cqn, 0, &b, &sqb,
+                                 &rqb), ==, 0);
+    uc_connect(&t, a, b);
+    uc_connect(&t, b, a);
+    for (i = 0; i < sizeof(pattern); i++) {
+        pattern[i] = i * 5 + 9;
+    }
+    qtest_memwrite(t.qts, buf, pattern, sizeof(pattern));
+
+    /* no RECV WQE on b: 1000 bytes (4 packets) sent, completed, dropped */
+    drops = rd(&t, QROCE_REG_CNT(QROCE_CNT_ROCE_RX_DROPS));
+    post_send(&t, sqa, 0, buf, 1000, key, QROCE_WQE_SIGNALED);
+    qpci_io_writeq(t.dev, t.db, QROCE_DB_SQ, qroce_db_value(a, 1));
+    wait_entry(&t, cq_ring, sizeof(cqe), 6, ci++, &cqe);
+    g_assert_true(cqe.flags & QROCE_CQE_F_SQ);
+    g_assert_cmpuint(cqe.status, ==, QROCE_WC_SUCCESS);
+    g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, 1000);
+    g_usleep(20000);
+    g_assert_false(entry_ready(&t, cq_ring, sizeof(cqe), 6, ci));
+    g_assert_cmpuint(rd(&t, QROCE_REG_CNT(QROCE_CNT_ROCE_RX_DROPS)), ==,
+                     drops + 4);
+    g_assert_cmpuint(query_state(&t, b), ==, QROCE_QPS_RTS);
+
+    /* with a RECV WQE the next message lands whole */
+    post_recv(&t, rqb, 0, buf + 4096, 1000, key);
+    qpci_io_writeq(t.dev, t.db, QROCE_DB_RQ, qroce_db_value(b, 1));
+    post_send(&t, sqa, 1, buf, 1000, key, QROCE_WQE_SIGNALED);
+    qpci_io_writeq(t.dev, t.db, QROCE_DB_SQ, qroce_db_value(a, 2));
+    for (i = 0; i < 2; i++) {
+        wait_entry(&t, cq_ring, sizeof(cqe), 6, ci++, &cqe);
+        g_assert_cmpuint(cqe.status, ==, QROCE_WC_SUCCESS);
+        if (!(cqe.flags & QROCE_CQE_F_SQ)) {
+            g_assert_cmpuint(le32_to_cpu(cqe.qpn), ==, b);
+            g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, 1000);
+        }
+    }
+    qtest_memread(t.qts, buf + 4096, got, sizeof(got));
+    g_assert_true(!memcmp(got, pattern, sizeof(got)));
+
+    /* RDMA READ has no UC opcode */
+    h.opcode = QROCE_WR_RDMA_READ;
+    h.flags = QROCE_WQE_SIGNALED;
+    put_send_wqe(&t, sqa, 2, &h, buf, 8, key);
+    qpci_io_writeq(t.dev, t.db, QROCE_DB_SQ, qroce_db_value(a, 3));
+    wait_entry(&t, cq_ring, sizeof(cqe), 6, ci++, &cqe);
     g_assert_cmpuint(cqe.status, ==, QROCE_WC_LOC_QP_OP_ERR);
     g_assert_cmpuint(query_state(&t, a), ==, QROCE_QPS_ERR);
     stop(&t);
@@ -1692,6 +1798,7 @@ int main(int argc, char **argv)
     qtest_add_func("/qroce/srq", test_srq);
     qtest_add_func("/qroce/rc-loopback", test_rc_loopback);
     qtest_add_func("/qroce/ud-loopback", test_ud_loopback);
+    qtest_add_func("/qroce/uc-loopback", test_uc_loopback);
     qtest_add_func("/qroce/garbage-wqes", test_garbage_wqes);
     qtest_add_func("/qroce/eq-overflow", test_eq_overflow);
     qtest_add_func("/qroce/ethernet", test_ethernet);

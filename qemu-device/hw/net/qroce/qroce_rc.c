@@ -1,5 +1,5 @@
 /*
- * qroce: the RoCEv2 transport engine (RC, UD and the GSI QP).
+ * qroce: the RoCEv2 transport engine (RC, UC, UD and the GSI QP).
  *
  * Requester: doorbells only queue the QP; a bottom half reads send WQEs,
  * segments them at the path MTU and sends RoCEv2 packets, at most
@@ -24,6 +24,9 @@
  * thread, so they are atomic against every other QP of the device
  * (IBV_ATOMIC_HCA); a duplicate atomic is answered from a history of the
  * last results, never executed twice; a duplicate READ is read again.
+ *
+ * UC QPs segment and reassemble like RC with no ACKs, retries or READs:
+ * a send WQE completes once sent, a damaged message is dropped.
  *
  * UD and GSI QPs share the run queue and the packet budget: each send WQE
  * is one UD SEND_ONLY packet to the address of its AH, completed once
@@ -397,6 +400,63 @@ static void rc_send_rd_atomic(QRoceState *s, QRoceQP *qp, uint32_t idx,
     rc_tx(s, qp, o, 0);
 }
 
+/*
+ * Send WQE @idx, checked: read at the first packet of its message (@first),
+ * from the engine's copy for the packets after it.  A QROCE_WC_* status.
+ */
+static int rc_fetch_wqe(QRoceState *s, QRoceQP *qp, uint32_t idx, bool first,
+                        RcWqe *w)
+{
+    QRoceRc *rc = s->rc;
+    int st;
+
+    if (!first && rc->txw_valid && rc->txw_qpn == qp->qpn &&
+        rc->txw_idx == idx) {
+        *w = rc->txw;
+        return QROCE_WC_SUCCESS;
+    }
+    st = rc_read_wqe(s, qp, idx, w);
+    rc->txw_valid = st == QROCE_WC_SUCCESS;
+    if (rc->txw_valid) {
+        rc->txw = *w;
+        rc->txw_qpn = qp->qpn;
+        rc->txw_idx = idx;
+    }
+    return st;
+}
+
+/*
+ * The RC opcode of the packet of a SEND or WRITE message that carries
+ * @n bytes from offset @off of @len; the RETH with the first WRITE packet.
+ */
+static void rc_seg_opcode(const RcWqe *w, uint32_t off, uint32_t n,
+                          RocePktOut *o)
+{
+    bool imm = w->hdr.opcode == QROCE_WR_SEND_IMM ||
+               w->hdr.opcode == QROCE_WR_RDMA_WRITE_IMM;
+    bool write = w->hdr.opcode == QROCE_WR_RDMA_WRITE ||
+                 w->hdr.opcode == QROCE_WR_RDMA_WRITE_IMM;
+    bool first = off == 0, last = off + n == w->len;
+
+    if (first && last) {
+        o->opcode = write ? (imm ? ROCE_WRITE_ONLY_IMM : ROCE_WRITE_ONLY) :
+                    (imm ? ROCE_SEND_ONLY_IMM : ROCE_SEND_ONLY);
+    } else if (first) {
+        o->opcode = write ? ROCE_WRITE_FIRST : ROCE_SEND_FIRST;
+    } else if (last) {
+        o->opcode = write ? (imm ? ROCE_WRITE_LAST_IMM : ROCE_WRITE_LAST) :
+                    (imm ? ROCE_SEND_LAST_IMM : ROCE_SEND_LAST);
+    } else {
+        o->opcode = write ? ROCE_WRITE_MIDDLE : ROCE_SEND_MIDDLE;
+    }
+    if (write && first) {
+        o->reth_va = le64_to_cpu(w->hdr.rdma.remote_addr);
+        o->reth_rkey = le32_to_cpu(w->hdr.rdma.rkey);
+        o->reth_len = w->len;
+    }
+    o->imm = ldl_be_p(&w->hdr.imm_data);
+}
+
 /* Send from the SQ; returns true if it stopped for the budget. */
 static bool rc_sq_process(QRoceState *s, QRoceQP *qp, int *budget)
 {
@@ -404,13 +464,12 @@ static bool rc_sq_process(QRoceState *s, QRoceQP *qp, int *budget)
     uint32_t mtu = rc_mtu(qp);
     uint32_t depth = 1u << qp->sq.log2;
     uint32_t max_rd = MAX(qp->max_rd_atomic, 1);
-    QRoceRc *rc = s->rc;
     RcWqe w;
 
     while (qp->state == QROCE_QPS_RTS && r->sq_sent != qp->sq.pi &&
            !r->rnr_wait) {
         uint32_t idx = r->sq_sent;
-        bool imm, write, first = r->wqe_off == 0;
+        bool write, first = r->wqe_off == 0;
         RocePktOut o = {};
         uint8_t sgid[16];
         uint8_t *payload;
@@ -424,20 +483,7 @@ static bool rc_sq_process(QRoceState *s, QRoceQP *qp, int *budget)
             psn_cmp(r->npsn, psn_add(r->una_psn, RC_WINDOW)) >= 0) {
             break;                      /* window full: wait for ACKs */
         }
-        if (!first && rc->txw_valid && rc->txw_qpn == qp->qpn &&
-            rc->txw_idx == idx) {
-            /* the rest of a message: the WQE checked at its first packet */
-            w = rc->txw;
-            st = QROCE_WC_SUCCESS;
-        } else {
-            st = rc_read_wqe(s, qp, idx, &w);
-            rc->txw_valid = st == QROCE_WC_SUCCESS;
-            if (rc->txw_valid) {
-                rc->txw = w;
-                rc->txw_qpn = qp->qpn;
-                rc->txw_idx = idx;
-            }
-        }
+        st = rc_fetch_wqe(s, qp, idx, first, &w);
         if (st == QROCE_WC_SUCCESS && w.hdr.opcode != QROCE_WR_SEND &&
             w.hdr.opcode != QROCE_WR_SEND_IMM &&
             w.hdr.opcode != QROCE_WR_RDMA_WRITE &&
@@ -471,29 +517,11 @@ static bool rc_sq_process(QRoceState *s, QRoceQP *qp, int *budget)
             }
             continue;
         }
-        imm = w.hdr.opcode == QROCE_WR_SEND_IMM ||
-              w.hdr.opcode == QROCE_WR_RDMA_WRITE_IMM;
         write = w.hdr.opcode == QROCE_WR_RDMA_WRITE ||
                 w.hdr.opcode == QROCE_WR_RDMA_WRITE_IMM;
         n = MIN(mtu, w.len - r->wqe_off);
-        if (first && n == w.len) {
-            o.opcode = write ? (imm ? ROCE_WRITE_ONLY_IMM : ROCE_WRITE_ONLY) :
-                       (imm ? ROCE_SEND_ONLY_IMM : ROCE_SEND_ONLY);
-        } else if (first) {
-            o.opcode = write ? ROCE_WRITE_FIRST : ROCE_SEND_FIRST;
-        } else if (r->wqe_off + n == w.len) {
-            o.opcode = write ? (imm ? ROCE_WRITE_LAST_IMM : ROCE_WRITE_LAST) :
-                       (imm ? ROCE_SEND_LAST_IMM : ROCE_SEND_LAST);
-        } else {
-            o.opcode = write ? ROCE_WRITE_MIDDLE : ROCE_SEND_MIDDLE;
-        }
-        if (write && first) {
-            o.reth_va = le64_to_cpu(w.hdr.rdma.remote_addr);
-            o.reth_rkey = le32_to_cpu(w.hdr.rdma.rkey);
-            o.reth_len = w.len;
-        }
+        rc_seg_opcode(&w, r->wqe_off, n, &o);
         o.psn = r->npsn;
-        o.imm = ldl_be_p(&w.hdr.imm_data);
         payload = s->rc->pkt + roce_hdr_len(o.opcode, !roce_gid_is_v4(o.dgid));
         if (rc_wqe_copy(s, qp, &w, r->wqe_off, payload, n, false)) {
             if (r->nsent || r->wqe_off) {
@@ -531,6 +559,7 @@ static bool rc_sq_process(QRoceState *s, QRoceQP *qp, int *budget)
 
 static bool rc_rsp_process(QRoceState *s, QRoceQP *qp, int *budget);
 static bool ud_sq_process(QRoceState *s, QRoceQP *qp, int *budget);
+static bool uc_sq_process(QRoceState *s, QRoceQP *qp, int *budget);
 
 static void rc_bh(void *opaque)
 {
@@ -552,6 +581,7 @@ static void rc_bh(void *opaque)
         qp->rc.need_sched = false;
         if (qp->type == QROCE_QPT_UD || qp->type == QROCE_QPT_GSI ?
             ud_sq_process(s, qp, &budget) :
+            qp->type == QROCE_QPT_UC ? uc_sq_process(s, qp, &budget) :
             rc_rsp_process(s, qp, &budget) || rc_sq_process(s, qp, &budget)) {
             rc_schedule(s, qp);
         }
@@ -844,6 +874,22 @@ static void rc_requester_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p)
 /* Responder                                                           */
 /* ------------------------------------------------------------------ */
 
+/* Does RC/UC SEND or WRITE opcode @op (low 5 bits) start / end a message? */
+static bool rc_op_first(uint8_t op)
+{
+    return op == ROCE_SEND_FIRST || op == ROCE_SEND_ONLY ||
+           op == ROCE_SEND_ONLY_IMM || op == ROCE_WRITE_FIRST ||
+           op == ROCE_WRITE_ONLY || op == ROCE_WRITE_ONLY_IMM;
+}
+
+static bool rc_op_last(uint8_t op)
+{
+    return op == ROCE_SEND_LAST || op == ROCE_SEND_LAST_IMM ||
+           op == ROCE_SEND_ONLY || op == ROCE_SEND_ONLY_IMM ||
+           op == ROCE_WRITE_LAST || op == ROCE_WRITE_LAST_IMM ||
+           op == ROCE_WRITE_ONLY || op == ROCE_WRITE_ONLY_IMM;
+}
+
 /* Scatter @n bytes at offset @off of the current RECV WQE. */
 static int rc_scatter(QRoceState *s, QRoceQP *qp, uint32_t off,
                       const uint8_t *src, uint32_t n)
@@ -941,6 +987,21 @@ static void rc_recv_cqe(QRoceState *s, QRoceQP *qp, uint8_t opcode,
         stl_be_p(&cqe.imm_data, imm_wire);
     }
     rc_recv_complete(s, qp, &cqe, solicited);
+}
+
+/*
+ * The last packet of a SEND or WRITE message is in: a SEND or a WRITE with
+ * immediate completes its RECV WQE.
+ */
+static void rc_msg_received(QRoceState *s, QRoceQP *qp, RocePktIn *p,
+                            bool write)
+{
+    if (!write || p->has_imm) {
+        rc_recv_cqe(s, qp, write ? QROCE_CQE_RECV_RDMA_IMM : QROCE_CQE_RECV,
+                    QROCE_WC_SUCCESS, qp->rc.recv_off, p->has_imm, p->imm,
+                    p->se);
+    }
+    qp->rc.in_msg = false;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1097,6 +1158,170 @@ static void ud_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p)
     if (st != QROCE_WC_SUCCESS) {
         /* a receive that failed puts the QP in the error state */
         qroce_qp_set_error(s, qp, QROCE_EQE_QP_FATAL);
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* UC                                                                  */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Send from a UC SQ: SENDs and RDMA WRITEs segmented at the path MTU like
+ * RC, with UC opcodes, no AckReq and nothing kept for retransmission: a
+ * WQE completes when its last packet is on the wire.  Returns true if it
+ * stopped for the budget.
+ */
+static bool uc_sq_process(QRoceState *s, QRoceQP *qp, int *budget)
+{
+    QRoceRcQP *r = &qp->rc;
+    QRoceRc *rc = s->rc;
+    uint32_t mtu = rc_mtu(qp);
+    RcWqe w;
+
+    while (qp->state == QROCE_QPS_RTS && qp->sq.ci != qp->sq.pi) {
+        uint32_t idx = qp->sq.ci, n;
+        bool write, first = r->wqe_off == 0;
+        RocePktOut o = {};
+        uint8_t sgid[16];
+        uint8_t *payload;
+        int st;
+
+        if (*budget <= 0) {
+            return true;
+        }
+        st = rc_fetch_wqe(s, qp, idx, first, &w);
+        if (st == QROCE_WC_SUCCESS && w.hdr.opcode != QROCE_WR_SEND &&
+            w.hdr.opcode != QROCE_WR_SEND_IMM &&
+            w.hdr.opcode != QROCE_WR_RDMA_WRITE &&
+            w.hdr.opcode != QROCE_WR_RDMA_WRITE_IMM) {
+            st = QROCE_WC_LOC_QP_OP_ERR;    /* no READ or atomics on UC */
+        }
+        if (st == QROCE_WC_SUCCESS && !rc_addr(s, qp, &o, sgid)) {
+            st = QROCE_WC_LOC_QP_OP_ERR;
+        }
+        if (st != QROCE_WC_SUCCESS) {
+            r->wqe_off = 0;
+            rc_sq_error(s, qp, idx, st);
+            return false;
+        }
+        if (first) {
+            trace_qroce_rc_wqe(qp->qpn, idx, w.hdr.opcode, w.len);
+        }
+        write = w.hdr.opcode == QROCE_WR_RDMA_WRITE ||
+                w.hdr.opcode == QROCE_WR_RDMA_WRITE_IMM;
+        n = MIN(mtu, w.len - r->wqe_off);
+        rc_seg_opcode(&w, r->wqe_off, n, &o);
+        o.opcode |= ROCE_UC;
+        o.psn = r->npsn;
+        payload = rc->pkt + roce_hdr_len(o.opcode, !roce_gid_is_v4(o.dgid));
+        if (rc_wqe_copy(s, qp, &w, r->wqe_off, payload, n, false)) {
+            /* a message cut short: the responder drops what it got */
+            r->wqe_off = 0;
+            rc_sq_error(s, qp, idx, QROCE_WC_LOC_PROT_ERR);
+            return false;
+        }
+        r->wqe_off += n;
+        if (r->wqe_off == w.len) {
+            o.se = w.hdr.flags & QROCE_WQE_SOLICITED;
+            r->wqe_off = 0;
+        }
+        r->npsn = psn_add(r->npsn, 1);
+        rc_tx(s, qp, &o, n);
+        (*budget)--;
+        if (!r->wqe_off) {
+            if ((w.hdr.flags & QROCE_WQE_SIGNALED) ||
+                (qp->flags & QROCE_CREATE_QP_SIG_ALL)) {
+                rc_cqe(s, qp, true, idx, write ? QROCE_CQE_RDMA_WRITE :
+                       QROCE_CQE_SEND, QROCE_WC_SUCCESS, w.len, false, 0,
+                       false);
+            }
+            qp->sq.ci = idx + 1;
+            r->sq_sent = qp->sq.ci;
+        }
+    }
+    return false;
+}
+
+/*
+ * A UC packet, checked as RC's (AV, state) by the caller.  There are no
+ * ACKs: a packet out of sequence, a message without a RECV WQE, a WRITE
+ * the MR does not allow, or a malformed message is dropped silently up to
+ * the next FIRST or ONLY packet (the RECV WQE is reused for it).
+ */
+static void uc_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p)
+{
+    QRoceRcQP *r = &qp->rc;
+    uint8_t op = p->opcode & 0x1f;
+    bool write = op >= ROCE_WRITE_FIRST && op <= ROCE_WRITE_ONLY_IMM;
+    bool first = rc_op_first(op), last = rc_op_last(op);
+    bool needs_wqe = !write || p->has_imm;
+    QRoceMR *mr;
+    int st;
+
+    if (p->psn != r->epsn || first) {
+        /* a new message, or a gap: whatever was in progress is lost */
+        r->in_msg = false;
+        r->epsn = p->psn;
+    }
+    r->epsn = psn_add(r->epsn, 1);
+    if (first != !r->in_msg || (!first && write != r->in_write) ||
+        (!last && p->paylen != rc_mtu(qp)) || p->paylen > rc_mtu(qp)) {
+        r->in_msg = false;
+        rc_drop(s, "UC packet outside a message, or malformed");
+        return;
+    }
+    if (first) {
+        if ((write && !(qp->access_flags & QROCE_ACCESS_REMOTE_WRITE)) ||
+            (!write && rc_recv_empty(s, qp)) ||
+            (write && (p->reth_len > QROCE_DEF_MAX_MSG ||
+                       (last && p->paylen != p->reth_len) ||
+                       (!last && p->reth_len <= p->paylen) ||
+                       qroce_mr_check(s, p->reth_rkey, qp->pdn, p->reth_va,
+                                      p->reth_len, QROCE_ACCESS_REMOTE_WRITE,
+                                      &mr)))) {
+            rc_drop(s, "UC message refused (access, key or no RECV WQE)");
+            return;
+        }
+        r->in_msg = true;
+        r->in_write = write;
+        r->recv_off = 0;
+        if (write) {
+            r->wr_va = p->reth_va;
+            r->wr_rkey = p->reth_rkey;
+            r->wr_len = p->reth_len;
+        }
+    }
+    if ((write && last && r->recv_off + p->paylen != r->wr_len) ||
+        (last && needs_wqe && rc_recv_empty(s, qp))) {
+        r->in_msg = false;
+        rc_drop(s, "UC WRITE length mismatch or no RECV WQE for its immediate");
+        return;
+    }
+    if (write) {
+        if (p->paylen &&
+            (qroce_mr_check(s, r->wr_rkey, qp->pdn, r->wr_va + r->recv_off,
+                            p->paylen, QROCE_ACCESS_REMOTE_WRITE, &mr) ||
+             qroce_mr_rw(s, mr, r->wr_va + r->recv_off, (void *)p->payload,
+                         p->paylen, true))) {
+            r->in_msg = false;
+            rc_drop(s, "UC WRITE outside the MR");
+            return;
+        }
+    } else {
+        st = rc_scatter(s, qp, r->recv_off, p->payload, p->paylen);
+        if (st != QROCE_WC_SUCCESS) {
+            /* the RECV WQE is too small or bad: it completes in error */
+            rc_recv_cqe(s, qp, QROCE_CQE_RECV, st, r->recv_off, false, 0,
+                        false);
+            r->in_msg = false;
+            qroce_qp_set_error(s, qp, QROCE_EQE_QP_FATAL);
+            return;
+        }
+    }
+    r->recv_off += p->paylen;
+    if (last) {
+        rc_msg_received(s, qp, p, write);
+        r->in_msg = false;
     }
 }
 
@@ -1371,13 +1596,7 @@ static void rc_responder_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p)
     bool rd_atomic = op == ROCE_READ_REQ || op == ROCE_CMP_SWAP ||
                      op == ROCE_FETCH_ADD;
     bool write = op >= ROCE_WRITE_FIRST && op <= ROCE_WRITE_ONLY_IMM;
-    bool first = op == ROCE_SEND_FIRST || op == ROCE_SEND_ONLY ||
-                 op == ROCE_SEND_ONLY_IMM || op == ROCE_WRITE_FIRST ||
-                 op == ROCE_WRITE_ONLY || op == ROCE_WRITE_ONLY_IMM;
-    bool last = op == ROCE_SEND_LAST || op == ROCE_SEND_LAST_IMM ||
-                op == ROCE_SEND_ONLY || op == ROCE_SEND_ONLY_IMM ||
-                op == ROCE_WRITE_LAST || op == ROCE_WRITE_LAST_IMM ||
-                op == ROCE_WRITE_ONLY || op == ROCE_WRITE_ONLY_IMM;
+    bool first = rc_op_first(op), last = rc_op_last(op);
     bool needs_wqe = !write || p->has_imm;
     int st;
 
@@ -1478,12 +1697,7 @@ static void rc_responder_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p)
     r->recv_off += p->paylen;
     r->epsn = psn_add(r->epsn, 1);
     if (last) {
-        if (needs_wqe) {
-            rc_recv_cqe(s, qp,
-                        write ? QROCE_CQE_RECV_RDMA_IMM : QROCE_CQE_RECV,
-                        QROCE_WC_SUCCESS, r->recv_off, p->has_imm, p->imm,
-                        p->se);
-        }
+        rc_msg_received(s, qp, p, write);
         r->msn++;
         r->in_msg = false;
     }
@@ -1526,8 +1740,9 @@ bool qroce_rc_rx(QRoceState *s, const uint8_t *frame, size_t len)
         ud_rx(s, qp, &p);
         return true;
     }
-    if (!qp || qp->type != QROCE_QPT_RC || (p.opcode >> 5) != 0) {
-        rc_drop(s, "no such RC QP");
+    if (!qp || (p.opcode >> 5) != (qp->type == QROCE_QPT_UC ? 1 : 0) ||
+        (qp->type != QROCE_QPT_RC && qp->type != QROCE_QPT_UC)) {
+        rc_drop(s, "no such RC or UC QP");
         return true;
     }
     if (memcmp(p.sgid, qp->av.dgid, 16) ||
@@ -1547,6 +1762,10 @@ bool qroce_rc_rx(QRoceState *s, const uint8_t *frame, size_t len)
     }
     if (qp->state < QROCE_QPS_RTR || qp->state == QROCE_QPS_ERR) {
         rc_drop(s, "request to a QP not ready");
+        return true;
+    }
+    if (qp->type == QROCE_QPT_UC) {
+        uc_rx(s, qp, &p);
         return true;
     }
     rc_responder_rx(s, qp, &p);
@@ -1662,7 +1881,7 @@ void qroce_rc_sq_doorbell(QRoceState *s, QRoceQP *qp)
     if (qp->state == QROCE_QPS_ERR) {
         rc_flush_wq(s, qp, &qp->sq, true);
         qp->rc.sq_sent = qp->sq.ci;
-    } else if (qp->type != QROCE_QPT_UC) {
+    } else {
         rc_schedule(s, qp);
     }
 }

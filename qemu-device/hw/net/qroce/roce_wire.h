@@ -54,6 +54,7 @@ enum {
     ROCE_UD_SEND_ONLY = 0x64,
     ROCE_UD_SEND_ONLY_IMM = 0x65,
 };
+#define ROCE_UC             0x20    /* | an RC SEND or WRITE opcode */
 
 /* AETH syndromes */
 #define ROCE_AETH_ACK_NO_CREDIT 0x1f
