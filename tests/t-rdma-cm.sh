@@ -1,9 +1,9 @@
 #!/bin/sh
 # UD QPs and the RDMA connection manager between two guests: ibv_ud_pingpong
-# (address handles, DETH, the GRH area), and everything that connects
-# through ib_cm's MADs on the GSI QP (QP1): rping with verified data,
-# ucmatose with several connections, udaddy (SIDR and UD over the CM) and
-# perftest with -R.
+# over IPv4 and IPv6 (address handles, DETH, the GRH area), and everything
+# that connects through ib_cm's MADs on the GSI QP (QP1): rping with
+# verified data, ucmatose with several connections, udaddy (SIDR and UD
+# over the CM) and perftest with -R.
 . "$(dirname "$0")/lib.sh"
 qr_init rdma-cm
 qr_boot 2 || { QR_FAIL=$((QR_FAIL + 1)); qr_finish; }
@@ -28,8 +28,9 @@ pair() {
 }
 
 ud_pingpong() { # SIZE ITERS: both sides print their totals
-	pair tcp:18515 "ibv_ud_pingpong -d qroce_0 -g 1 -s $1 -n $2" \
-		"ibv_ud_pingpong -d qroce_0 -g 1 -s $1 -n $2 10.0.0.1" || return 1
+	pair tcp:18515 "ibv_ud_pingpong -d qroce_0 -g ${GID:-1} -s $1 -n $2" \
+		"ibv_ud_pingpong -d qroce_0 -g ${GID:-1} -s $1 -n $2 10.0.0.1" ||
+		return 1
 	for f in "$QR_DIR/p.cli" "$QR_DIR/p.srv"; do
 		grep -Eq "^$(($1 * $2 * 2)) bytes in [0-9.]+ seconds" "$f" &&
 			grep -Eq "^$2 iters in [0-9.]+ seconds" "$f" || return 1
@@ -74,6 +75,12 @@ perftest_cm() { # TOOL ARGS: perftest over the CM (-R); a result row
 
 qr_check "ibv_ud_pingpong -s 1024 (the UD MTU) x 200" ud_pingpong 1024 200
 qr_check "ibv_ud_pingpong -s 1 x 50" ud_pingpong 1 50
+# GID 2 is fd00::N: UD over IPv6 (the GRH area holds the IPv6 header)
+ud_v6() {
+	qr_exec 1 'ping -c 1 -W 5 fd00::2' && qr_exec 2 'ping -c 1 -W 5 fd00::1' &&
+		GID=2 ud_pingpong 1024 100
+}
+qr_check "ibv_ud_pingpong over IPv6 (GID 2) -s 1024 x 100" ud_v6
 qr_check "rping -C 20 -S 4096, data verified" rping_verify 20 4096
 qr_check "ucmatose: 4 connections x 50 messages" ucmatose_conns 4 50
 qr_check "udaddy: SIDR, 4 UD endpoints x 20 messages" udaddy_conns 4 20
