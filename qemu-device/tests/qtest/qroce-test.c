@@ -1059,23 +1059,41 @@ static void loopback_setup(QRoceTest *t, uint32_t *pdn, uint32_t *cqn,
 
 /* ---- UD and GSI through the device, looped back inside it ---- */
 
-static void ud_qp(QRoceTest *t, uint8_t type, uint32_t pdn, uint32_t cqn,
-                  uint32_t qkey, uint32_t *qpn, uint64_t *sq, uint64_t *rq)
+/* An AH on @pdn to the device itself. */
+static uint32_t mk_self_ah(QRoceTest *t, uint32_t pdn)
+{
+    struct qroce_cmd c = { .hdr.opcode = QROCE_CMD_CREATE_AH };
+    uint32_t out[6];
+
+    c.create_ah.pdn = cpu_to_le32(pdn);
+    self_av(&c.create_ah.av);
+    g_assert_cmpuint(cmd(t, &c, out), ==, 0);
+    return out[0];
+}
+
+/* A UD or GSI QP to RTS with @qkey. */
+static void ud_ready(QRoceTest *t, uint32_t qpn, uint8_t type, uint32_t qkey)
 {
     struct qroce_cmd c;
 
-    g_assert_cmpuint(mk_qp_rings(t, type, pdn, cqn, cqn, 0, qpn, sq, rq), ==,
-                     0);
     memset(&c, 0, sizeof(c));
     c.modify_qp.qkey = cpu_to_le32(qkey);
-    g_assert_cmpuint(modify(t, *qpn, M(STATE) | M(PKEY_INDEX) | M(QKEY) |
+    g_assert_cmpuint(modify(t, qpn, M(STATE) | M(PKEY_INDEX) | M(QKEY) |
                             (type == QROCE_QPT_UD ? M(PORT) : 0),
                             QROCE_QPS_INIT, &c), ==, 0);
     memset(&c, 0, sizeof(c));
-    g_assert_cmpuint(modify(t, *qpn, M(STATE), QROCE_QPS_RTR, &c), ==, 0);
+    g_assert_cmpuint(modify(t, qpn, M(STATE), QROCE_QPS_RTR, &c), ==, 0);
     c.modify_qp.sq_psn = cpu_to_le32(7);
-    g_assert_cmpuint(modify(t, *qpn, M(STATE) | M(SQ_PSN), QROCE_QPS_RTS,
+    g_assert_cmpuint(modify(t, qpn, M(STATE) | M(SQ_PSN), QROCE_QPS_RTS,
                             &c), ==, 0);
+}
+
+static void ud_qp(QRoceTest *t, uint8_t type, uint32_t pdn, uint32_t cqn,
+                  uint32_t qkey, uint32_t *qpn, uint64_t *sq, uint64_t *rq)
+{
+    g_assert_cmpuint(mk_qp_rings(t, type, pdn, cqn, cqn, 0, qpn, sq, rq), ==,
+                     0);
+    ud_ready(t, *qpn, type, qkey);
 }
 
 static void post_ud(QRoceTest *t, uint64_t sq, uint32_t idx, uint32_t ahn,
@@ -1103,21 +1121,15 @@ static void post_ud(QRoceTest *t, uint64_t sq, uint32_t idx, uint32_t ahn,
 static void test_ud_loopback(void)
 {
     QRoceTest t;
-    struct qroce_cmd c;
     struct qroce_cqe cqe;
     uint64_t cq_ring, buf, sqa, rqa, sqb, rqb, sqg, rqg;
-    uint32_t out[6], pdn, cqn, a, b, g, key, ahn, drops, i, j;
+    uint32_t pdn, cqn, a, b, g, key, ahn, drops, i, j;
     uint32_t ci = 0, sa = 0, rb = 0;
     uint8_t pattern[1100], got[1200];
 
     loopback_setup(&t, &pdn, &cqn, &cq_ring, &buf, &key);
     g_assert_true(rd(&t, QROCE_REG_FEATURES) & QROCE_FEAT_UD);
-    memset(&c, 0, sizeof(c));
-    c.hdr.opcode = QROCE_CMD_CREATE_AH;
-    c.create_ah.pdn = cpu_to_le32(pdn);
-    self_av(&c.create_ah.av);
-    g_assert_cmpuint(cmd(&t, &c, out), ==, 0);
-    ahn = out[0];
+    ahn = mk_self_ah(&t, pdn);
 
     ud_qp(&t, QROCE_QPT_UD, pdn, cqn, 0x1111, &a, &sqa, &rqa);
     ud_qp(&t, QROCE_QPT_UD, pdn, cqn, 0x2222, &b, &sqb, &rqb);
@@ -1336,7 +1348,7 @@ static void test_garbage_wqes(void)
     GRand *r;
     struct qroce_cmd c;
     uint64_t eq0, eq1, cqa_ring, cqb_ring, buf, sq[2], rq[2];
-    uint32_t out[6], pdn, cq[2], qp[2], key, round, i, j;
+    uint32_t out[6], pdn, cq[2], qp[2], key, ahn, round, i, j;
 
     if (env) {
         sscanf(env, "%u:%u", &seed, &rounds);
@@ -1353,17 +1365,27 @@ static void test_garbage_wqes(void)
     buf = page(&t, 2);
     key = mk_mr(&t, pdn, buf, 2, QROCE_ACCESS_LOCAL_WRITE |
                 QROCE_ACCESS_REMOTE_WRITE);
+    ahn = mk_self_ah(&t, pdn);
     for (round = 0; round < rounds; round++) {
+        /* RC, UC and UD pairs in turn */
+        uint8_t type = round % 3 == 0 ? QROCE_QPT_RC :
+                       round % 3 == 1 ? QROCE_QPT_UC : QROCE_QPT_UD;
         uint8_t ring[4096];
 
         cq[0] = mk_cq_ring(&t, 1, 2, &cqa_ring);
         cq[1] = mk_cq_ring(&t, 1, 6, &cqb_ring);
         for (i = 0; i < 2; i++) {
-            g_assert_cmpuint(mk_qp_rings(&t, QROCE_QPT_RC, pdn, cq[i], cq[i],
+            g_assert_cmpuint(mk_qp_rings(&t, type, pdn, cq[i], cq[i],
                                          0, &qp[i], &sq[i], &rq[i]), ==, 0);
         }
         for (i = 0; i < 2; i++) {
-            qp_connect(&t, qp[i], qp[!i], 10 * round, 10 * round);
+            if (type == QROCE_QPT_RC) {
+                qp_connect(&t, qp[i], qp[!i], 10 * round, 10 * round);
+            } else if (type == QROCE_QPT_UC) {
+                uc_connect(&t, qp[i], qp[!i]);
+            } else {
+                ud_ready(&t, qp[i], type, 0x1111);
+            }
         }
         for (i = 0; i < 2; i++) {
             uint64_t rings[2] = { sq[i], rq[i] };
@@ -1382,9 +1404,16 @@ static void test_garbage_wqes(void)
 
                     if (g_rand_boolean(r)) {
                         if (!k) {
+                            struct qroce_send_wqe *h = (void *)w;
+
                             w[0] = g_rand_int_range(r, 0, QROCE_WR_MAX + 1);
                             w[1] &= QROCE_WQE_SIGNALED | QROCE_WQE_SOLICITED;
                             w[2] = 1;
+                            if (type == QROCE_QPT_UD) {
+                                h->ud.ahn = cpu_to_le32(ahn);
+                                h->ud.remote_qpn = cpu_to_le32(qp[!i]);
+                                h->ud.remote_qkey = cpu_to_le32(0x1111);
+                            }
                         } else {
                             w[0] = 1;
                         }
@@ -1446,6 +1475,7 @@ static void test_garbage_wqes(void)
     c.hdr.opcode = QROCE_CMD_DEREG_MR;
     c.key.key = cpu_to_le32(key);
     g_assert_cmpuint(cmd(&t, &c, NULL), ==, QROCE_CMD_OK);
+    g_assert_cmpuint(simple(&t, QROCE_CMD_DESTROY_AH, ahn, NULL), ==, 0);
     g_assert_cmpuint(simple(&t, QROCE_CMD_DEALLOC_PD, pdn, NULL), ==, 0);
     g_rand_free(r);
     stop(&t);
