@@ -1630,6 +1630,47 @@ static int qroce_destroy_ah(struct ib_ah *ibah, u32 flags)
 	return qroce_cmd_exec_atomic(dev, &cmd, NULL);
 }
 
+/* ------------------------------------------------------------------ */
+/* Hardware counters (rdma statistic, sysfs hw_counters)               */
+/* ------------------------------------------------------------------ */
+
+static const struct rdma_stat_desc qroce_stat_descs[QROCE_CNT_NUM] = {
+	[QROCE_CNT_ETH_TX_FRAMES] = { .name = "eth_tx_frames" },
+	[QROCE_CNT_ETH_RX_FRAMES] = { .name = "eth_rx_frames" },
+	[QROCE_CNT_ETH_RX_DROPS] = { .name = "eth_rx_drops" },
+	[QROCE_CNT_ROCE_TX_PKTS] = { .name = "roce_tx_pkts" },
+	[QROCE_CNT_ROCE_RX_PKTS] = { .name = "roce_rx_pkts" },
+	[QROCE_CNT_ROCE_RX_DROPS] = { .name = "roce_rx_drops" },
+	[QROCE_CNT_ROCE_ICRC_ERRS] = { .name = "roce_icrc_errs" },
+	[QROCE_CNT_ROCE_SEQ_NAKS] = { .name = "roce_seq_naks" },
+	[QROCE_CNT_ROCE_RNR_NAKS] = { .name = "roce_rnr_naks" },
+	[QROCE_CNT_ROCE_RETRANS] = { .name = "roce_retrans" },
+	[QROCE_CNT_ROCE_DUP_REQS] = { .name = "roce_dup_reqs" },
+	[QROCE_CNT_CMDS] = { .name = "cmds" },
+	[QROCE_CNT_CMD_ERRS] = { .name = "cmd_errs" },
+	[QROCE_CNT_BAD_DOORBELLS] = { .name = "bad_doorbells" },
+	[QROCE_CNT_CQE_ERRS] = { .name = "cqe_errs" },
+};
+
+static struct rdma_hw_stats *qroce_alloc_hw_port_stats(struct ib_device *ibdev,
+							u32 port)
+{
+	return rdma_alloc_hw_stats_struct(qroce_stat_descs, QROCE_CNT_NUM,
+					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
+}
+
+/* The device's counters are 32 bits wide and wrap. */
+static int qroce_get_hw_stats(struct ib_device *ibdev,
+			      struct rdma_hw_stats *stats, u32 port, int index)
+{
+	struct qroce_dev *dev = to_qdev(ibdev);
+	int i;
+
+	for (i = 0; i < QROCE_CNT_NUM; i++)
+		stats->value[i] = qroce_rd(dev, QROCE_REG_CNT(i));
+	return QROCE_CNT_NUM;
+}
+
 static const struct ib_device_ops qroce_dev_ops = {
 	.owner = THIS_MODULE,
 	/* The stock uapi enum rdma_driver_id has no value for qroce. */
@@ -1637,6 +1678,7 @@ static const struct ib_device_ops qroce_dev_ops = {
 	.uverbs_abi_ver = QROCE_UVERBS_ABI_VERSION,
 
 	.add_gid = qroce_add_gid,
+	.alloc_hw_port_stats = qroce_alloc_hw_port_stats,
 	.alloc_pd = qroce_alloc_pd,
 	.alloc_ucontext = qroce_alloc_ucontext,
 	.create_ah = qroce_create_ah,
@@ -1653,6 +1695,7 @@ static const struct ib_device_ops qroce_dev_ops = {
 	.destroy_qp = qroce_destroy_qp,
 	.destroy_srq = qroce_destroy_srq,
 	.get_dma_mr = qroce_get_dma_mr,
+	.get_hw_stats = qroce_get_hw_stats,
 	.get_link_layer = qroce_get_link_layer,
 	.get_port_immutable = qroce_get_port_immutable,
 	.mmap = qroce_mmap,

@@ -15,7 +15,7 @@
 #   qr_check DESC CMD...    run CMD...; count and print a PASS or FAIL line
 #   qr_finish               print the counts; exit 0 only if nothing failed
 #   qr_bg, qr_bg_wait, qr_wait_listen, qr_wait_cm_listen, qr_pingpong,
-#   qr_perftest, qr_atomics: see below
+#   qr_counter, qr_perftest, qr_atomics: see below
 #
 # Every QEMU started here is killed by its pid on exit or interruption.
 # Logs are kept when a check failed, removed otherwise.
@@ -259,6 +259,13 @@ qr_pingpong() {
 			grep -Eq '^[0-9]+ iters in [0-9.]+ seconds = [0-9.]+ usec/iter$' "$f" || return 1
 	done
 	! grep -q 'invalid data' "$QR_DIR/pp.srv" "$QR_DIR/pp.cli"
+}
+
+# qr_counter G NAME: the value of qroce_0's hardware counter NAME in guest
+# G, as `rdma statistic` shows it (device counters, 32-bit, wrapping).
+qr_counter() {
+	qr_exec "$1" "rdma statistic show link qroce_0/1" |
+		sed -n "s/.* $2 \([0-9][0-9]*\).*/\1/p"
 }
 
 # qr_perftest T ARGS...: perftest test T with ARGS, server in guest 1,

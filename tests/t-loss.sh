@@ -21,4 +21,13 @@ recovered() {
 	[ $((naks + tmo)) -gt 0 ]
 }
 qr_check "frames were lost and recovered (sequence NAKs or timeouts in the trace)" recovered
+# the guests see the same through the device's counters (rdma statistic)
+counted() {
+	naks=$(( $(qr_counter 1 roce_seq_naks) + $(qr_counter 2 roce_seq_naks) ))
+	rtx=$(( $(qr_counter 1 roce_retrans) + $(qr_counter 2 roce_retrans) ))
+	trace=$(cat "$QR_DIR"/g*/trace.log | grep -c 'qroce_rc_ack_tx.*syndrome 0x60')
+	echo "counters: $naks sequence NAKs, $rtx packets retransmitted; trace: $trace NAKs"
+	[ "$naks" -ge "$trace" ] && [ "$rtx" -gt 0 ]  # the trace file may lag
+}
+qr_check "rdma statistic: every traced NAK counted, retransmissions counted" counted
 qr_finish

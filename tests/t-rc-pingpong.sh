@@ -46,6 +46,18 @@ ipv6() {
 qr_check "pingpong 4096 B, 1 B and 3001 B messages (frames for the wire check)" [ $warm -eq 0 ]
 qr_check "pingpong over the IPv6 GID (fd00::1 <-> fd00::2)" ipv6 -n 200
 qr_check "wire: every RoCE frame has a correct ICRC, lengths and checksums; tshark decodes all" wire
+# rdma statistic: each side sends and receives at least a packet per iteration
+counted_pingpong() {
+	t1=$(qr_counter 1 roce_tx_pkts) r1=$(qr_counter 1 roce_rx_pkts)
+	t2=$(qr_counter 2 roce_tx_pkts) r2=$(qr_counter 2 roce_rx_pkts)
+	pingpong -n 500 || return 1
+	dt1=$(($(qr_counter 1 roce_tx_pkts) - t1)) dr1=$(($(qr_counter 1 roce_rx_pkts) - r1))
+	dt2=$(($(qr_counter 2 roce_tx_pkts) - t2)) dr2=$(($(qr_counter 2 roce_rx_pkts) - r2))
+	echo "guest 1: +$dt1 tx +$dr1 rx; guest 2: +$dt2 tx +$dr2 rx"
+	[ $dt1 -ge 1000 ] && [ $dr1 -ge 1000 ] && [ $dt2 -ge 1000 ] && [ $dr2 -ge 1000 ] &&
+		[ $dt1 -eq $dr2 ] && [ $dt2 -eq $dr1 ]
+}
+qr_check "rdma statistic: RoCE packet counters follow a 500-iteration pingpong" counted_pingpong
 qr_check "pingpong, default size, -n 10000" pingpong -n 10000
 qr_check "pingpong with completion events (-e)" pingpong -e -n 1000
 qr_check "pingpong -s 1" pingpong -s 1 -n 200
