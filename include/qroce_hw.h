@@ -128,12 +128,17 @@ enum qroce_counter {
 	QROCE_CNT_ROCE_ICRC_ERRS,
 	QROCE_CNT_ROCE_SEQ_NAKS,	/* PSN sequence NAKs sent */
 	QROCE_CNT_ROCE_RNR_NAKS,	/* RNR NAKs sent */
-	QROCE_CNT_ROCE_RETRANS,		/* packets retransmitted */
+	QROCE_CNT_ROCE_RETRANS,		/* request packets sent again */
 	QROCE_CNT_ROCE_DUP_REQS,	/* duplicate requests received */
 	QROCE_CNT_CMDS,
 	QROCE_CNT_CMD_ERRS,
 	QROCE_CNT_BAD_DOORBELLS,
 	QROCE_CNT_CQE_ERRS,		/* CQEs written with a status other than SUCCESS */
+	QROCE_CNT_CNP_SENT,		/* CNPs sent (notification point) */
+	QROCE_CNT_CNP_HANDLED,		/* CNPs received for a QP (reaction point) */
+	QROCE_CNT_ECN_MARKED,		/* frames marked CE by the congestion point */
+	QROCE_CNT_RATE_CUTS,		/* DCQCN rate cuts */
+	QROCE_CNT_WIRE_FAULTS,		/* wire faults injected (drop, dup, ...) */
 	QROCE_CNT_NUM
 };
 #define QROCE_REG_CNT(n)	(QROCE_REG_CNT_BASE + 4 * (n))
@@ -752,6 +757,7 @@ QROCE_HW_ASSERT_SIZE(struct qroce_eth_desc, 16);
 #define QROCE_DEF_MAX_GID	16
 #define QROCE_DEF_MAX_RD_ATOM	16
 #define QROCE_DEF_MAX_MSG	0x80000000u	/* 2 GiB */
+#define QROCE_DEF_MAX_BT_PAGES	(1u << 22)	/* all buffer tables: 32 MiB */
 #define QROCE_MR_KEY_INDEX_SHIFT 8	/* key = index << 8 | 8-bit variant */
 
 #endif /* QROCE_HW_H */

@@ -1650,6 +1650,11 @@ static const struct rdma_stat_desc qroce_stat_descs[QROCE_CNT_NUM] = {
 	[QROCE_CNT_CMD_ERRS] = { .name = "cmd_errs" },
 	[QROCE_CNT_BAD_DOORBELLS] = { .name = "bad_doorbells" },
 	[QROCE_CNT_CQE_ERRS] = { .name = "cqe_errs" },
+	[QROCE_CNT_CNP_SENT] = { .name = "cnp_sent" },
+	[QROCE_CNT_CNP_HANDLED] = { .name = "cnp_handled" },
+	[QROCE_CNT_ECN_MARKED] = { .name = "ecn_marked" },
+	[QROCE_CNT_RATE_CUTS] = { .name = "rate_cuts" },
+	[QROCE_CNT_WIRE_FAULTS] = { .name = "wire_faults" },
 };
 
 static struct rdma_hw_stats *qroce_alloc_hw_port_stats(struct ib_device *ibdev,

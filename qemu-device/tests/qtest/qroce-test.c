@@ -240,7 +240,10 @@ static void test_commands(void)
     c.create_cq.ring.page_shift = 12;
     c.create_cq.ring.level = QROCE_BT_CONTIG;
     g_assert_cmpuint(cmd(&t, &c, NULL), ==, QROCE_CMD_ERR_PARAM);
-    c.create_cq.log2_entries = 6;
+    c.create_cq.log2_entries = 6;     /* 2 KiB + 64 B: one page, exactly */
+    c.create_cq.ring.npages = cpu_to_le32(2);
+    g_assert_cmpuint(cmd(&t, &c, NULL), ==, QROCE_CMD_ERR_PARAM);
+    c.create_cq.ring.npages = cpu_to_le32(1);
     c.create_cq.ring.addr = cpu_to_le64(cqring + 8);
     g_assert_cmpuint(cmd(&t, &c, NULL), ==, QROCE_CMD_ERR_PARAM);
     c.create_cq.ring.addr = cpu_to_le64(cqring);
@@ -485,12 +488,12 @@ static void mk_eq(QRoceTest *t, uint32_t eqn, uint64_t *ring)
 static uint32_t mk_cq(QRoceTest *t, uint32_t eqn)
 {
     struct qroce_cmd c = { .hdr.opcode = QROCE_CMD_CREATE_CQ };
-    uint64_t ring = page(t, 2);
+    uint64_t ring = page(t, 1);
     uint32_t out[6];
 
     c.create_cq.eqn = cpu_to_le32(eqn);
     c.create_cq.log2_entries = 6;
-    c.create_cq.ring = (struct qroce_bt){ cpu_to_le64(ring), cpu_to_le32(2),
+    c.create_cq.ring = (struct qroce_bt){ cpu_to_le64(ring), cpu_to_le32(1),
                                           12, QROCE_BT_CONTIG, 0 };
     g_assert_cmpuint(cmd(t, &c, out), ==, QROCE_CMD_OK);
     return out[0];
@@ -835,10 +838,13 @@ static uint32_t mk_cq_ring(QRoceTest *t, uint32_t eqn, uint8_t log2,
     struct qroce_cmd c = { .hdr.opcode = QROCE_CMD_CREATE_CQ };
     uint32_t out[6];
 
-    *ring = page(t, 2);
+    uint32_t np = DIV_ROUND_UP((sizeof(struct qroce_cqe) << log2) +
+                               sizeof(struct qroce_cq_rec), 4096);
+
+    *ring = page(t, np);
     c.create_cq.eqn = cpu_to_le32(eqn);
     c.create_cq.log2_entries = log2;
-    c.create_cq.ring = (struct qroce_bt){ cpu_to_le64(*ring), cpu_to_le32(2),
+    c.create_cq.ring = (struct qroce_bt){ cpu_to_le64(*ring), cpu_to_le32(np),
                                           12, QROCE_BT_CONTIG, 0 };
     g_assert_cmpuint(cmd(t, &c, out), ==, QROCE_CMD_OK);
     return out[0];
@@ -1541,6 +1547,377 @@ static void test_eq_overflow(void)
 
 #undef M
 
+
+/* ---- the audit of 30bbaa3: one test per finding (docs/security.md) ---- */
+
+#define M(x) QROCE_QP_ATTR_##x
+
+static void qp_connect_ex(QRoceTest *t, uint32_t qpn, uint32_t dest,
+                          uint32_t my_psn, uint32_t dest_psn,
+                          uint8_t rnr_timer, uint8_t timeout, uint8_t retry)
+{
+    struct qroce_cmd c;
+
+    memset(&c, 0, sizeof(c));
+    c.modify_qp.access_flags = cpu_to_le32(QROCE_ACCESS_LOCAL_WRITE |
+                                           QROCE_ACCESS_REMOTE_WRITE |
+                                           QROCE_ACCESS_REMOTE_READ);
+    g_assert_cmpuint(modify(t, qpn, RC_INIT, QROCE_QPS_INIT, &c), ==, 0);
+    memset(&c, 0, sizeof(c));
+    c.modify_qp.path_mtu = QROCE_MTU_256;
+    c.modify_qp.dest_qpn = cpu_to_le32(dest);
+    c.modify_qp.rq_psn = cpu_to_le32(dest_psn);
+    c.modify_qp.min_rnr_timer = rnr_timer;
+    c.modify_qp.max_dest_rd_atomic = 1;
+    self_av(&c.modify_qp.av);
+    g_assert_cmpuint(modify(t, qpn, RC_RTR, QROCE_QPS_RTR, &c), ==, 0);
+    memset(&c, 0, sizeof(c));
+    c.modify_qp.timeout = timeout;
+    c.modify_qp.retry_cnt = retry;
+    c.modify_qp.rnr_retry = 7;
+    c.modify_qp.max_rd_atomic = 1;
+    c.modify_qp.sq_psn = cpu_to_le32(my_psn);
+    g_assert_cmpuint(modify(t, qpn, RC_RTS, QROCE_QPS_RTS, &c), ==, 0);
+}
+
+/* Wait until counter @n reaches at least @v. */
+static void wait_cnt(QRoceTest *t, int n, uint32_t v)
+{
+    int i;
+
+    for (i = 0; i < 5000 && rd(t, QROCE_REG_CNT(n)) < v; i++) {
+        g_usleep(1000);
+    }
+    g_assert_cmpuint(rd(t, QROCE_REG_CNT(n)), >=, v);
+}
+
+/* The next CQE of @qpn's send queue in a 64-entry CQ, from entry *@idx. */
+static void next_send_cqe(QRoceTest *t, uint64_t ring, uint32_t *idx,
+                          uint32_t qpn, struct qroce_cqe *cqe)
+{
+    for (;;) {
+        wait_entry(t, ring, sizeof(*cqe), 6, (*idx)++, cqe);
+        if (le32_to_cpu(cqe->qpn) == qpn && (cqe->flags & QROCE_CQE_F_SQ)) {
+            return;
+        }
+    }
+}
+
+/*
+ * Finding 1: a message is sent from the QP's copy of its WQE.  A 4 KiB
+ * WRITE with immediate stops at its last packet (RNR: no RECV yet); the
+ * guest rewrites the WQE as 8 bytes of inline data and another QP sends
+ * meanwhile.  The message must resume where it stopped, with the bytes of
+ * the WQE as it was posted.
+ */
+static void test_audit_wqe_snapshot(void)
+{
+    QRoceTest t;
+    struct qroce_send_wqe h = { .opcode = QROCE_WR_RDMA_WRITE_IMM,
+                                .flags = QROCE_WQE_SIGNALED };
+    struct {
+        struct qroce_send_wqe h;
+        uint8_t inl[8];
+    } evil = {};
+    struct qroce_cqe cqe;
+    uint64_t cq, buf, tgt, sqa, rqa, sqb, rqb;
+    uint32_t pdn, cqn, key, rkey, a, b, idx = 0, i;
+    uint8_t pat[4096], got[4096];
+
+    loopback_setup(&t, &pdn, &cqn, &cq, &buf, &key);
+    tgt = page(&t, 2);
+    rkey = mk_mr(&t, pdn, tgt, 2, QROCE_ACCESS_LOCAL_WRITE |
+                 QROCE_ACCESS_REMOTE_WRITE);
+    g_assert_cmpuint(mk_qp_rings(&t, QROCE_QPT_RC, pdn, cqn, cqn, 0, &a, &sqa,
+                                 &rqa), ==, 0);
+    g_assert_cmpuint(mk_qp_rings(&t, QROCE_QPT_RC, pdn, cqn, cqn, 0, &b, &sqb,
+                                 &rqb), ==, 0);
+    /* B's RNR NAKs ask for 655 ms (timer 0): time to rewrite the WQE */
+    qp_connect_ex(&t, a, b, 100, 200, 1, 14, 7);
+    qp_connect_ex(&t, b, a, 200, 100, 0, 14, 7);
+    for (i = 0; i < sizeof(pat); i++) {
+        pat[i] = i * 29 + 3;
+    }
+    qtest_memwrite(t.qts, buf, pat, sizeof(pat));
+    h.rdma.remote_addr = cpu_to_le64(tgt);
+    h.rdma.rkey = cpu_to_le32(rkey);
+    put_send_wqe(&t, sqa, 0, &h, buf, sizeof(pat), key);
+    qpci_io_writeq(t.dev, t.db, QROCE_DB_SQ, qroce_db_value(a, 1));
+    wait_cnt(&t, QROCE_CNT_ROCE_RNR_NAKS, 1);
+
+    evil.h = h;
+    evil.h.flags |= QROCE_WQE_INLINE;
+    evil.h.inline_len = cpu_to_le32(8);
+    qtest_memwrite(t.qts, sqa, &evil, sizeof(evil));
+    /* another QP segments a message meanwhile */
+    h.opcode = QROCE_WR_RDMA_WRITE;
+    h.rdma.remote_addr = cpu_to_le64(tgt + 4096);
+    put_send_wqe(&t, sqb, 0, &h, buf + 4096, 1000, key);
+    qpci_io_writeq(t.dev, t.db, QROCE_DB_SQ, qroce_db_value(b, 1));
+    next_send_cqe(&t, cq, &idx, b, &cqe);
+    g_assert_cmpuint(cqe.status, ==, QROCE_WC_SUCCESS);
+
+    post_recv(&t, rqb, 0, buf + 4096, 64, key);
+    qpci_io_writeq(t.dev, t.db, QROCE_DB_RQ, qroce_db_value(b, 1));
+    qtest_clock_step(t.qts, 700 * 1000 * 1000);     /* the RNR timer */
+    next_send_cqe(&t, cq, &idx, a, &cqe);
+    g_assert_cmpuint(cqe.status, ==, QROCE_WC_SUCCESS);
+    g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, sizeof(pat));
+    qtest_memread(t.qts, tgt, got, sizeof(got));
+    g_assert_true(!memcmp(got, pat, sizeof(got)));
+    stop(&t);
+}
+
+/* Finding 2: buffer tables cover exactly their object; a device-wide cap. */
+static void test_audit_bt_limits(void)
+{
+    QRoceTest t;
+    struct qroce_cmd c;
+    uint64_t eq, buf;
+    uint32_t out[6], pdn;
+
+    start(&t, "-global qroce.max-bt-pages=64");
+    enable(&t);
+    g_assert_cmpuint(simple(&t, QROCE_CMD_ALLOC_PD, 0, out), ==, 0);
+    pdn = out[0];
+    mk_eq(&t, 1, &eq);
+    memset(&c, 0, sizeof(c));
+    c.hdr.opcode = QROCE_CMD_CREATE_CQ;
+    c.create_cq.eqn = cpu_to_le32(1);
+    c.create_cq.log2_entries = 6;
+    c.create_cq.ring = (struct qroce_bt){ cpu_to_le64(page(&t, 1)),
+                                          cpu_to_le32(1u << 20), 12,
+                                          QROCE_BT_CONTIG, 0 };
+    g_assert_cmpuint(cmd(&t, &c, NULL), ==, QROCE_CMD_ERR_PARAM);
+    memset(&c, 0, sizeof(c));
+    buf = page(&t, 8);
+    c.hdr.opcode = QROCE_CMD_REG_MR;
+    c.reg_mr.pdn = cpu_to_le32(pdn);
+    c.reg_mr.iova = cpu_to_le64(buf);
+    c.reg_mr.length = cpu_to_le64(4096);
+    c.reg_mr.pages = (struct qroce_bt){ cpu_to_le64(buf),
+                                        cpu_to_le32(1u << 20), 12,
+                                        QROCE_BT_CONTIG, 0 };
+    g_assert_cmpuint(cmd(&t, &c, NULL), ==, QROCE_CMD_ERR_PARAM);
+    /* 64 pages in all: the EQ holds one, so 64 more do not fit */
+    c.reg_mr.length = cpu_to_le64(64 * 4096);
+    c.reg_mr.pages.npages = cpu_to_le32(64);
+    g_assert_cmpuint(cmd(&t, &c, NULL), ==, QROCE_CMD_ERR_NORES);
+    c.reg_mr.length = cpu_to_le64(8 * 4096);
+    c.reg_mr.pages.npages = cpu_to_le32(8);
+    g_assert_cmpuint(cmd(&t, &c, NULL), ==, QROCE_CMD_OK);
+    stop(&t);
+}
+
+/*
+ * Finding 3: a doorbell only records.  A 16384-WQE SQ of a QP in ERR is
+ * flushed by the engine, not inside the MMIO write: right after the
+ * doorbell the last flush CQE is not there yet; later every one is.
+ */
+static void test_audit_doorbell_budget(void)
+{
+    QRoceTest t;
+    struct qroce_cmd c = { .hdr.opcode = QROCE_CMD_CREATE_QP };
+    struct qroce_cqe cqe;
+    uint64_t eq, cq, sq;
+    uint32_t out[6], pdn, cqn, qpn;
+
+    start(&t, "");
+    enable(&t);
+    g_assert_cmpuint(simple(&t, QROCE_CMD_ALLOC_PD, 0, out), ==, 0);
+    pdn = out[0];
+    mk_eq(&t, 1, &eq);
+    cqn = mk_cq_ring(&t, 1, 15, &cq);
+    sq = page(&t, 256);
+    c.create_qp.pdn = cpu_to_le32(pdn);
+    c.create_qp.send_cqn = cpu_to_le32(cqn);
+    c.create_qp.recv_cqn = cpu_to_le32(cqn);
+    c.create_qp.type = QROCE_QPT_RC;
+    c.create_qp.sq_log2_entries = 14;
+    c.create_qp.sq_wqe_shift = 6;
+    c.create_qp.rq_log2_entries = 4;
+    c.create_qp.rq_wqe_shift = 5;
+    c.create_qp.sq = (struct qroce_bt){ cpu_to_le64(sq), cpu_to_le32(256), 12,
+                                        QROCE_BT_CONTIG, 0 };
+    c.create_qp.rq = (struct qroce_bt){ cpu_to_le64(page(&t, 1)),
+                                        cpu_to_le32(1), 12,
+                                        QROCE_BT_CONTIG, 0 };
+    g_assert_cmpuint(cmd(&t, &c, out), ==, QROCE_CMD_OK);
+    qpn = out[0];
+    g_assert_cmpuint(modify(&t, qpn, RC_INIT, QROCE_QPS_INIT, NULL), ==, 0);
+    g_assert_cmpuint(modify(&t, qpn, QROCE_QP_ATTR_STATE, QROCE_QPS_ERR,
+                            NULL), ==, 0);
+    qpci_io_writeq(t.dev, t.db, QROCE_DB_SQ, qroce_db_value(qpn, 16384));
+    g_assert_false(entry_ready(&t, cq, sizeof(cqe), 15, 16383));
+    wait_entry(&t, cq, sizeof(cqe), 15, 16383, &cqe);
+    g_assert_cmpuint(cqe.status, ==, QROCE_WC_WR_FLUSH_ERR);
+    g_assert_cmpuint(le32_to_cpu(cqe.wqe_index), ==, 16383);
+    stop(&t);
+}
+
+/*
+ * Finding 4: an SQ producer index behind the WQEs already sent is a bad
+ * doorbell (QP to ERR), not an order to send WQEs never posted.
+ */
+static void test_audit_sq_pi_back(void)
+{
+    QRoceTest t;
+    uint64_t cq, buf, sqa, rqa, sqb, rqb;
+    uint32_t pdn, cqn, key, a, b, bad, tx;
+
+    loopback_setup(&t, &pdn, &cqn, &cq, &buf, &key);
+    g_assert_cmpuint(mk_qp_rings(&t, QROCE_QPT_RC, pdn, cqn, cqn, 0, &a, &sqa,
+                                 &rqa), ==, 0);
+    g_assert_cmpuint(mk_qp_rings(&t, QROCE_QPT_RC, pdn, cqn, cqn, 0, &b, &sqb,
+                                 &rqb), ==, 0);
+    qp_connect_ex(&t, a, b, 100, 200, 1, 14, 7);   /* B stays in RESET */
+    post_send(&t, sqa, 0, buf, 10, key, QROCE_WQE_SIGNALED);
+    post_send(&t, sqa, 1, buf, 10, key, QROCE_WQE_SIGNALED);
+    post_send(&t, sqa, 2, buf, 10, key, QROCE_WQE_SIGNALED);
+    qpci_io_writeq(t.dev, t.db, QROCE_DB_SQ, qroce_db_value(a, 3));
+    wait_cnt(&t, QROCE_CNT_ROCE_TX_PKTS, 3);
+    bad = rd(&t, QROCE_REG_CNT(QROCE_CNT_BAD_DOORBELLS));
+    qpci_io_writeq(t.dev, t.db, QROCE_DB_SQ, qroce_db_value(a, 1));
+    g_assert_cmpuint(rd(&t, QROCE_REG_CNT(QROCE_CNT_BAD_DOORBELLS)), ==,
+                     bad + 1);
+    g_assert_cmpuint(query_state(&t, a), ==, QROCE_QPS_ERR);
+    tx = rd(&t, QROCE_REG_CNT(QROCE_CNT_ROCE_TX_PKTS));
+    g_assert_cmpuint(tx, <=, 4);
+    stop(&t);
+}
+
+/*
+ * Findings 5 and 7: a CQ whose ring is the device's own doorbell BAR.  A
+ * QP on it exhausts its retries (the timer path): the error CQE is not
+ * written into MMIO (no stray doorbell, no DMA from the timer) and the CQ
+ * reports CQ_ERR.
+ */
+static void test_audit_dma_mmio(void)
+{
+    QRoceTest t;
+    struct qroce_cmd c = { .hdr.opcode = QROCE_CMD_CREATE_CQ };
+    struct qroce_eqe e;
+    uint64_t eq0, eq1, buf, sq, rq, bar;
+    uint32_t out[6], pdn, cqn, mmio_cqn, key, a, bad;
+
+    start(&t, "");
+    enable(&t);
+    g_assert_cmpuint(simple(&t, QROCE_CMD_ALLOC_PD, 0, out), ==, 0);
+    pdn = out[0];
+    mk_eq(&t, 0, &eq0);
+    mk_eq(&t, 1, &eq1);
+    set_gid0(&t);
+    cqn = mk_cq(&t, 1);
+    bar = t.db.addr;
+    g_assert_cmphex(bar & 0xfff, ==, 0);
+    c.create_cq.eqn = cpu_to_le32(1);
+    c.create_cq.log2_entries = 6;
+    c.create_cq.ring = (struct qroce_bt){ cpu_to_le64(bar), cpu_to_le32(1), 12,
+                                          QROCE_BT_CONTIG, 0 };
+    g_assert_cmpuint(cmd(&t, &c, out), ==, QROCE_CMD_OK);
+    mmio_cqn = out[0];
+    buf = page(&t, 1);
+    key = mk_mr(&t, pdn, buf, 1, QROCE_ACCESS_LOCAL_WRITE);
+    g_assert_cmpuint(mk_qp_rings(&t, QROCE_QPT_RC, pdn, mmio_cqn, cqn, 0, &a,
+                                 &sq, &rq), ==, 0);
+    /* to a QP that does not exist: every try is lost; no retries */
+    qp_connect_ex(&t, a, 999, 100, 200, 1, 1, 0);
+    bad = rd(&t, QROCE_REG_CNT(QROCE_CNT_BAD_DOORBELLS));
+    post_send(&t, sq, 0, buf, 10, key, QROCE_WQE_SIGNALED);
+    qpci_io_writeq(t.dev, t.db, QROCE_DB_SQ, qroce_db_value(a, 1));
+    qtest_clock_step(t.qts, 100 * 1000 * 1000);     /* the retry timer */
+    wait_entry(&t, eq0, sizeof(e), 8, 0, &e);
+    g_assert_cmpuint(e.type, ==, QROCE_EQE_CQ_ERR);
+    g_assert_cmpuint(le32_to_cpu(e.handle), ==, mmio_cqn);
+    g_assert_cmpuint(rd(&t, QROCE_REG_CNT(QROCE_CNT_BAD_DOORBELLS)), ==, bad);
+    stop(&t);
+}
+
+/* Finding 6: CMDQ_LOG2 out of range is refused when written. */
+static void test_audit_cmdq_log2(void)
+{
+    QRoceTest t;
+
+    start(&t, "");
+    wr(&t, QROCE_REG_CTRL, QROCE_CTRL_RESET);
+    wr(&t, QROCE_REG_CMDQ_LOG2, 40);
+    g_assert_cmpuint(rd(&t, QROCE_REG_CMDQ_LOG2), ==, 0);
+    wr(&t, QROCE_REG_CMDQ_PI, 1);           /* not enabled: ignored */
+    wr(&t, QROCE_REG_CMDQ_BASE_LO, 0x100000);
+    wr(&t, QROCE_REG_CMDQ_CQ_LO, 0x101000);
+    wr(&t, QROCE_REG_CTRL, QROCE_CTRL_ENABLE);
+    g_assert_cmphex(rd(&t, QROCE_REG_STATUS) & QROCE_STATUS_FATAL, ==,
+                    QROCE_STATUS_FATAL);
+    g_assert_cmpuint(rd(&t, QROCE_REG_FATAL_CODE), ==,
+                     QROCE_FATAL_CMDQ_CONFIG);
+    stop(&t);
+}
+
+/* Finding 7: payload DMA from an address that is not guest RAM fails. */
+static void test_audit_dma_hole(void)
+{
+    QRoceTest t;
+    struct qroce_cmd c = { .hdr.opcode = QROCE_CMD_REG_MR };
+    struct qroce_cqe cqe;
+    uint64_t cq, buf, sqa, rqa, sqb, rqb, hole = 0x4000000000ULL;
+    uint32_t out[6], pdn, cqn, key, hkey, a, b, idx = 0;
+
+    loopback_setup(&t, &pdn, &cqn, &cq, &buf, &key);
+    c.reg_mr.pdn = cpu_to_le32(pdn);
+    c.reg_mr.access = cpu_to_le32(QROCE_ACCESS_LOCAL_WRITE);
+    c.reg_mr.iova = cpu_to_le64(hole);
+    c.reg_mr.length = cpu_to_le64(4096);
+    c.reg_mr.pages = (struct qroce_bt){ 0, cpu_to_le32(1), 12,
+                                        QROCE_BT_INLINE, 0 };
+    c.reg_mr.inline_pages[0] = cpu_to_le64(hole);
+    g_assert_cmpuint(cmd(&t, &c, out), ==, QROCE_CMD_OK);
+    hkey = out[0];
+    g_assert_cmpuint(mk_qp_rings(&t, QROCE_QPT_RC, pdn, cqn, cqn, 0, &a, &sqa,
+                                 &rqa), ==, 0);
+    g_assert_cmpuint(mk_qp_rings(&t, QROCE_QPT_RC, pdn, cqn, cqn, 0, &b, &sqb,
+                                 &rqb), ==, 0);
+    qp_connect_ex(&t, a, b, 100, 200, 1, 14, 7);
+    qp_connect_ex(&t, b, a, 200, 100, 1, 14, 7);
+    post_recv(&t, rqb, 0, buf, 4096, key);
+    qpci_io_writeq(t.dev, t.db, QROCE_DB_RQ, qroce_db_value(b, 1));
+    post_send(&t, sqa, 0, hole, 100, hkey, QROCE_WQE_SIGNALED);
+    qpci_io_writeq(t.dev, t.db, QROCE_DB_SQ, qroce_db_value(a, 1));
+    next_send_cqe(&t, cq, &idx, a, &cqe);
+    g_assert_cmpuint(cqe.status, ==, QROCE_WC_LOC_PROT_ERR);
+    stop(&t);
+}
+
+/*
+ * Finding 9: keys and QPNs come back late.  300 registrations of one MR
+ * slot's worth give 300 different keys; three QPs created and destroyed
+ * in turn get three QPNs.
+ */
+static void test_audit_key_reuse(void)
+{
+    QRoceTest t;
+    g_autoptr(GHashTable) keys = g_hash_table_new(NULL, NULL);
+    uint64_t cq, buf;
+    uint32_t pdn, cqn, key, k, qpn[3], i;
+
+    loopback_setup(&t, &pdn, &cqn, &cq, &buf, &key);
+    for (i = 0; i < 300; i++) {
+        k = mk_mr(&t, pdn, buf, 1, QROCE_ACCESS_LOCAL_WRITE);
+        g_assert_false(g_hash_table_contains(keys, GUINT_TO_POINTER(k)));
+        g_hash_table_add(keys, GUINT_TO_POINTER(k));
+        g_assert_cmpuint(simple(&t, QROCE_CMD_DEREG_MR, k, NULL), ==, 0);
+    }
+    for (i = 0; i < 3; i++) {
+        g_assert_cmpuint(mk_qp(&t, QROCE_QPT_RC, pdn, cqn, 0, &qpn[i]), ==, 0);
+        g_assert_cmpuint(simple(&t, QROCE_CMD_DESTROY_QP, qpn[i], NULL), ==,
+                         0);
+    }
+    g_assert_cmpuint(qpn[0], !=, qpn[1]);
+    g_assert_cmpuint(qpn[1], !=, qpn[2]);
+    g_assert_cmpuint(qpn[0], !=, qpn[2]);
+    stop(&t);
+}
+#undef M
+
 /* ---- Ethernet function, through a -netdev dgram the test is peer of ---- */
 
 static int udp_socket(uint16_t *port)
@@ -1774,8 +2151,8 @@ static void test_srq(void)
     c.hdr.opcode = QROCE_CMD_CREATE_CQ;
     c.create_cq.eqn = cpu_to_le32(1);
     c.create_cq.log2_entries = 6;
-    c.create_cq.ring = (struct qroce_bt){ cpu_to_le64(page(&t, 2)),
-                                          cpu_to_le32(2), 12,
+    c.create_cq.ring = (struct qroce_bt){ cpu_to_le64(page(&t, 1)),
+                                          cpu_to_le32(1), 12,
                                           QROCE_BT_CONTIG, 0 };
     g_assert_cmpuint(cmd(&t, &c, out), ==, 0);
     cqn = out[0];
@@ -1832,5 +2209,13 @@ int main(int argc, char **argv)
     qtest_add_func("/qroce/garbage-wqes", test_garbage_wqes);
     qtest_add_func("/qroce/eq-overflow", test_eq_overflow);
     qtest_add_func("/qroce/ethernet", test_ethernet);
+    qtest_add_func("/qroce/audit/wqe-snapshot", test_audit_wqe_snapshot);
+    qtest_add_func("/qroce/audit/bt-limits", test_audit_bt_limits);
+    qtest_add_func("/qroce/audit/doorbell-budget", test_audit_doorbell_budget);
+    qtest_add_func("/qroce/audit/sq-pi-back", test_audit_sq_pi_back);
+    qtest_add_func("/qroce/audit/dma-mmio", test_audit_dma_mmio);
+    qtest_add_func("/qroce/audit/cmdq-log2", test_audit_cmdq_log2);
+    qtest_add_func("/qroce/audit/dma-hole", test_audit_dma_hole);
+    qtest_add_func("/qroce/audit/key-reuse", test_audit_key_reuse);
     return g_test_run();
 }

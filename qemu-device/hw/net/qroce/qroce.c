@@ -20,6 +20,8 @@
 #include "qemu/log.h"
 #include "qemu/module.h"
 #include "qemu/main-loop.h"
+#include "qemu/timer.h"
+#include "qemu/iov.h"
 #include "qapi/error.h"
 #include "hw/pci/pci_device.h"
 #include "hw/pci/msix.h"
@@ -33,25 +35,35 @@
 #include "trace.h"
 
 #define QROCE_CMD_BUDGET    64      /* commands per bottom-half run */
+#define QROCE_CMD_WORK_BUDGET (1u << 16)    /* table pages per run */
 #define QROCE_TX_BUDGET     128     /* Ethernet frames per run */
 
-static inline bool qroce_dma_read(QRoceState *s, uint64_t addr, void *buf,
-                                  uint64_t len)
+/*
+ * How many bytes from @addr are guest RAM the device may access directly
+ * (0 if @addr is not): DMA to MMIO, ROM or unassigned space is refused,
+ * never bounced.
+ */
+static uint64_t qroce_dma_ram(QRoceState *s, uint64_t addr, uint64_t len,
+                              bool to_guest)
 {
-    return pci_dma_read(&s->parent_obj, addr, buf, len) == MEMTX_OK;
-}
+    AddressSpace *as = pci_get_address_space(&s->parent_obj);
+    MemoryRegion *mr;
+    hwaddr xlat, l = len;
 
-static inline bool qroce_dma_write(QRoceState *s, uint64_t addr,
-                                   const void *buf, uint64_t len)
-{
-    return pci_dma_write(&s->parent_obj, addr, buf, len) == MEMTX_OK;
+    RCU_READ_LOCK_GUARD();
+    mr = address_space_translate(as, addr, &xlat, &l, to_guest,
+                                 MEMTXATTRS_UNSPECIFIED);
+    if (!memory_region_is_ram(mr) || memory_region_is_ram_device(mr) ||
+        (to_guest && mr->readonly)) {
+        return 0;
+    }
+    return l;
 }
 
 /*
  * Payload to or from guest memory: map the range (guest RAM is mapped
- * straight, without a bounce buffer) and copy once; what cannot be mapped
- * (MMIO, a hole, the end of a RAM block) goes through pci_dma_rw, which
- * fails cleanly outside guest memory.
+ * straight) and copy once.  Anything but guest RAM fails: the caller turns
+ * that into an error CQE, a command error or FATAL.
  */
 static bool qroce_dma_copy(QRoceState *s, uint64_t addr, void *buf,
                            uint64_t len, bool to_guest)
@@ -62,15 +74,20 @@ static bool qroce_dma_copy(QRoceState *s, uint64_t addr, void *buf,
     uint8_t *b = buf;
 
     while (len) {
-        dma_addr_t plen = len;
-        void *p = pci_dma_map(d, addr, &plen, dir);
+        dma_addr_t plen = qroce_dma_ram(s, addr, len, to_guest);
+        void *p;
 
+        if (!plen || addr + plen < addr) {
+            trace_qroce_ub_dma(to_guest ? "write" : "read", addr, len);
+            return false;
+        }
+        p = pci_dma_map(d, addr, &plen, dir);
         if (!p || !plen) {
             if (p) {
                 pci_dma_unmap(d, p, plen, dir, 0);
             }
-            return to_guest ? qroce_dma_write(s, addr, b, len) :
-                              qroce_dma_read(s, addr, b, len);
+            trace_qroce_ub_dma(to_guest ? "write" : "read", addr, len);
+            return false;
         }
         if (to_guest) {
             memcpy(p, b, plen);
@@ -83,6 +100,18 @@ static bool qroce_dma_copy(QRoceState *s, uint64_t addr, void *buf,
         len -= plen;
     }
     return true;
+}
+
+static inline bool qroce_dma_read(QRoceState *s, uint64_t addr, void *buf,
+                                  uint64_t len)
+{
+    return qroce_dma_copy(s, addr, buf, len, false);
+}
+
+static inline bool qroce_dma_write(QRoceState *s, uint64_t addr,
+                                   const void *buf, uint64_t len)
+{
+    return qroce_dma_copy(s, addr, (void *)buf, len, true);
 }
 
 static void qroce_irq(QRoceState *s, unsigned vector)
@@ -116,8 +145,11 @@ bool qroce_link_up(QRoceState *s)
 /* Buffer tables                                                       */
 /* ------------------------------------------------------------------ */
 
-static void qroce_bt_free(QRoceBT *bt)
+static void qroce_bt_free(QRoceState *s, QRoceBT *bt)
 {
+    if (bt->pages) {
+        s->bt_pages -= bt->npages;
+    }
     g_free(bt->pages);
     memset(bt, 0, sizeof(*bt));
 }
@@ -152,10 +184,17 @@ static int qroce_bt_load(QRoceState *s, const struct qroce_bt *gbt,
         return QROCE_CMD_ERR_PARAM;
     }
     mask = (1ULL << shift) - 1;
+    if (s->bt_pages + npages > s->max_bt_pages) {
+        /* the device's translation memory is full (max-bt-pages) */
+        trace_qroce_ub_bt("translation memory full", npages, s->bt_pages);
+        return QROCE_CMD_ERR_NORES;
+    }
     bt->pages = g_try_new(uint64_t, npages);
     if (!bt->pages) {
         return QROCE_CMD_ERR_NORES;
     }
+    s->bt_pages += npages;
+    s->bt_work += npages;
     bt->npages = npages;
     bt->page_shift = shift;
 
@@ -181,7 +220,7 @@ static int qroce_bt_load(QRoceState *s, const struct qroce_bt *gbt,
             goto bad;
         }
         if (!qroce_dma_read(s, addr, bt->pages, (uint64_t)npages * 8)) {
-            qroce_bt_free(bt);
+            qroce_bt_free(s, bt);
             return QROCE_CMD_ERR_DMA;
         }
         for (i = 0; i < npages; i++) {
@@ -196,7 +235,7 @@ static int qroce_bt_load(QRoceState *s, const struct qroce_bt *gbt,
             goto bad;
         }
         if (!qroce_dma_read(s, addr, l1, (uint64_t)nl1 * 8)) {
-            qroce_bt_free(bt);
+            qroce_bt_free(s, bt);
             return QROCE_CMD_ERR_DMA;
         }
         for (i = 0; i < nl1; i++) {
@@ -207,7 +246,7 @@ static int qroce_bt_load(QRoceState *s, const struct qroce_bt *gbt,
             if ((p & 0xfff) ||
                 !qroce_dma_read(s, p, bt->pages + i * QROCE_BT_L2_ENTRIES,
                                 (uint64_t)n * 8)) {
-                qroce_bt_free(bt);
+                qroce_bt_free(s, bt);
                 return QROCE_CMD_ERR_DMA;
             }
         }
@@ -227,7 +266,7 @@ static int qroce_bt_load(QRoceState *s, const struct qroce_bt *gbt,
     return QROCE_CMD_OK;
 
 bad:
-    qroce_bt_free(bt);
+    qroce_bt_free(s, bt);
     return QROCE_CMD_ERR_PARAM;
 }
 
@@ -433,7 +472,9 @@ static void qroce_eq_post(QRoceState *s, uint32_t eqn, uint8_t type,
     }
     e.owner = qroce_owner_for(eq->pi, eq->log2);
     smp_wmb(); /* the EQE body is visible before its owner byte */
-    qroce_bt_rw(s, &eq->bt, off + sizeof(e) - 1, &e.owner, 1, true);
+    if (qroce_bt_rw(s, &eq->bt, off + sizeof(e) - 1, &e.owner, 1, true)) {
+        return;
+    }
     trace_qroce_eqe(eqn, eq->pi, type, handle);
     eq->pi++;
     qroce_irq(s, QROCE_EQ_VECTOR(eqn));
@@ -482,7 +523,12 @@ void qroce_cq_post(QRoceState *s, QRoceCQ *cq, struct qroce_cqe *cqe,
     }
     cqe->owner = qroce_owner_for(cq->pi, cq->log2);
     smp_wmb(); /* the CQE body is visible before its owner byte */
-    qroce_bt_rw(s, &cq->bt, off + sizeof(*cqe) - 1, &cqe->owner, 1, true);
+    if (qroce_bt_rw(s, &cq->bt, off + sizeof(*cqe) - 1, &cqe->owner, 1,
+                    true)) {
+        cq->error = true;
+        qroce_async_event(s, QROCE_EQE_CQ_ERR, cq->cqn, 0);
+        return;
+    }
     trace_qroce_cqe(cq->cqn, cq->pi, le32_to_cpu(cqe->qpn),
                     le32_to_cpu(cqe->wqe_index), cqe->opcode, cqe->status,
                     le32_to_cpu(cqe->byte_len));
@@ -528,19 +574,38 @@ static bool qroce_mbz(const uint8_t *p, size_t n)
     return true;
 }
 
+/* Does table @gbt hold exactly the pages of @bytes from offset @fpo? */
+static bool qroce_bt_exact(const struct qroce_bt *gbt, uint64_t fpo,
+                           uint64_t bytes)
+{
+    uint8_t shift = gbt->page_shift;
+
+    if (gbt->level == QROCE_BT_PHYS) {
+        return true;
+    }
+    if (shift < QROCE_BT_MIN_PAGE_SHIFT || shift > QROCE_BT_MAX_PAGE_SHIFT) {
+        return false;       /* qroce_bt_load() says why */
+    }
+    if (bytes > ((uint64_t)QROCE_BT_MAX_PAGES << shift) ||
+        fpo >= (1ULL << shift) ||
+        le32_to_cpu(gbt->npages) !=
+        MAX(1, DIV_ROUND_UP(fpo + bytes, 1ULL << shift))) {
+        trace_qroce_ub_bt("table does not match its object",
+                          le32_to_cpu(gbt->npages), bytes);
+        return false;
+    }
+    return true;
+}
+
 static int qroce_ring_bt(QRoceState *s, const struct qroce_bt *gbt,
                          uint64_t bytes, QRoceBT *bt)
 {
-    int st = qroce_bt_load(s, gbt, NULL, false, false, bt);
-
-    if (st != QROCE_CMD_OK) {
-        return st;
-    }
-    if (qroce_bt_size(bt) < bytes) {
-        qroce_bt_free(bt);
+    /* exactly the pages the ring needs: no more, no less */
+    if (!qroce_bt_exact(gbt, 0, bytes)) {
+        memset(bt, 0, sizeof(*bt));
         return QROCE_CMD_ERR_PARAM;
     }
-    return QROCE_CMD_OK;
+    return qroce_bt_load(s, gbt, NULL, false, false, bt);
 }
 
 static int qroce_cmd_nop(QRoceState *s, const struct qroce_cmd *c,
@@ -592,7 +657,7 @@ static int qroce_cmd_destroy_eq(QRoceState *s, const struct qroce_cmd *c,
             return QROCE_CMD_ERR_BUSY;
         }
     }
-    qroce_bt_free(&s->eq[eqn].bt);
+    qroce_bt_free(s, &s->eq[eqn].bt);
     memset(&s->eq[eqn], 0, sizeof(s->eq[eqn]));
     return QROCE_CMD_OK;
 }
@@ -683,7 +748,7 @@ static int qroce_cmd_destroy_cq(QRoceState *s, const struct qroce_cmd *c,
     if (cq->refs) {
         return QROCE_CMD_ERR_BUSY;
     }
-    qroce_bt_free(&cq->bt);
+    qroce_bt_free(s, &cq->bt);
     memset(cq, 0, sizeof(*cq));
     return QROCE_CMD_OK;
 }
@@ -741,15 +806,19 @@ static int qroce_cmd_create_qp(QRoceState *s, const struct qroce_cmd *c,
         }
         qpn = 1;
     } else {
-        for (qpn = 0, i = 2; i < s->max_qp; i++) {
-            if (!s->qp[i].valid) {
-                qpn = i;
+        /* the next free QPN after the last one given: reused late */
+        for (qpn = 0, i = 0; i < s->max_qp - 2; i++) {
+            uint32_t n = 2 + (s->next_qpn - 2 + i) % (s->max_qp - 2);
+
+            if (!s->qp[n].valid) {
+                qpn = n;
                 break;
             }
         }
         if (!qpn) {
             return QROCE_CMD_ERR_NORES;
         }
+        s->next_qpn = qpn + 1 < s->max_qp ? qpn + 1 : 2;
     }
     qp = &s->qp[qpn];
     memset(qp, 0, sizeof(*qp));
@@ -763,7 +832,7 @@ static int qroce_cmd_create_qp(QRoceState *s, const struct qroce_cmd *c,
                            QROCE_RQ_WQE_MIN_SHIFT, QROCE_RQ_WQE_MAX_SHIFT,
                            &qp->rq);
         if (st != QROCE_CMD_OK) {
-            qroce_bt_free(&qp->sq.bt);
+            qroce_bt_free(s, &qp->sq.bt);
             return st;
         }
     }
@@ -1081,8 +1150,8 @@ static int qroce_cmd_query_qp(QRoceState *s, const struct qroce_cmd *c,
 static void qroce_qp_free(QRoceState *s, QRoceQP *qp)
 {
     qroce_rc_qp_destroy(s, qp);
-    qroce_bt_free(&qp->sq.bt);
-    qroce_bt_free(&qp->rq.bt);
+    qroce_bt_free(s, &qp->sq.bt);
+    qroce_bt_free(s, &qp->rq.bt);
     s->pd[qp->pdn].refs--;
     s->cq[qp->scqn].refs--;
     s->cq[qp->rcqn].refs--;
@@ -1115,7 +1184,7 @@ static int qroce_cmd_reg_mr(QRoceState *s, const struct qroce_cmd *c,
     uint32_t fpo = le32_to_cpu(p->first_page_offset);
     QRocePD *pd = qroce_pd_get(s, pdn);
     QRoceMR *mr = NULL;
-    uint32_t i;
+    uint32_t i = 0, n;
     int st;
 
     if ((access & ~QROCE_ACCESS_MASK) || p->rsvd ||
@@ -1125,7 +1194,9 @@ static int qroce_cmd_reg_mr(QRoceState *s, const struct qroce_cmd *c,
     if (!pd) {
         return QROCE_CMD_ERR_HANDLE;
     }
-    for (i = 1; i < s->max_mr; i++) {
+    /* the next free slot after the last one given: a key comes back late */
+    for (n = 0; n < s->max_mr - 1; n++) {
+        i = 1 + (s->next_mr - 1 + n) % (s->max_mr - 1);
         if (!s->mr[i].valid) {
             mr = &s->mr[i];
             break;
@@ -1134,19 +1205,19 @@ static int qroce_cmd_reg_mr(QRoceState *s, const struct qroce_cmd *c,
     if (!mr) {
         return QROCE_CMD_ERR_NORES;
     }
+    s->next_mr = i + 1 < s->max_mr ? i + 1 : 1;
+    if (!qroce_bt_exact(&p->pages, fpo, length)) {
+        return QROCE_CMD_ERR_PARAM;     /* the table covers exactly the MR */
+    }
     st = qroce_bt_load(s, &p->pages, p->inline_pages, true, true, &mr->bt);
     if (st != QROCE_CMD_OK) {
         return st;
     }
     if (mr->bt.phys) {
         if (access & ~QROCE_ACCESS_LOCAL_WRITE) {
-            qroce_bt_free(&mr->bt);
+            qroce_bt_free(s, &mr->bt);
             return QROCE_CMD_ERR_PARAM;
         }
-    } else if (fpo >= (1u << mr->bt.page_shift) ||
-               length > qroce_bt_size(&mr->bt) - fpo) {
-        qroce_bt_free(&mr->bt);
-        return QROCE_CMD_ERR_PARAM;
     }
     mr->variant++;
     mr->key = (i << QROCE_MR_KEY_INDEX_SHIFT) | mr->variant;
@@ -1171,7 +1242,7 @@ static int qroce_cmd_dereg_mr(QRoceState *s, const struct qroce_cmd *c,
         return QROCE_CMD_ERR_HANDLE;
     }
     s->pd[mr->pdn].refs--;
-    qroce_bt_free(&mr->bt);
+    qroce_bt_free(s, &mr->bt);
     variant = mr->variant;
     memset(mr, 0, sizeof(*mr));
     mr->variant = variant;
@@ -1320,7 +1391,7 @@ static int qroce_cmd_destroy_srq(QRoceState *s, const struct qroce_cmd *c,
         return QROCE_CMD_ERR_BUSY;
     }
     s->pd[srq->pdn].refs--;
-    qroce_bt_free(&srq->wq.bt);
+    qroce_bt_free(s, &srq->wq.bt);
     memset(srq, 0, sizeof(*srq));
     return QROCE_CMD_OK;
 }
@@ -1399,6 +1470,7 @@ static void qroce_cmd_bh(void *opaque)
     int budget = QROCE_CMD_BUDGET;
     bool done = false;
 
+    s->bt_work = 0;
     while ((s->status & QROCE_STATUS_READY) && s->cmdq_ci != s->cmdq_pi) {
         uint32_t slot = s->cmdq_ci & (size - 1);
         struct qroce_cmd cmd;
@@ -1450,9 +1522,17 @@ static void qroce_cmd_bh(void *opaque)
         }
         comp.owner = qroce_owner_for(s->cmdq_ci, s->cmdq_log2);
         smp_wmb(); /* the completion is visible before its owner byte */
-        qroce_dma_write(s, caddr + 7, &comp.owner, 1);
+        if (!qroce_dma_write(s, caddr + 7, &comp.owner, 1)) {
+            qroce_fatal(s, QROCE_FATAL_CMDQ_DMA);
+            break;
+        }
         s->cmdq_ci++;
         done = true;
+        if (s->bt_work >= QROCE_CMD_WORK_BUDGET) {
+            /* long commands: yield to the guest, go on next time */
+            qemu_bh_schedule(s->cmd_bh);
+            break;
+        }
     }
     if (done) {
         qroce_irq(s, QROCE_MSIX_VEC_CMD);
@@ -1462,6 +1542,9 @@ static void qroce_cmd_bh(void *opaque)
 /* ------------------------------------------------------------------ */
 /* Ethernet function                                                   */
 /* ------------------------------------------------------------------ */
+
+#define QROCE_LO_MAX_QUEUED 4096
+#define QROCE_LO_BUDGET     256
 
 static void qroce_eth_irq(QRoceState *s, uint32_t cause)
 {
@@ -1508,7 +1591,11 @@ static void qroce_tx_bh(void *opaque)
             qemu_send_packet(qemu_get_queue(s->nic), buf, len);
         }
         d.flags = cpu_to_le16(flags);
-        qroce_dma_write(s, daddr + 10, &d.flags, 2);
+        if (!qroce_dma_write(s, daddr + 10, &d.flags, 2)) {
+            qemu_log_mask(LOG_GUEST_ERROR, "qroce: TX ring not writable\n");
+            s->eth_ctrl &= ~QROCE_ETH_CTRL_TX_EN;
+            break;
+        }
         s->txq_ci++;
         done = true;
     }
@@ -1573,11 +1660,205 @@ static void qroce_eth_rx(QRoceState *s, const uint8_t *buf, size_t size)
     }
     d.len = cpu_to_le16(n);
     d.flags = cpu_to_le16(flags);
-    qroce_dma_write(s, daddr + 8, &d.len, 4);
+    if (!qroce_dma_write(s, daddr + 8, &d.len, 4)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "qroce: RX ring not writable\n");
+        s->eth_ctrl &= ~QROCE_ETH_CTRL_RX_EN;
+        return;
+    }
     trace_qroce_eth_rx(s->rxq_ci, size);
     qroce_count(s, QROCE_CNT_ETH_RX_FRAMES);
     s->rxq_ci++;
     qroce_eth_irq(s, QROCE_ETH_IRQ_RX);
+}
+
+
+
+/* ------------------------------------------------------------------ */
+/* Wire faults (docs/hw-spec.md §15)                                   */
+/* ------------------------------------------------------------------ */
+
+typedef void QRoceFrameFn(QRoceState *s, const uint8_t *buf, size_t len);
+
+static const char *const qroce_fault_names[QROCE_FAULT_NUM] = {
+    "drop", "dup", "reorder", "corrupt",
+};
+static const char *const qroce_dir_names[2] = { "tx", "rx" };
+
+/* A seeded xorshift64* draw: is there a fault of @kind on this frame? */
+bool qroce_fault(QRoceState *s, int dir, int kind)
+{
+    uint32_t ppm = s->fault_ppm[dir][kind];
+    uint64_t x;
+
+    if (!ppm) {
+        return false;
+    }
+    if (s->fault_rng_seed != s->fault_seed || !s->fault_rng) {
+        s->fault_rng_seed = s->fault_seed;
+        s->fault_rng = s->fault_seed ? s->fault_seed : 0x9e3779b97f4a7c15ULL;
+    }
+    x = s->fault_rng;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    s->fault_rng = x;
+    return (x * 0x2545f4914f6cdd1dULL >> 11) % 1000000 < ppm;
+}
+
+static bool qroce_faults_on(QRoceState *s, int dir)
+{
+    int k;
+
+    for (k = 0; k < QROCE_FAULT_NUM; k++) {
+        if (s->fault_ppm[dir][k]) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Offset of the BTH of a RoCEv2 frame, or 0 if it is not one. */
+static size_t qroce_roce_bth(const uint8_t *f, size_t len)
+{
+    size_t l3 = ETH_HLEN, l4;
+
+    if (len < ETH_HLEN + 20) {
+        return 0;
+    }
+    if (lduw_be_p(f + 12) == ETH_P_IP && f[l3] == 0x45 && f[l3 + 9] == 17) {
+        l4 = l3 + 20;
+    } else if (lduw_be_p(f + 12) == ETH_P_IPV6 && len >= l3 + 40 &&
+               f[l3 + 6] == 17) {
+        l4 = l3 + 40;
+    } else {
+        return 0;
+    }
+    if (len < l4 + 8 + 12 + 4 || lduw_be_p(f + l4 + 2) != 4791) {
+        return 0;
+    }
+    return l4 + 8;
+}
+
+static void qroce_fault_count(QRoceState *s, int dir, int kind, size_t len)
+{
+    qroce_count(s, QROCE_CNT_WIRE_FAULTS);
+    trace_qroce_wire_fault(qroce_dir_names[dir], qroce_fault_names[kind],
+                           len);
+}
+
+/*
+ * Pass RoCE frame @buf (ours to change) through the fault knobs of @dir
+ * on its way to @out: drop, corrupt one bit after the UDP header (the
+ * ICRC catches it), hold it back behind the next frame, or send it twice.
+ */
+static void qroce_fault_stage(QRoceState *s, int dir, uint8_t *buf,
+                              size_t len, QRoceFrameFn *out)
+{
+    QRoceLoFrame *held;
+    size_t bth = qroce_roce_bth(buf, len);
+
+    if (qroce_fault(s, dir, QROCE_FAULT_DROP)) {
+        qroce_fault_count(s, dir, QROCE_FAULT_DROP, len);
+        return;
+    }
+    if (qroce_fault(s, dir, QROCE_FAULT_CORRUPT)) {
+        size_t at = bth + s->fault_rng % (len - bth);
+
+        buf[at] ^= 1u << (s->fault_rng >> 32) % 8;
+        qroce_fault_count(s, dir, QROCE_FAULT_CORRUPT, len);
+    }
+    if (!s->fault_held[dir] && qroce_fault(s, dir, QROCE_FAULT_REORDER)) {
+        held = g_malloc(sizeof(*held) + len);
+        held->len = len;
+        memcpy(held->data, buf, len);
+        s->fault_held[dir] = held;
+        qroce_fault_count(s, dir, QROCE_FAULT_REORDER, len);
+        timer_mod(s->fault_timer,
+                  qemu_clock_get_ms(QEMU_CLOCK_VIRTUAL) + 1);
+        return;
+    }
+    out(s, buf, len);
+    if (qroce_fault(s, dir, QROCE_FAULT_DUP)) {
+        qroce_fault_count(s, dir, QROCE_FAULT_DUP, len);
+        out(s, buf, len);
+    }
+    held = s->fault_held[dir];
+    if (held) {
+        s->fault_held[dir] = NULL;
+        out(s, held->data, held->len);
+        g_free(held);
+    }
+}
+
+/* Frames to the device's own MAC never reach the wire: queue them. */
+static void qroce_wire_out(QRoceState *s, const uint8_t *buf, size_t len)
+{
+    QRoceLoFrame *f;
+
+    if (!memcmp(buf, s->conf.macaddr.a, ETH_ALEN)) {
+        if (g_queue_get_length(&s->lo_q) >= QROCE_LO_MAX_QUEUED) {
+            qroce_count(s, QROCE_CNT_ROCE_RX_DROPS);
+            return;
+        }
+        f = g_malloc(sizeof(*f) + len);
+        f->len = len;
+        memcpy(f->data, buf, len);
+        g_queue_push_tail(&s->lo_q, f);
+        qemu_bh_schedule(s->lo_bh);
+        return;
+    }
+    qemu_send_packet(qemu_get_queue(s->nic), buf, len);
+}
+
+void qroce_wire_tx(QRoceState *s, const struct iovec *iov, int iovcnt)
+{
+    size_t len = iov_size(iov, iovcnt);
+    g_autofree uint8_t *buf = g_malloc(len);
+
+    iov_to_buf(iov, iovcnt, 0, buf, len);
+    if (qroce_faults_on(s, QROCE_DIR_TX) && qroce_roce_bth(buf, len)) {
+        qroce_fault_stage(s, QROCE_DIR_TX, buf, len, qroce_wire_out);
+        return;
+    }
+    qroce_wire_out(s, buf, len);
+}
+
+/* A frame from the wire (or from ourselves): RoCE engine or Ethernet. */
+static void qroce_rx_frame(QRoceState *s, const uint8_t *buf, size_t size)
+{
+    if (qroce_rc_rx(s, buf, size)) {
+        return;
+    }
+    if (qroce_eth_accept(s, buf)) {
+        qroce_eth_rx(s, buf, size);
+    }
+}
+
+/* Frames held back by the reorder knob go out if nothing overtakes them. */
+static void qroce_fault_bh(void *opaque)
+{
+    QRoceState *s = opaque;
+    QRoceLoFrame *f;
+
+    f = s->fault_held[QROCE_DIR_TX];
+    s->fault_held[QROCE_DIR_TX] = NULL;
+    if (f) {
+        qroce_wire_out(s, f->data, f->len);
+        g_free(f);
+    }
+    f = s->fault_held[QROCE_DIR_RX];
+    s->fault_held[QROCE_DIR_RX] = NULL;
+    if (f) {
+        qroce_rx_frame(s, f->data, f->len);
+        g_free(f);
+    }
+}
+
+static void qroce_fault_timer(void *opaque)
+{
+    QRoceState *s = opaque;
+
+    qemu_bh_schedule(s->fault_bh);     /* DMA only from a guarded BH */
 }
 
 static ssize_t qroce_receive(NetClientState *nc, const uint8_t *buf,
@@ -1590,45 +1871,14 @@ static ssize_t qroce_receive(NetClientState *nc, const uint8_t *buf,
         trace_qroce_wrn_eth_rx_drop(size);
         return size;
     }
-    if (qroce_rc_rx(s, buf, size)) {
+    if (qroce_faults_on(s, QROCE_DIR_RX) && qroce_roce_bth(buf, size)) {
+        g_autofree uint8_t *copy = g_memdup2(buf, size);
+
+        qroce_fault_stage(s, QROCE_DIR_RX, copy, size, qroce_rx_frame);
         return size;
     }
-    if (qroce_eth_accept(s, buf)) {
-        qroce_eth_rx(s, buf, size);
-    }
+    qroce_rx_frame(s, buf, size);
     return size;
-}
-
-#define QROCE_LO_MAX_QUEUED 4096
-#define QROCE_LO_BUDGET     256
-
-typedef struct QRoceLoFrame {
-    size_t len;
-    uint8_t data[];
-} QRoceLoFrame;
-
-/* Frames to the device's own MAC never reach the wire: queue them. */
-void qroce_wire_tx(QRoceState *s, const struct iovec *iov, int iovcnt)
-{
-    uint8_t dmac[6];
-
-    iov_to_buf(iov, iovcnt, 0, dmac, sizeof(dmac));
-    if (!memcmp(dmac, s->conf.macaddr.a, ETH_ALEN)) {
-        size_t len = iov_size(iov, iovcnt);
-        QRoceLoFrame *f;
-
-        if (g_queue_get_length(&s->lo_q) >= QROCE_LO_MAX_QUEUED) {
-            qroce_count(s, QROCE_CNT_ROCE_RX_DROPS);
-            return;
-        }
-        f = g_malloc(sizeof(*f) + len);
-        f->len = len;
-        iov_to_buf(iov, iovcnt, 0, f->data, len);
-        g_queue_push_tail(&s->lo_q, f);
-        qemu_bh_schedule(s->lo_bh);
-        return;
-    }
-    qemu_sendv_packet(qemu_get_queue(s->nic), iov, iovcnt);
 }
 
 static void qroce_lo_bh(void *opaque)
@@ -1677,27 +1927,30 @@ static void qroce_reset_state(QRoceState *s)
 
     qroce_rc_reset(s);
     g_queue_clear_full(&s->lo_q, g_free);
+    g_free(s->fault_held[QROCE_DIR_TX]);
+    g_free(s->fault_held[QROCE_DIR_RX]);
+    s->fault_held[QROCE_DIR_TX] = s->fault_held[QROCE_DIR_RX] = NULL;
     for (i = 0; i < s->max_qp; i++) {
         if (s->qp[i].valid) {
             qroce_qp_free(s, &s->qp[i]);
         }
     }
     for (i = 0; i < s->max_cq; i++) {
-        qroce_bt_free(&s->cq[i].bt);
+        qroce_bt_free(s, &s->cq[i].bt);
     }
     for (i = 0; i < s->max_mr; i++) {
         uint8_t v = s->mr[i].variant;
 
-        qroce_bt_free(&s->mr[i].bt);
+        qroce_bt_free(s, &s->mr[i].bt);
         memset(&s->mr[i], 0, sizeof(s->mr[i]));
         s->mr[i].variant = v;   /* keys stay unique across resets */
     }
     for (i = 0; i < s->max_srq; i++) {
-        qroce_bt_free(&s->srq[i].wq.bt);
+        qroce_bt_free(s, &s->srq[i].wq.bt);
     }
     memset(s->srq, 0, sizeof(*s->srq) * s->max_srq);
     for (i = 0; i < QROCE_NUM_EQS; i++) {
-        qroce_bt_free(&s->eq[i].bt);
+        qroce_bt_free(s, &s->eq[i].bt);
     }
     memset(s->eq, 0, sizeof(s->eq));
     memset(s->cq, 0, sizeof(*s->cq) * s->max_cq);
@@ -1883,8 +2136,13 @@ static void qroce_wr_cmdq(QRoceState *s, hwaddr addr, uint32_t val)
 {
     if (addr == QROCE_REG_CMDQ_PI) {
         trace_qroce_cmdq_doorbell(val);
+        if (!(s->status & QROCE_STATUS_READY)) {
+            trace_qroce_ub_reg("CMDQ_PI", val, "device not enabled");
+            return;
+        }
         s->cmdq_pi = val;
         if (s->cmdq_pi - s->cmdq_ci > (1u << s->cmdq_log2)) {
+            trace_qroce_ub_reg("CMDQ_PI", val, "overruns the ring");
             qemu_log_mask(LOG_GUEST_ERROR, "qroce: CMDQ_PI %u overruns the "
                           "ring\n", val);
             qroce_fatal(s, QROCE_FATAL_CMDQ_CONFIG);
@@ -1894,6 +2152,7 @@ static void qroce_wr_cmdq(QRoceState *s, hwaddr addr, uint32_t val)
         return;
     }
     if (s->status & QROCE_STATUS_READY) {
+        trace_qroce_ub_reg("CMDQ", val, "reconfigured while enabled");
         qemu_log_mask(LOG_GUEST_ERROR, "qroce: CMDQ reconfigured while "
                       "enabled\n");
         return;
@@ -1906,6 +2165,12 @@ static void qroce_wr_cmdq(QRoceState *s, hwaddr addr, uint32_t val)
         qroce_set_hi(&s->cmdq_base, val);
         break;
     case QROCE_REG_CMDQ_LOG2:
+        if (val < 1 || val > QROCE_CMDQ_MAX_LOG2) {
+            trace_qroce_ub_reg("CMDQ_LOG2", val, "out of range");
+            qemu_log_mask(LOG_GUEST_ERROR, "qroce: CMDQ_LOG2 %u out of "
+                          "range\n", val);
+            val = 0;            /* enabling now fails with CMDQ_CONFIG */
+        }
         s->cmdq_log2 = val;
         break;
     case QROCE_REG_CMDQ_CQ_LO:
@@ -2117,17 +2382,28 @@ static void qroce_db_bad(QRoceState *s, unsigned page, hwaddr off,
 {
     qroce_count(s, QROCE_CNT_BAD_DOORBELLS);
     trace_qroce_wrn_doorbell(page, off, val, why);
+    trace_qroce_ub_doorbell(page, "object", (uint32_t)val, val >> 32, why);
     qemu_log_mask(LOG_GUEST_ERROR, "qroce: doorbell page %u offset 0x%x "
                   "value 0x%" PRIx64 " ignored: %s\n", page, (unsigned)off,
                   val, why);
 }
 
-static void qroce_db_wq(QRoceState *s, QRoceQP *qp, QRoceWQ *wq, bool sq,
-                        uint32_t pi)
+static void qroce_db_wq(QRoceState *s, unsigned page, QRoceQP *qp,
+                        QRoceWQ *wq, bool sq, uint32_t pi)
 {
+    const char *why = NULL;
+
     if (pi - wq->ci > (1u << wq->log2)) {
-        qemu_log_mask(LOG_GUEST_ERROR, "qroce: QP %u %s producer index %u "
-                      "overruns the ring\n", qp->qpn, sq ? "SQ" : "RQ", pi);
+        why = "producer index overruns the ring";
+    } else if (sq && pi - wq->ci < qp->rc.sq_sent - wq->ci) {
+        why = "producer index behind WQEs already sent";
+    }
+    if (why) {
+        qroce_count(s, QROCE_CNT_BAD_DOORBELLS);
+        trace_qroce_ub_doorbell(page, sq ? "SQ of QP" : "RQ of QP", qp->qpn,
+                                pi, why);
+        qemu_log_mask(LOG_GUEST_ERROR, "qroce: QP %u %s: %s (%u)\n",
+                      qp->qpn, sq ? "SQ" : "RQ", why, pi);
         qroce_qp_set_error(s, qp, QROCE_EQE_QP_FATAL);
         return;
     }
@@ -2167,7 +2443,7 @@ static void qroce_db_write(void *opaque, hwaddr addr, uint64_t val,
             qroce_db_bad(s, page, off, val, "the QP receives from an SRQ");
             return;
         }
-        qroce_db_wq(s, qp, off == QROCE_DB_SQ ? &qp->sq : &qp->rq,
+        qroce_db_wq(s, page, qp, off == QROCE_DB_SQ ? &qp->sq : &qp->rq,
                     off == QROCE_DB_SQ, v);
         return;
     case QROCE_DB_SRQ:
@@ -2287,6 +2563,11 @@ static void qroce_realize(PCIDevice *pdev, Error **errp)
     s->lo_bh = qemu_bh_new_guarded(qroce_lo_bh, s,
                                    &dev->mem_reentrancy_guard);
     g_queue_init(&s->lo_q);
+    s->fault_bh = qemu_bh_new_guarded(qroce_fault_bh, s,
+                                      &dev->mem_reentrancy_guard);
+    s->fault_timer = timer_new_ms(QEMU_CLOCK_VIRTUAL, qroce_fault_timer, s);
+    s->next_qpn = 2;
+    s->next_mr = 1;
 
     qemu_macaddr_default_if_unset(&s->conf.macaddr);
     s->nic = qemu_new_nic(&qroce_net_info, &s->conf,
@@ -2309,6 +2590,10 @@ static void qroce_exit(PCIDevice *pdev)
     qemu_bh_delete(s->cmd_bh);
     qemu_bh_delete(s->tx_bh);
     qemu_bh_delete(s->lo_bh);
+    qemu_bh_delete(s->fault_bh);
+    timer_free(s->fault_timer);
+    g_free(s->fault_held[QROCE_DIR_TX]);
+    g_free(s->fault_held[QROCE_DIR_RX]);
     for (i = 0; i < QROCE_MSIX_VECTORS; i++) {
         msix_vector_unuse(pdev, i);
     }
@@ -2333,6 +2618,8 @@ static const VMStateDescription qroce_vmstate = {
 
 static const Property qroce_properties[] = {
     DEFINE_NIC_PROPERTIES(QRoceState, conf),
+    DEFINE_PROP_UINT32("max-bt-pages", QRoceState, max_bt_pages,
+                       QROCE_DEF_MAX_BT_PAGES),
     DEFINE_PROP_UINT32("max-qp", QRoceState, max_qp, QROCE_DEF_MAX_QP),
     DEFINE_PROP_UINT32("max-cq", QRoceState, max_cq, QROCE_DEF_MAX_CQ),
     DEFINE_PROP_UINT32("max-mr", QRoceState, max_mr, QROCE_DEF_MAX_MR),
@@ -2340,6 +2627,82 @@ static const Property qroce_properties[] = {
     DEFINE_PROP_UINT32("max-ah", QRoceState, max_ah, QROCE_DEF_MAX_AH),
     DEFINE_PROP_UINT32("max-srq", QRoceState, max_srq, QROCE_DEF_MAX_SRQ),
 };
+
+static bool qroce_get_ecn(Object *obj, Error **errp)
+{
+    return QROCE(obj)->ecn;
+}
+
+static void qroce_set_ecn(Object *obj, bool value, Error **errp)
+{
+    QROCE(obj)->ecn = value;
+}
+
+static bool qroce_get_dcqcn(Object *obj, Error **errp)
+{
+    return QROCE(obj)->dcqcn;
+}
+
+static void qroce_set_dcqcn(Object *obj, bool value, Error **errp)
+{
+    QROCE(obj)->dcqcn = value;
+}
+
+/*
+ * The knobs a test or a developer turns while the guest runs (qom-set),
+ * or sets at start (-device qroce,NAME=VALUE): congestion control, the
+ * ACK timeout floor, wire faults.  docs/hw-spec.md §14 and §15.
+ */
+typedef struct QRoceKnob {
+    const char *name;
+    size_t off;
+    uint32_t def;
+} QRoceKnob;
+
+#define KNOB(n, f, d) { n, offsetof(QRoceState, f), d }
+static const QRoceKnob qroce_knobs[] = {
+    KNOB("min-ack-timeout-us", min_ack_timeout_us, 4000),
+    KNOB("ecn-threshold", ecn_threshold, 32),
+    KNOB("cnp-interval-us", cnp_interval_us, 50),
+    KNOB("dcqcn-line-mbps", dcqcn_line_mbps, 100000),
+    KNOB("dcqcn-min-mbps", dcqcn_min_mbps, 10),
+    KNOB("dcqcn-ai-mbps", dcqcn_ai_mbps, 5),
+    KNOB("dcqcn-hai-mbps", dcqcn_hai_mbps, 50),
+    KNOB("dcqcn-g", dcqcn_g, 4),
+    KNOB("dcqcn-alpha-us", dcqcn_alpha_us, 55),
+    KNOB("dcqcn-timer-us", dcqcn_timer_us, 55),
+    KNOB("dcqcn-byte-kb", dcqcn_byte_kb, 1024),
+    KNOB("dcqcn-f", dcqcn_f, 5),
+    KNOB("tx-drop-ppm", fault_ppm[QROCE_DIR_TX][QROCE_FAULT_DROP], 0),
+    KNOB("tx-dup-ppm", fault_ppm[QROCE_DIR_TX][QROCE_FAULT_DUP], 0),
+    KNOB("tx-reorder-ppm", fault_ppm[QROCE_DIR_TX][QROCE_FAULT_REORDER], 0),
+    KNOB("tx-corrupt-ppm", fault_ppm[QROCE_DIR_TX][QROCE_FAULT_CORRUPT], 0),
+    KNOB("rx-drop-ppm", fault_ppm[QROCE_DIR_RX][QROCE_FAULT_DROP], 0),
+    KNOB("rx-dup-ppm", fault_ppm[QROCE_DIR_RX][QROCE_FAULT_DUP], 0),
+    KNOB("rx-reorder-ppm", fault_ppm[QROCE_DIR_RX][QROCE_FAULT_REORDER], 0),
+    KNOB("rx-corrupt-ppm", fault_ppm[QROCE_DIR_RX][QROCE_FAULT_CORRUPT], 0),
+};
+#undef KNOB
+
+static void qroce_instance_init(Object *obj)
+{
+    QRoceState *s = QROCE(obj);
+    size_t i;
+
+    for (i = 0; i < ARRAY_SIZE(qroce_knobs); i++) {
+        uint32_t *v = (uint32_t *)((uint8_t *)s + qroce_knobs[i].off);
+
+        *v = qroce_knobs[i].def;
+        object_property_add_uint32_ptr(obj, qroce_knobs[i].name, v,
+                                       OBJ_PROP_FLAG_READWRITE);
+    }
+    s->ecn = true;
+    s->dcqcn = true;
+    object_property_add_bool(obj, "ecn", qroce_get_ecn, qroce_set_ecn);
+    object_property_add_bool(obj, "dcqcn", qroce_get_dcqcn, qroce_set_dcqcn);
+    object_property_add_uint64_ptr(obj, "fault-seed", &s->fault_seed,
+                                   OBJ_PROP_FLAG_READWRITE);
+}
 
 static void qroce_class_init(ObjectClass *klass, void *data)
 {
@@ -2364,6 +2727,7 @@ static const TypeInfo qroce_info = {
     .name = TYPE_QROCE,
     .parent = TYPE_PCI_DEVICE,
     .instance_size = sizeof(QRoceState),
+    .instance_init = qroce_instance_init,
     .class_init = qroce_class_init,
     .interfaces = (InterfaceInfo[]) {
         { INTERFACE_PCIE_DEVICE },

@@ -16,6 +16,12 @@
 #define TYPE_QROCE "qroce"
 OBJECT_DECLARE_SIMPLE_TYPE(QRoceState, QROCE)
 
+/* A frame kept by the device: loopback queue, reordering. */
+typedef struct QRoceLoFrame {
+    size_t len;
+    uint8_t data[];
+} QRoceLoFrame;
+
 /* A buffer table, copied into device memory when its object is created. */
 typedef struct QRoceBT {
     uint64_t *pages;        /* bus address of each page */
@@ -101,6 +107,15 @@ typedef struct QRoceGid {
 
 #include "qroce_rc.h"
 
+enum { QROCE_DIR_TX, QROCE_DIR_RX };
+enum {
+    QROCE_FAULT_DROP,
+    QROCE_FAULT_DUP,
+    QROCE_FAULT_REORDER,
+    QROCE_FAULT_CORRUPT,
+    QROCE_FAULT_NUM
+};
+
 typedef struct QRoceQP {
     bool valid;
     uint32_t qpn, pdn, type, state, uar, flags;
@@ -125,6 +140,25 @@ struct QRoceState {
 
     /* properties */
     uint32_t max_qp, max_cq, max_mr, max_pd, max_ah, max_srq;
+    uint32_t max_bt_pages;  /* all buffer tables together, in pages */
+    uint32_t min_ack_timeout_us;    /* floor of the local ACK timeout */
+    /* congestion control (docs/hw-spec.md §14), settable at run time */
+    bool ecn;               /* ECT(0) on RoCE frames sent */
+    uint32_t ecn_threshold; /* CP: mark CE above this backlog (frames) */
+    uint32_t cnp_interval_us;
+    bool dcqcn;
+    uint32_t dcqcn_line_mbps, dcqcn_min_mbps, dcqcn_ai_mbps, dcqcn_hai_mbps;
+    uint32_t dcqcn_g, dcqcn_alpha_us, dcqcn_timer_us, dcqcn_byte_kb, dcqcn_f;
+    /* wire faults for tests (docs/hw-spec.md §15), in parts per million */
+    uint64_t fault_seed;
+    uint32_t fault_ppm[2][4];   /* [QROCE_DIR_TX/RX][QROCE_FAULT_*] */
+    uint64_t fault_rng, fault_rng_seed;
+    struct QRoceLoFrame *fault_held[2];     /* held back by "reorder" */
+    QEMUTimer *fault_timer;
+    QEMUBH *fault_bh;
+    uint64_t bt_pages;      /* pages held by all buffer tables now */
+    uint32_t bt_work;       /* pages loaded in this command-queue run */
+    uint32_t next_qpn, next_mr;     /* allocation cursors: late reuse */
 
     /* registers */
     uint32_t ctrl, status, fatal_code, eth_mtu;
@@ -179,5 +213,7 @@ const uint8_t *qroce_mac(QRoceState *s);
 bool qroce_link_up(QRoceState *s);
 void qroce_count(QRoceState *s, enum qroce_counter c);
 void qroce_qp_set_error(QRoceState *s, QRoceQP *qp, uint8_t event);
+/* Draw a wire fault of @kind in direction @dir (seeded, per million). */
+bool qroce_fault(QRoceState *s, int dir, int kind);
 
 #endif

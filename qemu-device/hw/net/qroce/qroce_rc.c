@@ -48,6 +48,11 @@
 #define RC_BUDGET       64      /* packets per bottom-half run */
 #define RC_WINDOW       128     /* unacknowledged PSNs */
 #define RC_ACK_EVERY    64      /* AckReq inside long messages */
+#define RC_FLUSH_BUDGET 256     /* flush CQEs per QP per bottom-half run */
+#define RC_CWND_ONE     256     /* the congestion window's fixed point */
+#define RC_CWND_INIT    16      /* PSNs before the first ACK */
+#define RC_MAX_BACKOFF  6       /* the timeout doubles at most 6 times */
+#define RC_PACE_BURST_NS 100000 /* a paced QP may send 100 us ahead */
 
 enum {
     RC_KIND_PLAIN,              /* SEND or WRITE: an ACK completes it */
@@ -67,6 +72,7 @@ typedef struct QRoceRcInflight {
     uint32_t len;
     uint32_t resp_off;          /* READ: bytes received so far */
     uint8_t cqe_opcode;
+    uint8_t wqe_opcode;         /* to recognise the WQE when re-read */
     uint8_t kind;               /* RC_KIND_* */
     bool signaled;
 } QRoceRcInflight;
@@ -80,17 +86,11 @@ typedef struct RcWqe {
 
 typedef struct QRoceRc {
     QEMUBH *bh;
-    uint32_t *runq;
-    uint32_t head, count, size;
+    QTAILQ_HEAD(, QRoceQP) runq;
     uint8_t *pkt;               /* one frame */
-    /* the send WQE READ responses are scattered into, read once */
-    bool wqe_valid;
-    uint32_t wqe_qpn, wqe_idx;
-    RcWqe wqe;
-    /* the send WQE being segmented, read at its first packet */
-    bool txw_valid;
-    uint32_t txw_qpn, txw_idx;
-    RcWqe txw;
+    /* congestion point: RoCE frames received since the engine last ran */
+    uint32_t rx_burst;
+    QEMUBH *burst_bh;
 } QRoceRc;
 
 /* RNR timer values of the IB spec, in microseconds. */
@@ -110,6 +110,11 @@ static inline uint32_t psn_add(uint32_t a, uint32_t n)
     return (a + n) & 0xffffff;
 }
 
+static inline uint32_t psn_sub(uint32_t a, uint32_t b)
+{
+    return (a - b) & 0xffffff;
+}
+
 static uint32_t rc_mtu(QRoceQP *qp)
 {
     return 128u << qp->path_mtu;
@@ -124,11 +129,179 @@ static void rc_schedule(QRoceState *s, QRoceQP *qp)
 {
     QRoceRc *rc = s->rc;
 
-    if (!qp->rc.need_sched && rc->count < rc->size) {
-        qp->rc.need_sched = true;
-        rc->runq[(rc->head + rc->count++) % rc->size] = qp->qpn;
+    if (!qp->rc.on_runq) {
+        qp->rc.on_runq = true;
+        QTAILQ_INSERT_TAIL(&rc->runq, qp, rc.runq_link);
     }
     qemu_bh_schedule(rc->bh);
+}
+
+static void rc_unschedule(QRoceState *s, QRoceQP *qp)
+{
+    if (qp->rc.on_runq) {
+        QTAILQ_REMOVE(&s->rc->runq, qp, rc.runq_link);
+        qp->rc.on_runq = false;
+    }
+}
+
+static int64_t rc_now(void)
+{
+    return qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+}
+
+/* ------------------------------------------------------------------ */
+/* DCQCN reaction point                                                */
+/* ------------------------------------------------------------------ */
+
+static uint64_t dc_mbps(uint32_t mbps)
+{
+    return (uint64_t)mbps * 1000000;
+}
+
+static void dc_reset(QRoceState *s, QRoceQP *qp)
+{
+    QRoceRcQP *r = &qp->rc;
+
+    r->rate_cur = r->rate_tgt = dc_mbps(s->dcqcn_line_mbps);
+    r->alpha = 1024;
+    r->dc_t = r->dc_bc = 0;
+    r->dc_bytes = 0;
+    r->dc_alpha_at = r->dc_timer_at = 0;
+    r->dc_cnp_seen = false;
+    r->pace_at = 0;
+}
+
+/* A rate increase event (timer or byte counter). */
+static void dc_increase(QRoceState *s, QRoceQP *qp)
+{
+    QRoceRcQP *r = &qp->rc;
+    uint64_t line = dc_mbps(s->dcqcn_line_mbps);
+    uint32_t f = s->dcqcn_f;
+
+    if (r->rate_cur >= line) {
+        return;
+    }
+    if (MAX(r->dc_t, r->dc_bc) < f) {
+        /* fast recovery: halfway back to the rate before the cut */
+    } else if (MIN(r->dc_t, r->dc_bc) > f) {
+        r->rate_tgt += dc_mbps(s->dcqcn_hai_mbps) *
+                       (MIN(r->dc_t, r->dc_bc) - f);
+    } else {
+        r->rate_tgt += dc_mbps(s->dcqcn_ai_mbps);
+    }
+    r->rate_tgt = MIN(r->rate_tgt, line);
+    r->rate_cur = MIN((r->rate_tgt + r->rate_cur) / 2, line);
+    trace_qroce_dcqcn_rate(qp->qpn, r->rate_cur / 1000000,
+                           r->rate_tgt / 1000000, r->alpha);
+}
+
+/* Bring the alpha and rate timers up to @now (they run lazily). */
+static void dc_advance(QRoceState *s, QRoceQP *qp, int64_t now)
+{
+    QRoceRcQP *r = &qp->rc;
+    int64_t k = (int64_t)MAX(s->dcqcn_alpha_us, 1) * 1000;
+    int64_t t = (int64_t)MAX(s->dcqcn_timer_us, 1) * 1000;
+    int n;
+
+    if (!r->dc_alpha_at) {
+        r->dc_alpha_at = now + k;
+        r->dc_timer_at = now + t;
+        return;
+    }
+    for (n = 0; now >= r->dc_alpha_at && n < 64; n++) {
+        if (!r->dc_cnp_seen) {
+            r->alpha = r->alpha * (1024 - MIN(s->dcqcn_g, 1024)) / 1024;
+        }
+        r->dc_cnp_seen = false;
+        r->dc_alpha_at += k;
+    }
+    if (now >= r->dc_alpha_at) {
+        r->alpha = 0;           /* idle for long: alpha has decayed */
+        r->dc_alpha_at = now + k;
+    }
+    for (n = 0; now >= r->dc_timer_at && n < 64; n++) {
+        r->dc_t++;
+        dc_increase(s, qp);
+        r->dc_timer_at += t;
+    }
+    if (now >= r->dc_timer_at) {
+        r->rate_cur = r->rate_tgt = dc_mbps(s->dcqcn_line_mbps);
+        r->dc_timer_at = now + t;
+    }
+}
+
+/* A CNP for this QP: cut the rate by alpha / 2. */
+static void dc_cnp(QRoceState *s, QRoceQP *qp)
+{
+    QRoceRcQP *r = &qp->rc;
+    int64_t now = rc_now();
+    uint32_t g = MIN(s->dcqcn_g, 1024);
+
+    qroce_count(s, QROCE_CNT_CNP_HANDLED);
+    if (!s->dcqcn) {
+        return;
+    }
+    dc_advance(s, qp, now);
+    r->rate_tgt = r->rate_cur;
+    r->rate_cur = r->rate_cur * (2048 - r->alpha) / 2048;
+    r->rate_cur = MAX(r->rate_cur, dc_mbps(MAX(s->dcqcn_min_mbps, 1)));
+    r->alpha = (r->alpha * (1024 - g) + g * 1024) / 1024;
+    r->dc_t = r->dc_bc = 0;
+    r->dc_bytes = 0;
+    r->dc_cnp_seen = true;
+    r->dc_alpha_at = now + (int64_t)MAX(s->dcqcn_alpha_us, 1) * 1000;
+    r->dc_timer_at = now + (int64_t)MAX(s->dcqcn_timer_us, 1) * 1000;
+    qroce_count(s, QROCE_CNT_RATE_CUTS);
+    trace_qroce_dcqcn_cut(qp->qpn, r->rate_cur / 1000000,
+                          r->rate_tgt / 1000000, r->alpha);
+}
+
+/*
+ * May @qp send now?  A QP below the line rate sends at most
+ * RC_PACE_BURST_NS ahead of its rate; otherwise its pacing timer is
+ * armed and the engine leaves it until then.
+ */
+static bool dc_may_send(QRoceState *s, QRoceQP *qp)
+{
+    QRoceRcQP *r = &qp->rc;
+    int64_t now;
+
+    if (!s->dcqcn || r->rate_cur >= dc_mbps(s->dcqcn_line_mbps)) {
+        return true;
+    }
+    now = rc_now();
+    dc_advance(s, qp, now);
+    if (r->pace_at <= now + RC_PACE_BURST_NS) {
+        return true;
+    }
+    timer_mod(r->pace_timer, r->pace_at - RC_PACE_BURST_NS);
+    return false;
+}
+
+/* Account a sent frame of @bytes to the QP's rate. */
+static void dc_sent(QRoceState *s, QRoceQP *qp, size_t bytes)
+{
+    QRoceRcQP *r = &qp->rc;
+    uint64_t bc = (uint64_t)MAX(s->dcqcn_byte_kb, 1) * 1024;
+
+    if (!s->dcqcn || r->rate_cur >= dc_mbps(s->dcqcn_line_mbps)) {
+        return;
+    }
+    r->pace_at = MAX(r->pace_at, rc_now()) +
+                 (int64_t)(bytes * 8 * 1000000000ULL / MAX(r->rate_cur, 1));
+    r->dc_bytes += bytes;
+    if (r->dc_bytes >= bc) {
+        r->dc_bytes -= bc;
+        r->dc_bc++;
+        dc_increase(s, qp);
+    }
+}
+
+static void rc_pace_timer(void *opaque)
+{
+    QRoceQP *qp = opaque;
+
+    rc_schedule(qp->rc.s, qp);
 }
 
 static void rc_cqe(QRoceState *s, QRoceQP *qp, bool sq, uint32_t idx,
@@ -185,11 +358,28 @@ static bool rc_addr(QRoceState *s, QRoceQP *qp, RocePktOut *o,
 static void rc_tx(QRoceState *s, QRoceQP *qp, RocePktOut *o, uint32_t paylen)
 {
     struct iovec iov;
+    QRoceRcQP *r = &qp->rc;
+    bool request = o->opcode != ROCE_ACK && o->opcode != ROCE_CNP &&
+                   (o->opcode < ROCE_READ_RESP_FIRST ||
+                    o->opcode > ROCE_ATOMIC_ACK);
 
+    if (s->ecn) {
+        o->tclass = (o->tclass & ~ROCE_ECN_MASK) | ROCE_ECN_ECT0;
+    }
     iov.iov_base = s->rc->pkt;
     iov.iov_len = roce_build(s->rc->pkt, o, paylen);
     trace_qroce_rc_tx(qp->qpn, o->opcode, o->psn, paylen);
     qroce_count(s, QROCE_CNT_ROCE_TX_PKTS);
+    if (request && qp->type == QROCE_QPT_RC) {
+        if (psn_cmp(o->psn, r->hi_psn) < 0) {
+            qroce_count(s, QROCE_CNT_ROCE_RETRANS);
+        } else {
+            r->hi_psn = psn_add(o->psn, 1);
+        }
+    }
+    if (o->opcode != ROCE_CNP) {
+        dc_sent(s, qp, iov.iov_len);
+    }
     qroce_wire_tx(s, &iov, 1);
 }
 
@@ -287,7 +477,7 @@ static int rc_wqe_copy(QRoceState *s, QRoceQP *qp, RcWqe *w, uint32_t off,
     int i;
 
     if (w->hdr.flags & QROCE_WQE_INLINE) {
-        if (to_guest) {
+        if (to_guest || off > w->len || n > w->len - off) {
             return -1;
         }
         memcpy(buf, w->inl + off, n);
@@ -328,15 +518,51 @@ static void rc_sq_error(QRoceState *s, QRoceQP *qp, uint32_t idx, int status)
     qroce_qp_set_error(s, qp, 0);
 }
 
+/*
+ * The local ACK timeout: 4.096 us x 2^timeout, no less than the device's
+ * floor (min-ack-timeout-us, for TCG guests), doubled for each timeout in
+ * a row.
+ */
+static int64_t rc_ack_timeout_ns(QRoceQP *qp)
+{
+    QRoceState *s = qp->rc.s;
+    int64_t ns = 4096LL << MIN(qp->timeout, 31);
+
+    ns = MAX(ns, (int64_t)s->min_ack_timeout_us * 1000);
+    return ns << MIN(qp->rc.backoff, RC_MAX_BACKOFF);
+}
+
 static void rc_arm_timer(QRoceQP *qp)
 {
     if (qp->rc.nsent && qp->timeout && !qp->rc.rnr_wait) {
-        int64_t ns = 4096LL << MIN(qp->timeout, 31);
-
-        timer_mod(qp->rc.timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + ns);
+        timer_mod(qp->rc.timer, rc_now() + rc_ack_timeout_ns(qp));
     } else if (!qp->rc.nsent && !qp->rc.rnr_wait) {
         timer_del(qp->rc.timer);
     }
+}
+
+/* Congestion window: grow by @n acknowledged PSNs (slow start, then AIMD). */
+static void rc_cwnd_grow(QRoceQP *qp, uint32_t n)
+{
+    QRoceRcQP *r = &qp->rc;
+
+    if (r->cwnd < r->ssthresh) {
+        r->cwnd += n * RC_CWND_ONE;
+    } else {
+        r->cwnd += MAX(n * RC_CWND_ONE * RC_CWND_ONE / r->cwnd, 1);
+    }
+    r->cwnd = MIN(r->cwnd, RC_WINDOW * RC_CWND_ONE);
+}
+
+/* A loss: halve the window (a sequence NAK) or start over (a timeout). */
+static void rc_cwnd_cut(QRoceState *s, QRoceQP *qp, bool timeout)
+{
+    QRoceRcQP *r = &qp->rc;
+
+    r->ssthresh = MAX(r->cwnd / 2, 2 * RC_CWND_ONE);
+    r->cwnd = timeout ? 2 * RC_CWND_ONE : r->ssthresh;
+    trace_qroce_rc_cwnd(qp->qpn, r->cwnd / RC_CWND_ONE,
+                        r->ssthresh / RC_CWND_ONE, timeout);
 }
 
 static uint32_t rc_read_pkts(QRoceQP *qp, uint32_t len)
@@ -358,6 +584,7 @@ static QRoceRcInflight *rc_inflight_add(QRoceQP *qp, uint32_t idx,
     e->len = w->len;
     e->resp_off = 0;
     e->cqe_opcode = cqe_opcode;
+    e->wqe_opcode = w->hdr.opcode;
     e->kind = kind;
     e->signaled = (w->hdr.flags & QROCE_WQE_SIGNALED) ||
                   (qp->flags & QROCE_CREATE_QP_SIG_ALL);
@@ -401,28 +628,53 @@ static void rc_send_rd_atomic(QRoceState *s, QRoceQP *qp, uint32_t idx,
 }
 
 /*
- * Send WQE @idx, checked: read at the first packet of its message (@first),
- * from the engine's copy for the packets after it.  A QROCE_WC_* status.
+ * Send WQE @idx, checked, in the QP's copy: read from the guest at the
+ * first packet of its message (@first) and never again while it is being
+ * segmented.  Going back into a message already in flight (@e, after a
+ * loss) reads it again, and the WQE read must still be the one recorded
+ * (opcode and length): a guest that rewrote it gets an error.
  */
 static int rc_fetch_wqe(QRoceState *s, QRoceQP *qp, uint32_t idx, bool first,
-                        RcWqe *w)
+                        const QRoceRcInflight *e, RcWqe **out)
 {
-    QRoceRc *rc = s->rc;
+    QRoceRcQP *r = &qp->rc;
     int st;
 
-    if (!first && rc->txw_valid && rc->txw_qpn == qp->qpn &&
-        rc->txw_idx == idx) {
-        *w = rc->txw;
+    *out = r->txw;
+    if (!first && r->txw_valid && r->txw_idx == idx) {
         return QROCE_WC_SUCCESS;
     }
-    st = rc_read_wqe(s, qp, idx, w);
-    rc->txw_valid = st == QROCE_WC_SUCCESS;
-    if (rc->txw_valid) {
-        rc->txw = *w;
-        rc->txw_qpn = qp->qpn;
-        rc->txw_idx = idx;
+    r->txw_valid = false;
+    st = rc_read_wqe(s, qp, idx, r->txw);
+    if (st != QROCE_WC_SUCCESS) {
+        return st;
     }
-    return st;
+    if (!first && (!e || e->idx != idx || e->len != r->txw->len ||
+                   e->wqe_opcode != r->txw->hdr.opcode)) {
+        trace_qroce_ub_wqe_changed(qp->qpn, idx);
+        return QROCE_WC_LOC_QP_OP_ERR;
+    }
+    r->txw_valid = true;
+    r->txw_idx = idx;
+    return QROCE_WC_SUCCESS;
+}
+
+/* The in-flight entry of the message being segmented, if any. */
+static QRoceRcInflight *rc_cur_inflight(QRoceQP *qp)
+{
+    QRoceRcQP *r = &qp->rc;
+
+    if (!r->nsent) {
+        return NULL;
+    }
+    return &r->inflight[(r->inflight_head + r->nsent - 1) %
+                        (1u << qp->sq.log2)];
+}
+
+static bool rc_op_sends(uint8_t op)
+{
+    return op == QROCE_WR_SEND || op == QROCE_WR_SEND_IMM ||
+           op == QROCE_WR_RDMA_WRITE || op == QROCE_WR_RDMA_WRITE_IMM;
 }
 
 /*
@@ -457,98 +709,127 @@ static void rc_seg_opcode(const RcWqe *w, uint32_t off, uint32_t n,
     o->imm = ldl_be_p(&w->hdr.imm_data);
 }
 
+/*
+ * Whether the window lets the next packet go: the congestion window
+ * (cwnd PSNs past the oldest unacknowledged one, at most RC_WINDOW) and
+ * the in-flight list (one entry per SQ WQE).
+ */
+static bool rc_window_open(QRoceQP *qp, bool first)
+{
+    QRoceRcQP *r = &qp->rc;
+    uint32_t win = MAX(r->cwnd / RC_CWND_ONE, 1);
+
+    if (first && r->nsent >= (1u << qp->sq.log2)) {
+        return false;
+    }
+    return psn_cmp(r->npsn, psn_add(r->una_psn, win)) < 0;
+}
+
+/* A send WQE that cannot be sent: complete it in error when it is next. */
+static bool rc_sq_fail(QRoceState *s, QRoceQP *qp, uint32_t idx, int st)
+{
+    QRoceRcQP *r = &qp->rc;
+
+    if (r->nsent && r->inflight[r->inflight_head].idx != idx) {
+        return false;       /* complete in order: wait for the ACKs */
+    }
+    r->wqe_off = 0;
+    rc_sq_error(s, qp, idx, st);
+    return true;
+}
+
+/* Send one packet of a SEND or WRITE message: true if it went. */
+static bool rc_send_seg(QRoceState *s, QRoceQP *qp, uint32_t idx, RcWqe *w,
+                        bool first, RocePktOut *o)
+{
+    QRoceRcQP *r = &qp->rc;
+    bool write = w->hdr.opcode == QROCE_WR_RDMA_WRITE ||
+                 w->hdr.opcode == QROCE_WR_RDMA_WRITE_IMM;
+    uint32_t n = MIN(rc_mtu(qp), w->len - r->wqe_off);
+    uint8_t *payload;
+
+    rc_seg_opcode(w, r->wqe_off, n, o);
+    o->psn = r->npsn;
+    payload = s->rc->pkt + roce_hdr_len(o->opcode, !roce_gid_is_v4(o->dgid));
+    if (rc_wqe_copy(s, qp, w, r->wqe_off, payload, n, false)) {
+        rc_sq_fail(s, qp, idx, QROCE_WC_LOC_PROT_ERR);
+        return false;
+    }
+    if (first) {
+        rc_inflight_add(qp, idx, w, write ? QROCE_CQE_RDMA_WRITE :
+                        QROCE_CQE_SEND, RC_KIND_PLAIN);
+    }
+    r->wqe_off += n;
+    if (r->wqe_off == w->len) {
+        rc_cur_inflight(qp)->last_psn = r->npsn;
+        o->ackreq = true;
+        o->se = w->hdr.flags & QROCE_WQE_SOLICITED;
+        r->wqe_off = 0;
+        r->sq_sent++;
+    } else {
+        /* ask for ACKs often enough to keep the window open */
+        uint32_t half = MAX(r->cwnd / RC_CWND_ONE / 2, 1);
+
+        o->ackreq = psn_add(r->npsn, 1) % RC_ACK_EVERY == 0 ||
+                    (psn_sub(r->npsn, r->una_psn) + 1) % half == 0;
+    }
+    r->npsn = psn_add(r->npsn, 1);
+    rc_tx(s, qp, o, n);
+    return true;
+}
+
 /* Send from the SQ; returns true if it stopped for the budget. */
 static bool rc_sq_process(QRoceState *s, QRoceQP *qp, int *budget)
 {
     QRoceRcQP *r = &qp->rc;
-    uint32_t mtu = rc_mtu(qp);
-    uint32_t depth = 1u << qp->sq.log2;
     uint32_t max_rd = MAX(qp->max_rd_atomic, 1);
-    RcWqe w;
+    RcWqe *w;
 
     while (qp->state == QROCE_QPS_RTS && r->sq_sent != qp->sq.pi &&
            !r->rnr_wait) {
         uint32_t idx = r->sq_sent;
-        bool write, first = r->wqe_off == 0;
+        bool first = r->wqe_off == 0;
         RocePktOut o = {};
         uint8_t sgid[16];
-        uint8_t *payload;
-        uint32_t n;
         int st;
 
         if (*budget <= 0) {
             return true;
         }
-        if ((first && r->nsent >= depth) ||
-            psn_cmp(r->npsn, psn_add(r->una_psn, RC_WINDOW)) >= 0) {
-            break;                      /* window full: wait for ACKs */
+        if (!rc_window_open(qp, first) || !dc_may_send(s, qp)) {
+            break;              /* wait for ACKs, or for the rate */
         }
-        st = rc_fetch_wqe(s, qp, idx, first, &w);
-        if (st == QROCE_WC_SUCCESS && w.hdr.opcode != QROCE_WR_SEND &&
-            w.hdr.opcode != QROCE_WR_SEND_IMM &&
-            w.hdr.opcode != QROCE_WR_RDMA_WRITE &&
-            w.hdr.opcode != QROCE_WR_RDMA_WRITE_IMM &&
-            !rc_op_reads(w.hdr.opcode)) {
+        st = rc_fetch_wqe(s, qp, idx, first, first ? NULL :
+                          rc_cur_inflight(qp), &w);
+        if (st == QROCE_WC_SUCCESS && !rc_op_sends(w->hdr.opcode) &&
+            !rc_op_reads(w->hdr.opcode)) {
             st = QROCE_WC_LOC_QP_OP_ERR;
+        }
+        if (st == QROCE_WC_SUCCESS && r->wqe_off && r->wqe_off >= w->len) {
+            st = QROCE_WC_LOC_QP_OP_ERR;    /* cannot happen: be sure */
         }
         if (st == QROCE_WC_SUCCESS && !rc_addr(s, qp, &o, sgid)) {
             st = QROCE_WC_LOC_QP_OP_ERR;    /* source GID went away */
         }
         if (st != QROCE_WC_SUCCESS) {
-            if (r->nsent) {
-                break;      /* complete in order: wait for the ACKs */
+            if (!rc_sq_fail(s, qp, idx, st)) {
+                break;
             }
-            rc_sq_error(s, qp, idx, st);
             return false;
         }
         if (first && r->nrd &&
-            ((w.hdr.flags & QROCE_WQE_FENCE) ||
-             (rc_op_reads(w.hdr.opcode) && r->nrd >= max_rd))) {
+            ((w->hdr.flags & QROCE_WQE_FENCE) ||
+             (rc_op_reads(w->hdr.opcode) && r->nrd >= max_rd))) {
             break;          /* fence, or max_rd_atomic outstanding */
         }
         if (first) {
-            trace_qroce_rc_wqe(qp->qpn, idx, w.hdr.opcode, w.len);
+            trace_qroce_rc_wqe(qp->qpn, idx, w->hdr.opcode, w->len);
         }
-        if (rc_op_reads(w.hdr.opcode)) {
-            rc_send_rd_atomic(s, qp, idx, &w, &o);
-            (*budget)--;
-            if (!timer_pending(r->timer)) {
-                rc_arm_timer(qp);
-            }
-            continue;
-        }
-        write = w.hdr.opcode == QROCE_WR_RDMA_WRITE ||
-                w.hdr.opcode == QROCE_WR_RDMA_WRITE_IMM;
-        n = MIN(mtu, w.len - r->wqe_off);
-        rc_seg_opcode(&w, r->wqe_off, n, &o);
-        o.psn = r->npsn;
-        payload = s->rc->pkt + roce_hdr_len(o.opcode, !roce_gid_is_v4(o.dgid));
-        if (rc_wqe_copy(s, qp, &w, r->wqe_off, payload, n, false)) {
-            if (r->nsent || r->wqe_off) {
-                break;
-            }
-            rc_sq_error(s, qp, idx, QROCE_WC_LOC_PROT_ERR);
+        if (rc_op_reads(w->hdr.opcode)) {
+            rc_send_rd_atomic(s, qp, idx, w, &o);
+        } else if (!rc_send_seg(s, qp, idx, w, first, &o)) {
             return false;
         }
-        if (first) {
-            rc_inflight_add(qp, idx, &w, write ? QROCE_CQE_RDMA_WRITE :
-                            QROCE_CQE_SEND, RC_KIND_PLAIN);
-        }
-        r->wqe_off += n;
-        if (r->wqe_off == w.len) {
-            QRoceRcInflight *e = &r->inflight[(r->inflight_head + r->nsent -
-                                               1) % depth];
-
-            o.ackreq = true;
-            o.se = w.hdr.flags & QROCE_WQE_SOLICITED;
-            e->last_psn = r->npsn;
-            r->wqe_off = 0;
-            r->sq_sent++;
-        } else {
-            o.ackreq = psn_add(r->npsn, 1) % RC_ACK_EVERY == 0;
-        }
-        r->npsn = psn_add(r->npsn, 1);
-        rc_tx(s, qp, &o, n);
         (*budget)--;
         if (!timer_pending(r->timer)) {
             rc_arm_timer(qp);
@@ -561,55 +842,44 @@ static bool rc_rsp_process(QRoceState *s, QRoceQP *qp, int *budget);
 static bool ud_sq_process(QRoceState *s, QRoceQP *qp, int *budget);
 static bool uc_sq_process(QRoceState *s, QRoceQP *qp, int *budget);
 
-static void rc_bh(void *opaque)
-{
-    QRoceState *s = opaque;
-    QRoceRc *rc = s->rc;
-    int budget = RC_BUDGET;
-    uint32_t n = rc->count;
-
-    while (n-- && rc->count) {
-        uint32_t qpn = rc->runq[rc->head];
-        QRoceQP *qp;
-
-        rc->head = (rc->head + 1) % rc->size;
-        rc->count--;
-        qp = qroce_qp_get(s, qpn);
-        if (!qp) {
-            continue;
-        }
-        qp->rc.need_sched = false;
-        if (qp->type == QROCE_QPT_UD || qp->type == QROCE_QPT_GSI ?
-            ud_sq_process(s, qp, &budget) :
-            qp->type == QROCE_QPT_UC ? uc_sq_process(s, qp, &budget) :
-            rc_rsp_process(s, qp, &budget) || rc_sq_process(s, qp, &budget)) {
-            rc_schedule(s, qp);
-        }
-    }
-}
-
-/* Go back to the oldest unacknowledged message. */
+/*
+ * Go back to the oldest unacknowledged PSN (go-back-N): into the middle of
+ * a SEND or WRITE message when the responder has its first packets (it
+ * keeps a message's state across a gap), to the start of a READ or an
+ * atomic.  A READ that had responses will be asked again whole.
+ */
 static void rc_rewind(QRoceState *s, QRoceQP *qp)
 {
     QRoceRcQP *r = &qp->rc;
+    QRoceRcInflight *e;
+    uint32_t target, last;
 
-    if (r->nsent) {
-        QRoceRcInflight *e = &r->inflight[r->inflight_head];
-
-        r->npsn = r->una_psn = e->first_psn;
-        r->sq_sent = e->idx;
-        r->nsent = 0;
-        r->nrd = 0;
-        r->resync = true;
-        qroce_count(s, QROCE_CNT_ROCE_RETRANS);
+    if (!r->nsent) {
+        r->wqe_off = 0;
+        return;
     }
-    r->wqe_off = 0;
+    e = &r->inflight[r->inflight_head];
+    /* a message still being segmented has sent up to npsn - 1 */
+    last = (e->idx == r->sq_sent && r->wqe_off) ? r->npsn : e->last_psn;
+    target = e->first_psn;
+    if (e->kind == RC_KIND_PLAIN && psn_cmp(r->una_psn, e->first_psn) > 0 &&
+        psn_cmp(r->una_psn, last) <= 0) {
+        target = r->una_psn;
+    }
+    trace_qroce_rc_rewind(qp->qpn, e->idx, target, r->npsn);
+    r->npsn = r->una_psn = target;
+    r->sq_sent = e->idx;
+    r->wqe_off = psn_sub(target, e->first_psn) * rc_mtu(qp);
+    e->resp_off = 0;
+    r->nsent = r->wqe_off ? 1 : 0;      /* a resumed message keeps its entry */
+    r->nrd = 0;
+    r->rdw_valid = false;
+    r->resync = true;
 }
 
-static void rc_timer(void *opaque)
+/* The retry or RNR timer expired (run from the bottom half). */
+static void rc_timeout(QRoceState *s, QRoceQP *qp)
 {
-    QRoceQP *qp = opaque;
-    QRoceState *s = qp->rc.s;
     QRoceRcQP *r = &qp->rc;
 
     if (qp->state != QROCE_QPS_RTS) {
@@ -617,19 +887,114 @@ static void rc_timer(void *opaque)
     }
     if (r->rnr_wait) {
         r->rnr_wait = false;
-    } else if (r->nsent) {
-        trace_qroce_rc_timeout(qp->qpn, r->inflight[r->inflight_head].idx,
-                               r->retry_left);
-        if (qp->retry_cnt != 7 && r->retry_left-- <= 0) {
-            rc_sq_error(s, qp, r->inflight[r->inflight_head].idx,
-                        QROCE_WC_RETRY_EXC_ERR);
-            return;
-        }
-        rc_rewind(s, qp);
-    } else {
         return;
     }
-    rc_schedule(s, qp);
+    if (!r->nsent && !r->wqe_off) {
+        return;
+    }
+    trace_qroce_rc_timeout(qp->qpn, r->inflight[r->inflight_head].idx,
+                           r->retry_left);
+    if (r->retry_left-- <= 0) {
+        rc_sq_error(s, qp, r->inflight[r->inflight_head].idx,
+                    QROCE_WC_RETRY_EXC_ERR);
+        return;
+    }
+    r->backoff++;
+    rc_cwnd_cut(s, qp, true);
+    rc_rewind(s, qp);
+}
+
+static void rc_timer(void *opaque)
+{
+    QRoceQP *qp = opaque;
+
+    /* DMA and interrupts only from the guarded bottom half */
+    qp->rc.timer_fired = true;
+    rc_schedule(qp->rc.s, qp);
+}
+
+/* Complete every posted, unconsumed WQE of @wq with WR_FLUSH_ERR. */
+static bool rc_flush_wq(QRoceState *s, QRoceQP *qp, QRoceWQ *wq, bool sq,
+                        int *budget)
+{
+    while (wq->ci != wq->pi) {
+        if (*budget <= 0) {
+            return true;
+        }
+        (*budget)--;
+        rc_cqe(s, qp, sq, wq->ci, sq ? QROCE_CQE_SEND : QROCE_CQE_RECV,
+               QROCE_WC_WR_FLUSH_ERR, 0, false, 0, false);
+        wq->ci++;
+    }
+    return false;
+}
+
+/* A QP in ERR: flush its SQ and RQ, a budget at a time. */
+static bool rc_flush(QRoceState *s, QRoceQP *qp, int *budget)
+{
+    bool more = rc_flush_wq(s, qp, &qp->sq, true, budget);
+
+    qp->rc.sq_sent = qp->sq.ci;
+    if (!(qp->flags & QROCE_CREATE_QP_SRQ)) {
+        more |= rc_flush_wq(s, qp, &qp->rq, false, budget);
+    }
+    return more;
+}
+
+static bool rc_process(QRoceState *s, QRoceQP *qp, int *budget)
+{
+    return rc_rsp_process(s, qp, budget) || rc_sq_process(s, qp, budget);
+}
+
+/* How the engine runs a QP of each type. */
+typedef struct QRoceTransport {
+    const char *name;
+    bool (*process)(QRoceState *s, QRoceQP *qp, int *budget);
+} QRoceTransport;
+
+static const QRoceTransport rc_transports[QROCE_QPT_GSI + 1] = {
+    [QROCE_QPT_RC] = { "RC", rc_process },
+    [QROCE_QPT_UC] = { "UC", uc_sq_process },
+    [QROCE_QPT_UD] = { "UD", ud_sq_process },
+    [QROCE_QPT_GSI] = { "GSI", ud_sq_process },
+};
+
+/* Run one QP; true if it has more to do. */
+static bool rc_qp_run(QRoceState *s, QRoceQP *qp, int *budget)
+{
+    if (qp->rc.timer_fired) {
+        qp->rc.timer_fired = false;
+        rc_timeout(s, qp);
+    }
+    if (qp->state == QROCE_QPS_ERR) {
+        return rc_flush(s, qp, budget);
+    }
+    return rc_transports[qp->type].process(s, qp, budget);
+}
+
+/*
+ * The engine: each QP queued by a doorbell, a response, a timer or a
+ * flush runs in turn, with RC_BUDGET packets (or flush CQEs) a run.
+ */
+static void rc_bh(void *opaque)
+{
+    QRoceState *s = opaque;
+    QRoceRc *rc = s->rc;
+    int budget = RC_BUDGET;
+    QRoceQP *qp, *last = QTAILQ_LAST(&rc->runq);
+
+    while (last && (qp = QTAILQ_FIRST(&rc->runq))) {
+        rc_unschedule(s, qp);
+        if (rc_qp_run(s, qp, &budget)) {
+            rc_schedule(s, qp);
+        }
+        if (qp == last) {
+            break;
+        }
+    }
+    if (!QTAILQ_EMPTY(&rc->runq)) {
+        qemu_bh_schedule(rc->bh);
+    }
 }
 
 /* Retire the oldest in-flight message, with a CQE if it is signaled. */
@@ -651,6 +1016,20 @@ static void rc_complete_head(QRoceState *s, QRoceQP *qp)
     r->retry_left = qp->retry_cnt;
     r->rnr_left = qp->rnr_retry;
     r->resync = false;
+}
+
+/* The responder has everything before @una: forward progress. */
+static void rc_progress(QRoceQP *qp, uint32_t una)
+{
+    QRoceRcQP *r = &qp->rc;
+
+    if (psn_cmp(una, r->una_psn) > 0) {
+        rc_cwnd_grow(qp, psn_sub(una, r->una_psn));
+        r->una_psn = una;
+        r->resync = false;
+        r->backoff = 0;
+        r->retry_left = qp->retry_cnt;
+    }
 }
 
 /*
@@ -679,10 +1058,10 @@ static bool rc_ack_upto(QRoceState *s, QRoceQP *qp, uint32_t acked)
 }
 
 /*
- * A response says something was lost: start again from the oldest
- * unacknowledged message, if retries are left -- once per loss; later
- * stale responses are ignored until one makes progress (or the timer
- * fires).
+ * A response says something was lost: halve the congestion window and go
+ * back to the oldest unacknowledged PSN, if retries are left -- once per
+ * loss; later stale responses are ignored until one makes progress (or
+ * the timer fires).
  */
 static void rc_retry(QRoceState *s, QRoceQP *qp)
 {
@@ -691,31 +1070,39 @@ static void rc_retry(QRoceState *s, QRoceQP *qp)
     if (r->resync) {
         return;
     }
-    if (qp->retry_cnt != 7 && r->retry_left-- <= 0 && r->nsent) {
+    if (r->retry_left-- <= 0 && r->nsent) {
         rc_sq_error(s, qp, r->inflight[r->inflight_head].idx,
                     QROCE_WC_RETRY_EXC_ERR);
         return;
     }
+    rc_cwnd_cut(s, qp, false);
     rc_rewind(s, qp);
     rc_arm_timer(qp);
     rc_schedule(s, qp);
 }
 
-/* The send WQE @idx, read once for all the responses that fill it. */
-static RcWqe *rc_cached_wqe(QRoceState *s, QRoceQP *qp, uint32_t idx)
+/*
+ * The READ or atomic WQE @e, in the QP's copy, read once for all the
+ * responses that fill it; NULL if the guest rewrote it meanwhile.
+ */
+static RcWqe *rc_cached_wqe(QRoceState *s, QRoceQP *qp,
+                            const QRoceRcInflight *e)
 {
-    QRoceRc *rc = s->rc;
+    QRoceRcQP *r = &qp->rc;
 
-    if (!rc->wqe_valid || rc->wqe_qpn != qp->qpn || rc->wqe_idx != idx) {
-        rc->wqe_valid = false;
-        if (rc_read_wqe(s, qp, idx, &rc->wqe) != QROCE_WC_SUCCESS) {
+    if (!r->rdw_valid || r->rdw_idx != e->idx) {
+        r->rdw_valid = false;
+        if (rc_read_wqe(s, qp, e->idx, r->rdw) != QROCE_WC_SUCCESS) {
             return NULL;
         }
-        rc->wqe_valid = true;
-        rc->wqe_qpn = qp->qpn;
-        rc->wqe_idx = idx;
+        if (r->rdw->len != e->len || r->rdw->hdr.opcode != e->wqe_opcode) {
+            trace_qroce_ub_wqe_changed(qp->qpn, e->idx);
+            return NULL;
+        }
+        r->rdw_valid = true;
+        r->rdw_idx = e->idx;
     }
-    return &rc->wqe;
+    return r->rdw;
 }
 
 /* A READ response or atomic ACK for the in-flight message at the head. */
@@ -764,7 +1151,7 @@ static void rc_read_response(QRoceState *s, QRoceQP *qp, RocePktIn *p)
         uint8_t v[8];
 
         stq_le_p(v, p->atomic_orig);
-        w = rc_cached_wqe(s, qp, e->idx);
+        w = rc_cached_wqe(s, qp, e);
         if (p->paylen || !w || rc_wqe_copy(s, qp, w, 0, v, 8, true)) {
             rc_sq_error(s, qp, e->idx, p->paylen ? QROCE_WC_BAD_RESP_ERR :
                         QROCE_WC_LOC_PROT_ERR);
@@ -778,12 +1165,12 @@ static void rc_read_response(QRoceState *s, QRoceQP *qp, RocePktIn *p)
                          op == ROCE_READ_RESP_LAST);
         uint32_t left = e->len - e->resp_off;
 
-        if (!first_ok || (last && p->paylen != left) ||
+        if (!first_ok || p->paylen > mtu || (last && p->paylen != left) ||
             (!last && (p->paylen != mtu || left <= mtu))) {
             rc_sq_error(s, qp, e->idx, QROCE_WC_BAD_RESP_ERR);
             return;
         }
-        w = rc_cached_wqe(s, qp, e->idx);
+        w = rc_cached_wqe(s, qp, e);
         if (!w || (p->paylen &&
                    rc_wqe_copy(s, qp, w, e->resp_off, (uint8_t *)p->payload,
                                p->paylen, true))) {
@@ -792,19 +1179,15 @@ static void rc_read_response(QRoceState *s, QRoceQP *qp, RocePktIn *p)
         }
         e->resp_off += p->paylen;
     }
-    r->una_psn = psn_add(p->psn, 1);
+    rc_progress(qp, psn_add(p->psn, 1));
     if (last) {
-        s->rc->wqe_valid = false;
+        r->rdw_valid = false;
         rc_complete_head(s, qp);
         rc_arm_timer(qp);
         rc_schedule(s, qp);     /* room for more READs and atomics */
-    } else {
+    } else if (qp->timeout) {
         /* progress: a long READ is not a timeout */
-        r->retry_left = qp->retry_cnt;
-        if (qp->timeout) {
-            timer_mod(r->timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
-                      (4096LL << MIN(qp->timeout, 31)));
-        }
+        timer_mod(r->timer, rc_now() + rc_ack_timeout_ns(qp));
     }
 }
 
@@ -833,10 +1216,7 @@ static void rc_requester_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p)
         rc_retry(s, qp);        /* READ responses or atomic ACK lost */
         return;
     }
-    if (psn_cmp(psn_add(acked, 1), r->una_psn) > 0) {
-        r->una_psn = psn_add(acked, 1);
-        r->resync = false;
-    }
+    rc_progress(qp, psn_add(acked, 1));
     switch (ROCE_AETH_TYPE(syn)) {
     case 0:
         break;
@@ -1176,7 +1556,7 @@ static bool uc_sq_process(QRoceState *s, QRoceQP *qp, int *budget)
     QRoceRcQP *r = &qp->rc;
     QRoceRc *rc = s->rc;
     uint32_t mtu = rc_mtu(qp);
-    RcWqe w;
+    RcWqe *w;
 
     while (qp->state == QROCE_QPS_RTS && qp->sq.ci != qp->sq.pi) {
         uint32_t idx = qp->sq.ci, n;
@@ -1189,11 +1569,14 @@ static bool uc_sq_process(QRoceState *s, QRoceQP *qp, int *budget)
         if (*budget <= 0) {
             return true;
         }
-        st = rc_fetch_wqe(s, qp, idx, first, &w);
-        if (st == QROCE_WC_SUCCESS && w.hdr.opcode != QROCE_WR_SEND &&
-            w.hdr.opcode != QROCE_WR_SEND_IMM &&
-            w.hdr.opcode != QROCE_WR_RDMA_WRITE &&
-            w.hdr.opcode != QROCE_WR_RDMA_WRITE_IMM) {
+        if (!dc_may_send(s, qp)) {
+            break;              /* paced: the timer runs it again */
+        }
+        st = rc_fetch_wqe(s, qp, idx, first, NULL, &w);
+        if (st == QROCE_WC_SUCCESS && w->hdr.opcode != QROCE_WR_SEND &&
+            w->hdr.opcode != QROCE_WR_SEND_IMM &&
+            w->hdr.opcode != QROCE_WR_RDMA_WRITE &&
+            w->hdr.opcode != QROCE_WR_RDMA_WRITE_IMM) {
             st = QROCE_WC_LOC_QP_OP_ERR;    /* no READ or atomics on UC */
         }
         if (st == QROCE_WC_SUCCESS && !rc_addr(s, qp, &o, sgid)) {
@@ -1205,34 +1588,34 @@ static bool uc_sq_process(QRoceState *s, QRoceQP *qp, int *budget)
             return false;
         }
         if (first) {
-            trace_qroce_rc_wqe(qp->qpn, idx, w.hdr.opcode, w.len);
+            trace_qroce_rc_wqe(qp->qpn, idx, w->hdr.opcode, w->len);
         }
-        write = w.hdr.opcode == QROCE_WR_RDMA_WRITE ||
-                w.hdr.opcode == QROCE_WR_RDMA_WRITE_IMM;
-        n = MIN(mtu, w.len - r->wqe_off);
-        rc_seg_opcode(&w, r->wqe_off, n, &o);
+        write = w->hdr.opcode == QROCE_WR_RDMA_WRITE ||
+                w->hdr.opcode == QROCE_WR_RDMA_WRITE_IMM;
+        n = MIN(mtu, w->len - r->wqe_off);
+        rc_seg_opcode(w, r->wqe_off, n, &o);
         o.opcode |= ROCE_UC;
         o.psn = r->npsn;
         payload = rc->pkt + roce_hdr_len(o.opcode, !roce_gid_is_v4(o.dgid));
-        if (rc_wqe_copy(s, qp, &w, r->wqe_off, payload, n, false)) {
+        if (rc_wqe_copy(s, qp, w, r->wqe_off, payload, n, false)) {
             /* a message cut short: the responder drops what it got */
             r->wqe_off = 0;
             rc_sq_error(s, qp, idx, QROCE_WC_LOC_PROT_ERR);
             return false;
         }
         r->wqe_off += n;
-        if (r->wqe_off == w.len) {
-            o.se = w.hdr.flags & QROCE_WQE_SOLICITED;
+        if (r->wqe_off == w->len) {
+            o.se = w->hdr.flags & QROCE_WQE_SOLICITED;
             r->wqe_off = 0;
         }
         r->npsn = psn_add(r->npsn, 1);
         rc_tx(s, qp, &o, n);
         (*budget)--;
         if (!r->wqe_off) {
-            if ((w.hdr.flags & QROCE_WQE_SIGNALED) ||
+            if ((w->hdr.flags & QROCE_WQE_SIGNALED) ||
                 (qp->flags & QROCE_CREATE_QP_SIG_ALL)) {
                 rc_cqe(s, qp, true, idx, write ? QROCE_CQE_RDMA_WRITE :
-                       QROCE_CQE_SEND, QROCE_WC_SUCCESS, w.len, false, 0,
+                       QROCE_CQE_SEND, QROCE_WC_SUCCESS, w->len, false, 0,
                        false);
             }
             qp->sq.ci = idx + 1;
@@ -1292,6 +1675,7 @@ static void uc_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p)
         }
     }
     if ((write && last && r->recv_off + p->paylen != r->wr_len) ||
+        (write && !last && r->recv_off + p->paylen >= r->wr_len) ||
         (last && needs_wqe && rc_recv_empty(s, qp))) {
         r->in_msg = false;
         rc_drop(s, "UC WRITE length mismatch or no RECV WQE for its immediate");
@@ -1419,6 +1803,9 @@ static bool rc_rsp_process(QRoceState *s, QRoceQP *qp, int *budget)
         if (*budget <= 0) {
             return true;
         }
+        if (e->kind == RC_RSP_READ && !dc_may_send(s, qp)) {
+            return false;       /* paced: the timer runs it again */
+        }
         (*budget)--;
         if (!rc_rsp_one(s, qp, e)) {
             break;
@@ -1535,6 +1922,7 @@ static bool rc_rd_atomic_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p,
         }
         /* a READ asked again is read again, if it still may be */
         if (!(qp->access_flags & need) || p->paylen ||
+            p->reth_len > QROCE_DEF_MAX_MSG ||
             psn_cmp(psn_add(p->psn, rc_read_pkts(qp, p->reth_len)),
                     r->epsn) > 0 ||
             (p->reth_len && qroce_mr_check(s, p->reth_rkey, qp->pdn,
@@ -1610,9 +1998,12 @@ static void rc_responder_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p)
             qroce_count(s, QROCE_CNT_ROCE_DUP_REQS);
             rc_rd_atomic_rx(s, qp, p, true);
         } else {
+            /* the ACK was lost: answer the packets that ask for one */
             qroce_count(s, QROCE_CNT_ROCE_DUP_REQS);
-            rc_push_ack(s, qp, ROCE_AETH_ACK_NO_CREDIT,
-                        psn_add(r->epsn, 0xffffff));
+            if (p->ackreq) {
+                rc_push_ack(s, qp, ROCE_AETH_ACK_NO_CREDIT,
+                            psn_add(r->epsn, 0xffffff));
+            }
         }
         return;
     }
@@ -1657,8 +2048,10 @@ static void rc_responder_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p)
         r->wr_rkey = p->reth_rkey;
         r->wr_len = p->reth_len;
     }
-    if (write && last && !first &&
-        r->recv_off + p->paylen != r->wr_len) {
+    if (write && !first &&
+        (last ? r->recv_off + p->paylen != r->wr_len :
+                r->recv_off + p->paylen >= r->wr_len)) {
+        /* the message is longer or shorter than its RETH said */
         rc_resp_fatal(s, qp, ROCE_AETH_NAK_INV, p->psn, QROCE_EQE_QP_REQ_ERR);
         return;
     }
@@ -1706,52 +2099,143 @@ static void rc_responder_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p)
     }
 }
 
-bool qroce_rc_rx(QRoceState *s, const uint8_t *frame, size_t len)
+/* ------------------------------------------------------------------ */
+/* Congestion: the congestion and notification points                  */
+/* ------------------------------------------------------------------ */
+
+static void rc_burst_bh(void *opaque)
+{
+    QRoceState *s = opaque;
+
+    s->rc->rx_burst = 0;
+}
+
+/*
+ * Congestion point: a frame that arrives while more than ecn-threshold
+ * RoCE frames came in since the engine last ran (the receive backlog of
+ * the port) is marked CE, as a switch marks when its queue towards this
+ * port is long.  Only ECN-capable frames are marked.
+ */
+static bool rc_congested(QRoceState *s, RocePktIn *p)
+{
+    QRoceRc *rc = s->rc;
+
+    if (rc->rx_burst++ == 0) {
+        qemu_bh_schedule(rc->burst_bh);
+    }
+    if (p->ecn == ROCE_ECN_CE) {
+        return true;                    /* marked on the way */
+    }
+    if (p->ecn != ROCE_ECN_NOT_ECT && s->ecn_threshold &&
+        rc->rx_burst > s->ecn_threshold) {
+        qroce_count(s, QROCE_CNT_ECN_MARKED);
+        trace_qroce_ecn_mark(p->dqpn, p->psn, rc->rx_burst);
+        return true;
+    }
+    return false;
+}
+
+/*
+ * Notification point: a CE-marked request or READ response on @qp sends
+ * a CNP to the QP at the other end, at most one per cnp-interval-us.
+ */
+static void rc_notify(QRoceState *s, QRoceQP *qp)
+{
+    QRoceRcQP *r = &qp->rc;
+    int64_t now = rc_now();
+    RocePktOut o = {};
+    uint8_t sgid[16];
+
+    if (now < r->cnp_at || !rc_addr(s, qp, &o, sgid)) {
+        return;
+    }
+    r->cnp_at = now + (int64_t)s->cnp_interval_us * 1000;
+    o.opcode = ROCE_CNP;
+    o.psn = 0;
+    qroce_count(s, QROCE_CNT_CNP_SENT);
+    trace_qroce_cnp_tx(qp->qpn, qp->dest_qpn);
+    rc_tx(s, qp, &o, 0);
+}
+
+/* Checks common to every RoCE packet: false if it is dropped. */
+static bool rc_rx_check(QRoceState *s, int ret, RocePktIn *p)
+{
+    if (ret < 0) {
+        rc_drop(s, ret == ROCE_ERR_CSUM ? "bad IPv4 header checksum" :
+                "malformed");
+        return false;
+    }
+    if (!p->icrc_ok) {
+        qroce_count(s, QROCE_CNT_ROCE_ICRC_ERRS);
+        rc_drop(s, "bad ICRC");
+        return false;
+    }
+    if (p->tver || p->pkey != 0xffff) {
+        rc_drop(s, "TVer or P_Key");
+        return false;
+    }
+    return true;
+}
+
+/* The QP's AV names the packet's addresses (RC and UC). */
+static bool rc_rx_addr_ok(QRoceState *s, QRoceQP *qp, RocePktIn *p)
 {
     uint8_t sgid[16];
+
+    return !memcmp(p->sgid, qp->av.dgid, 16) &&
+           qroce_gid_get(s, qp->av.sgid_index, sgid) &&
+           !memcmp(p->dgid, sgid, 16);
+}
+
+bool qroce_rc_rx(QRoceState *s, const uint8_t *frame, size_t len)
+{
     RocePktIn p;
     QRoceQP *qp;
+    bool ce;
     int ret = roce_parse(frame, len, &p);
 
     if (ret == ROCE_NOT_ROCE) {
         return false;
     }
-    if (qroce_gid_find(s, p.dgid) < 0) {
-        return false;               /* not for us: a plain UDP frame */
+    if (memcmp(frame, qroce_mac(s), 6) || qroce_gid_find(s, p.dgid) < 0) {
+        return false;       /* not for us: a plain Ethernet or UDP frame */
     }
     qroce_count(s, QROCE_CNT_ROCE_RX_PKTS);
-    if (ret < 0) {
-        rc_drop(s, "malformed");
-        return true;
-    }
-    if (!p.icrc_ok) {
-        qroce_count(s, QROCE_CNT_ROCE_ICRC_ERRS);
-        rc_drop(s, "bad ICRC");
-        return true;
-    }
-    if (p.tver || p.pkey != 0xffff) {
-        rc_drop(s, "TVer or P_Key");
+    if (!rc_rx_check(s, ret, &p)) {
         return true;
     }
     qp = qroce_qp_get(s, p.dqpn);
-    if (qp && (p.opcode >> 5) == 3 &&
+    if (!qp) {
+        rc_drop(s, "no such QP");
+        return true;
+    }
+    ce = rc_congested(s, &p);
+    if ((p.opcode >> 5) == 3 &&
         (qp->type == QROCE_QPT_UD || qp->type == QROCE_QPT_GSI)) {
         trace_qroce_rc_rx(qp->qpn, p.opcode, p.psn, p.paylen);
         ud_rx(s, qp, &p);
         return true;
     }
-    if (!qp || (p.opcode >> 5) != (qp->type == QROCE_QPT_UC ? 1 : 0) ||
+    if ((p.opcode != ROCE_CNP &&
+         (p.opcode >> 5) != (qp->type == QROCE_QPT_UC ? 1 : 0)) ||
         (qp->type != QROCE_QPT_RC && qp->type != QROCE_QPT_UC)) {
         rc_drop(s, "no such RC or UC QP");
         return true;
     }
-    if (memcmp(p.sgid, qp->av.dgid, 16) ||
-        !qroce_gid_get(s, qp->av.sgid_index, sgid) ||
-        memcmp(p.dgid, sgid, 16)) {
+    if (!rc_rx_addr_ok(s, qp, &p)) {
         rc_drop(s, "addresses differ from the QP's AV");
         return true;
     }
     trace_qroce_rc_rx(qp->qpn, p.opcode, p.psn, p.paylen);
+    if (p.opcode == ROCE_CNP) {
+        trace_qroce_cnp_rx(qp->qpn);
+        dc_cnp(s, qp);
+        return true;
+    }
+    if (ce && p.opcode != ROCE_ACK && p.opcode != ROCE_ATOMIC_ACK &&
+        qp->state >= QROCE_QPS_RTR && qp->state != QROCE_QPS_ERR) {
+        rc_notify(s, qp);
+    }
     if (p.opcode >= ROCE_READ_RESP_FIRST && p.opcode <= ROCE_ATOMIC_ACK) {
         if (qp->state != QROCE_QPS_RTS && qp->state != QROCE_QPS_SQD) {
             rc_drop(s, "response to a QP not in RTS");
@@ -1776,24 +2260,14 @@ bool qroce_rc_rx(QRoceState *s, const uint8_t *frame, size_t len)
 /* QP lifecycle                                                        */
 /* ------------------------------------------------------------------ */
 
-/* Complete every posted, unconsumed WQE of @wq with WR_FLUSH_ERR. */
-static void rc_flush_wq(QRoceState *s, QRoceQP *qp, QRoceWQ *wq, bool sq)
-{
-    uint32_t n = 0;
-
-    while (wq->ci != wq->pi && n++ <= (1u << wq->log2)) {
-        rc_cqe(s, qp, sq, wq->ci, sq ? QROCE_CQE_SEND : QROCE_CQE_RECV,
-               QROCE_WC_WR_FLUSH_ERR, 0, false, 0, false);
-        wq->ci++;
-    }
-}
-
-static void rc_reset_qp(QRoceQP *qp)
+static void rc_reset_qp(QRoceState *s, QRoceQP *qp)
 {
     QRoceRcQP *r = &qp->rc;
 
     timer_del(r->timer);
-    r->npsn = r->una_psn = qp->sq_psn;
+    timer_del(r->pace_timer);
+    r->timer_fired = false;
+    r->npsn = r->una_psn = r->hi_psn = qp->sq_psn;
     r->wqe_off = 0;
     r->sq_sent = qp->sq.ci;
     r->nsent = 0;
@@ -1802,6 +2276,12 @@ static void rc_reset_qp(QRoceQP *qp)
     r->rnr_left = qp->rnr_retry;
     r->rnr_wait = false;
     r->resync = false;
+    r->txw_valid = r->rdw_valid = false;
+    r->cwnd = RC_CWND_INIT * RC_CWND_ONE;
+    r->ssthresh = RC_WINDOW * RC_CWND_ONE;
+    r->backoff = 0;
+    dc_reset(s, qp);
+    r->cnp_at = 0;
     r->epsn = qp->rq_psn;
     r->msn = 0;
     r->recv_off = 0;
@@ -1817,8 +2297,11 @@ void qroce_rc_qp_create(QRoceState *s, QRoceQP *qp)
 {
     qp->rc.s = s;
     qp->rc.timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, rc_timer, qp);
+    qp->rc.pace_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, rc_pace_timer, qp);
     qp->rc.inflight = g_new0(QRoceRcInflight, 1u << qp->sq.log2);
-    rc_reset_qp(qp);
+    qp->rc.txw = g_new0(RcWqe, 1);
+    qp->rc.rdw = g_new0(RcWqe, 1);
+    rc_reset_qp(s, qp);
 }
 
 void qroce_rc_qp_modify(QRoceState *s, QRoceQP *qp, uint32_t old_state,
@@ -1826,33 +2309,35 @@ void qroce_rc_qp_modify(QRoceState *s, QRoceQP *qp, uint32_t old_state,
 {
     QRoceRcQP *r = &qp->rc;
 
-    s->rc->wqe_valid = false;
     if (qp->state == QROCE_QPS_ERR) {
         timer_del(r->timer);
+        timer_del(r->pace_timer);
+        r->timer_fired = false;
         r->nsent = 0;
         r->nrd = 0;
         r->rsp_count = 0;
         r->rnr_wait = false;
-        rc_flush_wq(s, qp, &qp->sq, true);
-        rc_flush_wq(s, qp, &qp->rq, false);
+        r->txw_valid = r->rdw_valid = false;
         r->sq_sent = qp->sq.ci;
+        r->wqe_off = 0;
         if ((qp->flags & QROCE_CREATE_QP_SRQ) && old_state != QROCE_QPS_ERR) {
             /* the SRQ's WQEs stay; the QP will take no more of them */
             qroce_async_event(s, QROCE_EQE_QP_LAST_WQE, qp->qpn, 0);
         }
+        rc_schedule(s, qp);     /* the engine flushes the WQs */
         return;
     }
     if (qp->state == QROCE_QPS_RESET) {
         qp->sq.pi = qp->sq.ci = 0;
         qp->rq.pi = qp->rq.ci = 0;
-        rc_reset_qp(qp);
+        rc_reset_qp(s, qp);
         return;
     }
     if (attr_mask & QROCE_QP_ATTR_RQ_PSN) {
         r->epsn = qp->rq_psn;
     }
     if (attr_mask & QROCE_QP_ATTR_SQ_PSN) {
-        r->npsn = r->una_psn = qp->sq_psn;
+        r->npsn = r->una_psn = r->hi_psn = qp->sq_psn;
     }
     if (attr_mask & QROCE_QP_ATTR_RETRY_CNT) {
         r->retry_left = qp->retry_cnt;
@@ -1867,29 +2352,35 @@ void qroce_rc_qp_modify(QRoceState *s, QRoceQP *qp, uint32_t old_state,
 
 void qroce_rc_qp_destroy(QRoceState *s, QRoceQP *qp)
 {
-    s->rc->wqe_valid = false;
+    rc_unschedule(s, qp);
     if (qp->rc.timer) {
         timer_free(qp->rc.timer);
         qp->rc.timer = NULL;
     }
+    if (qp->rc.pace_timer) {
+        timer_free(qp->rc.pace_timer);
+        qp->rc.pace_timer = NULL;
+    }
     g_free(qp->rc.inflight);
+    g_free(qp->rc.txw);
+    g_free(qp->rc.rdw);
     qp->rc.inflight = NULL;
+    qp->rc.txw = qp->rc.rdw = NULL;
 }
 
+/*
+ * Doorbells only record: the engine sends, or flushes a QP in ERR, from
+ * its bottom half with a budget.
+ */
 void qroce_rc_sq_doorbell(QRoceState *s, QRoceQP *qp)
 {
-    if (qp->state == QROCE_QPS_ERR) {
-        rc_flush_wq(s, qp, &qp->sq, true);
-        qp->rc.sq_sent = qp->sq.ci;
-    } else {
-        rc_schedule(s, qp);
-    }
+    rc_schedule(s, qp);
 }
 
 void qroce_rc_rq_doorbell(QRoceState *s, QRoceQP *qp)
 {
     if (qp->state == QROCE_QPS_ERR) {
-        rc_flush_wq(s, qp, &qp->rq, false);
+        rc_schedule(s, qp);
     }
 }
 
@@ -1897,24 +2388,29 @@ void qroce_rc_init(QRoceState *s)
 {
     QRoceRc *rc = g_new0(QRoceRc, 1);
 
-    rc->size = s->max_qp;
-    rc->runq = g_new0(uint32_t, rc->size);
+    QTAILQ_INIT(&rc->runq);
     rc->pkt = g_malloc(QROCE_ETH_MAX_FRAME + 64);
     rc->bh = qemu_bh_new_guarded(rc_bh, s,
                                  &DEVICE(s)->mem_reentrancy_guard);
+    rc->burst_bh = qemu_bh_new_guarded(rc_burst_bh, s,
+                                       &DEVICE(s)->mem_reentrancy_guard);
     s->rc = rc;
 }
 
 void qroce_rc_reset(QRoceState *s)
 {
-    s->rc->head = 0;
-    s->rc->count = 0;
+    QRoceQP *qp, *next;
+
+    QTAILQ_FOREACH_SAFE(qp, &s->rc->runq, rc.runq_link, next) {
+        rc_unschedule(s, qp);
+    }
+    s->rc->rx_burst = 0;
 }
 
 void qroce_rc_fini(QRoceState *s)
 {
     qemu_bh_delete(s->rc->bh);
-    g_free(s->rc->runq);
+    qemu_bh_delete(s->rc->burst_bh);
     g_free(s->rc->pkt);
     g_free(s->rc);
     s->rc = NULL;

@@ -6,8 +6,11 @@
 #ifndef HW_NET_QROCE_RC_H
 #define HW_NET_QROCE_RC_H
 
+#include "qemu/queue.h"
+
 typedef struct QRoceState QRoceState;
 typedef struct QRoceQP QRoceQP;
+struct RcWqe;
 
 /*
  * The responder's output, in PSN order: READ responses still to stream,
@@ -35,8 +38,13 @@ typedef struct QRoceRcAtomicHist {
 
 /* Per-QP transport state. */
 typedef struct QRoceRcQP {
+    /* scheduling */
+    QTAILQ_ENTRY(QRoceQP) runq_link;
+    bool on_runq;           /* queued on the engine's run queue */
+    bool timer_fired;       /* the retry/RNR timer expired: handle in the BH */
     /* requester */
     uint32_t npsn;          /* next PSN to send */
+    uint32_t hi_psn;        /* one past the highest PSN ever sent */
     uint32_t una_psn;       /* oldest unacknowledged PSN */
     uint32_t wqe_off;       /* bytes of the current send WQE already sent */
     uint32_t sq_sent;       /* SQ WQEs fully sent (>= sq.ci) */
@@ -47,8 +55,29 @@ typedef struct QRoceRcQP {
     int retry_left, rnr_left;
     bool rnr_wait;          /* resume sending when the timer fires */
     bool resync;            /* rewound: ignore stale responses until progress */
-    bool need_sched;        /* queued on the engine's run queue */
     struct QEMUTimer *timer;
+    /*
+     * The send WQE being segmented, copied at its first packet (a QP
+     * context's copy: the guest may rewrite the ring meanwhile), and the
+     * READ/atomic WQE that responses are written to.
+     */
+    struct RcWqe *txw, *rdw;
+    uint32_t txw_idx, rdw_idx;
+    bool txw_valid, rdw_valid;
+    /* loss recovery: congestion window in PSNs (8 fractional bits) */
+    uint32_t cwnd, ssthresh;
+    uint32_t backoff;       /* consecutive timeouts: the timeout doubles */
+    /* DCQCN reaction point (rates in bit/s, alpha in 1/1024) */
+    uint64_t rate_cur, rate_tgt;
+    uint32_t alpha;
+    uint32_t dc_t, dc_bc;   /* timer and byte-counter stages since a cut */
+    uint64_t dc_bytes;
+    int64_t dc_alpha_at, dc_timer_at;
+    bool dc_cnp_seen;       /* a CNP since the last alpha update */
+    int64_t pace_at;        /* earliest time of the next packet */
+    struct QEMUTimer *pace_timer;
+    /* DCQCN notification point */
+    int64_t cnp_at;         /* earliest time of the next CNP to send */
     QRoceState *s;
     /* responder */
     uint32_t epsn;          /* expected PSN */

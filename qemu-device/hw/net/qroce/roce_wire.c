@@ -231,6 +231,7 @@ bool roce_gid_is_v4(const uint8_t *gid)
 #define X_AACK   16
 #define X_VALID  32
 #define X_DETH   64
+#define X_CNP    128
 
 static unsigned roce_ext(uint8_t opcode)
 {
@@ -242,6 +243,8 @@ static unsigned roce_ext(uint8_t opcode)
             return 0;
         }
         break;
+    case 4:     /* CNP: a BTH and 16 reserved bytes */
+        return opcode == ROCE_CNP ? X_VALID | X_CNP : 0;
     case 3:     /* UD */
         return opcode == ROCE_UD_SEND_ONLY ? X_VALID | X_DETH :
                opcode == ROCE_UD_SEND_ONLY_IMM ? X_VALID | X_DETH | X_IMM : 0;
@@ -287,7 +290,8 @@ static size_t roce_ext_len(unsigned x)
            (x & X_RETH ? ROCE_RETH_LEN : 0) + (x & X_AETH ? ROCE_AETH_LEN : 0) +
            (x & X_IMM ? ROCE_IMMDT_LEN : 0) +
            (x & X_ATOMIC ? ROCE_ATOMICETH_LEN : 0) +
-           (x & X_AACK ? ROCE_ATOMICACK_LEN : 0);
+           (x & X_AACK ? ROCE_ATOMICACK_LEN : 0) +
+           (x & X_CNP ? ROCE_CNP_LEN : 0);
 }
 
 size_t roce_hdr_len(uint8_t opcode, bool ipv6)
@@ -389,7 +393,7 @@ size_t roce_build(uint8_t *buf, const RocePktOut *p, uint32_t paylen)
     bth[0] = p->opcode;
     bth[1] = (p->se ? 0x80 : 0) | pad << 4;
     put16(bth + 2, 0xffff);
-    bth[4] = 0;
+    bth[4] = p->opcode == ROCE_CNP ? 0x40 : 0;     /* a CNP has BECN set */
     put24(bth + 5, p->dqpn);
     bth[8] = p->ackreq ? 0x80 : 0;
     put24(bth + 9, p->psn);
@@ -424,6 +428,10 @@ size_t roce_build(uint8_t *buf, const RocePktOut *p, uint32_t paylen)
     if (x & X_IMM) {
         put32(e, p->imm);
         e += ROCE_IMMDT_LEN;
+    }
+    if (x & X_CNP) {
+        memset(e, 0, ROCE_CNP_LEN);
+        e += ROCE_CNP_LEN;
     }
     memset(buf + hlen + paylen, 0, pad);
     flen = hlen + paylen + pad;
@@ -488,6 +496,7 @@ int roce_parse(const uint8_t *buf, size_t len, RocePktIn *p)
         }
         iplen = ROCE_IP4_HLEN;
         l3len = get16(ip + 2);
+        p->ecn = ip[1] & ROCE_ECN_MASK;
         memset(p->sgid, 0, 16);
         p->sgid[10] = p->sgid[11] = 0xff;
         memcpy(p->dgid, p->sgid, 12);
@@ -500,6 +509,7 @@ int roce_parse(const uint8_t *buf, size_t len, RocePktIn *p)
         }
         iplen = ROCE_IP6_HLEN;
         l3len = ROCE_IP6_HLEN + get16(ip + 4);
+        p->ecn = (ip[1] >> 4) & ROCE_ECN_MASK;
         memcpy(p->sgid, ip + 8, 16);
         memcpy(p->dgid, ip + 24, 16);
         p->ipv6 = true;
@@ -514,6 +524,9 @@ int roce_parse(const uint8_t *buf, size_t len, RocePktIn *p)
     if (l3len > len - ROCE_ETH_HLEN || udplen != l3len - iplen ||
         udplen < ROCE_UDP_HLEN + ROCE_BTH_LEN + ROCE_ICRC_LEN) {
         return ROCE_ERR_LEN;
+    }
+    if (!p->ipv6 && roce_ip_csum(ip, ROCE_IP4_HLEN) != 0) {
+        return ROCE_ERR_CSUM;
     }
     bth = udp + ROCE_UDP_HLEN;
     p->opcode = bth[0];

@@ -53,7 +53,16 @@ enum {
     ROCE_FETCH_ADD = 0x14,
     ROCE_UD_SEND_ONLY = 0x64,
     ROCE_UD_SEND_ONLY_IMM = 0x65,
+    ROCE_CNP = 0x81,                /* Congestion Notification Packet */
 };
+#define ROCE_CNP_LEN        16      /* reserved bytes after the BTH */
+
+/* ECN codepoints: the low two bits of the IPv4 TOS / IPv6 traffic class. */
+#define ROCE_ECN_MASK       3
+#define ROCE_ECN_NOT_ECT    0
+#define ROCE_ECN_ECT1       1
+#define ROCE_ECN_ECT0       2
+#define ROCE_ECN_CE         3
 #define ROCE_UC             0x20    /* | an RC SEND or WRITE opcode */
 
 /* AETH syndromes */
@@ -69,7 +78,7 @@ enum {
 typedef struct RocePktOut {
     const uint8_t *dmac, *smac;
     const uint8_t *sgid, *dgid;     /* 16 bytes: IPv4-mapped means IPv4 */
-    uint8_t tclass, hop_limit;
+    uint8_t tclass, hop_limit;      /* tclass: DSCP and ECN bits as sent */
     uint32_t flow_label;
     uint16_t sport;
     uint8_t opcode;
@@ -89,6 +98,7 @@ typedef struct RocePktOut {
 /* A parsed packet. */
 typedef struct RocePktIn {
     bool ipv6;
+    uint8_t ecn;                    /* ROCE_ECN_* of the IP header */
     const uint8_t *l3;              /* the IPv4 or IPv6 header */
     uint8_t sgid[16], dgid[16];     /* IPv4 addresses IPv4-mapped */
     const uint8_t *smac;
@@ -131,6 +141,7 @@ enum {
     ROCE_NOT_ROCE = -1,     /* not IP/UDP 4791: not for the RoCE engine */
     ROCE_ERR_LEN = -2,      /* lengths inconsistent */
     ROCE_ERR_OPCODE = -3,   /* opcode unknown or headers missing */
+    ROCE_ERR_CSUM = -4,     /* IPv4 header checksum wrong */
 };
 
 #endif
