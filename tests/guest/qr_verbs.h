@@ -45,6 +45,8 @@ static int qp_access = IBV_ACCESS_REMOTE_WRITE;
 static int qp_sge = 2;          /* max_send_sge and max_recv_sge */
 static int qp_depth = 8;        /* max_send_wr and max_recv_wr */
 static int qp_rd_atom = 1;      /* max_rd_atomic and max_dest_rd_atomic */
+static int qp_retry = 7;        /* retry_cnt */
+static int qp_timeout = 14;     /* local ACK timeout: 4.096 us << 14 */
 
 static inline struct ibv_qp *make_qp(struct ibv_cq *cq)
 {
@@ -91,8 +93,8 @@ static inline void connect_to(struct ibv_qp *qp, uint32_t remote,
     memset(&a, 0, sizeof(a));
     a.qp_state = IBV_QPS_RTS;
     a.sq_psn = sq_psn;
-    a.timeout = 14;
-    a.retry_cnt = 7;
+    a.timeout = qp_timeout;
+    a.retry_cnt = qp_retry;
     a.rnr_retry = 7;
     a.max_rd_atomic = qp_rd_atom;
     if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |

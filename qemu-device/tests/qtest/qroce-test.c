@@ -14,6 +14,8 @@
 #include "libqos/pci-pc.h"
 #include "libqos/malloc-pc.h"
 #include "qroce_hw.h"
+/* the device's wire codec, to build and parse frames of a peer */
+#include "../../hw/net/qroce/roce_wire.c"
 
 typedef struct QRoceTest {
     QTestState *qts;
@@ -2072,6 +2074,212 @@ static void test_ethernet(void)
 }
 
 /* SRQ objects: commands, their checks and the SRQ doorbell. */
+
+/* ---- finding 8: frames from a peer on the wire (a -netdev dgram) ---- */
+
+#define M(x) QROCE_QP_ATTR_##x
+
+typedef struct Peer {
+    int fd;
+    struct sockaddr_in qemu;
+    uint8_t mac[6], gid[16], dev_gid[16];
+} Peer;
+
+static const uint8_t dev_mac[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
+
+static void peer_out(Peer *pr, RocePktOut *o, uint32_t dqpn, uint32_t psn,
+                     uint8_t opcode)
+{
+    memset(o, 0, sizeof(*o));
+    o->dmac = dev_mac;
+    o->smac = pr->mac;
+    o->sgid = pr->gid;
+    o->dgid = pr->dev_gid;
+    o->hop_limit = 64;
+    o->sport = 0xc000;
+    o->dqpn = dqpn;
+    o->psn = psn;
+    o->opcode = opcode;
+}
+
+/* Send a frame with @len bytes of payload (0x5a); @bad_csum spoils IPv4. */
+static void peer_send(Peer *pr, RocePktOut *o, uint32_t len, bool bad_csum)
+{
+    uint8_t f[2048];
+    size_t n;
+
+    memset(f + roce_hdr_len(o->opcode, false), 0x5a, len);
+    n = roce_build(f, o, len);
+    if (bad_csum) {
+        f[ROCE_ETH_HLEN + 10] ^= 0x55;
+    }
+    g_assert_cmpint(sendto(pr->fd, f, n, 0, (struct sockaddr *)&pr->qemu,
+                           sizeof(pr->qemu)), ==, n);
+}
+
+/* The next RoCE frame from the device (within 10 s). */
+static void peer_recv(Peer *pr, uint8_t *f, RocePktIn *p)
+{
+    for (;;) {
+        ssize_t n = recv(pr->fd, f, 2048, 0);
+
+        g_assert_cmpint(n, >, 0);
+        if (roce_parse(f, n, p) == 0) {
+            return;
+        }
+    }
+}
+
+static void peer_connect(QRoceTest *t, Peer *pr, uint32_t qpn, uint32_t dqpn)
+{
+    struct qroce_cmd c;
+
+    memset(&c, 0, sizeof(c));
+    c.modify_qp.access_flags = cpu_to_le32(QROCE_ACCESS_LOCAL_WRITE |
+                                           QROCE_ACCESS_REMOTE_WRITE |
+                                           QROCE_ACCESS_REMOTE_READ);
+    g_assert_cmpuint(modify(t, qpn, RC_INIT, QROCE_QPS_INIT, &c), ==, 0);
+    memset(&c, 0, sizeof(c));
+    c.modify_qp.path_mtu = QROCE_MTU_256;
+    c.modify_qp.dest_qpn = cpu_to_le32(dqpn);
+    c.modify_qp.rq_psn = cpu_to_le32(1000);
+    c.modify_qp.max_dest_rd_atomic = 1;
+    memcpy(c.modify_qp.av.dgid, pr->gid, 16);
+    memcpy(c.modify_qp.av.dmac, pr->mac, 6);
+    c.modify_qp.av.hop_limit = 64;
+    c.modify_qp.av.net_type = QROCE_NET_IPV4;
+    g_assert_cmpuint(modify(t, qpn, RC_RTR, QROCE_QPS_RTR, &c), ==, 0);
+    memset(&c, 0, sizeof(c));
+    c.modify_qp.timeout = 14;
+    c.modify_qp.retry_cnt = 7;
+    c.modify_qp.rnr_retry = 7;
+    c.modify_qp.max_rd_atomic = 1;
+    c.modify_qp.sq_psn = cpu_to_le32(2000);
+    g_assert_cmpuint(modify(t, qpn, RC_RTS, QROCE_QPS_RTS, &c), ==, 0);
+}
+
+/*
+ * Finding 8, receive-path checks: a frame to another MAC and one with a
+ * bad IPv4 checksum are not taken (the next good one gets the RECV WQE);
+ * a WRITE MIDDLE that reaches the RETH length is a NAK (invalid request);
+ * a READ response longer than the path MTU fails the READ.
+ */
+static void test_audit_rx_frames(void)
+{
+    QRoceTest t;
+    Peer pr = { .mac = { 0x52, 0x54, 0x00, 0xaa, 0xbb, 0xcc } };
+    struct timeval tv = { .tv_sec = 10 };
+    uint16_t myport, qport;
+    int tmp = udp_socket(&qport);
+    g_autofree char *args = NULL;
+    struct qroce_send_wqe h = { .opcode = QROCE_WR_RDMA_READ,
+                                .flags = QROCE_WQE_SIGNALED };
+    struct qroce_cqe cqe;
+    RocePktOut o;
+    RocePktIn p;
+    uint8_t f[2048];
+    uint64_t eq0, eq1, cq, buf, sq, rq, sq2, rq2;
+    uint32_t out[6], pdn, cqn, key, qpn, qpn2, idx = 0;
+
+    close(tmp);                 /* a free port for QEMU's end */
+    pr.fd = udp_socket(&myport);
+    setsockopt(pr.fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    pr.qemu = (struct sockaddr_in){ .sin_family = AF_INET,
+                                    .sin_port = htons(qport),
+                                    .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    memset(pr.gid, 0, 16);
+    pr.gid[10] = pr.gid[11] = 0xff;
+    memcpy(pr.dev_gid, pr.gid, 16);
+    pr.gid[12] = 10;
+    pr.gid[15] = 2;             /* 10.0.0.2 */
+    pr.dev_gid[12] = 10;
+    pr.dev_gid[15] = 1;         /* 10.0.0.1, the device's GID 0 */
+    args = g_strdup_printf("-netdev dgram,id=n0,local.type=inet,"
+                           "local.host=127.0.0.1,local.port=%u,"
+                           "remote.type=inet,remote.host=127.0.0.1,"
+                           "remote.port=%u -global qroce.netdev=n0",
+                           qport, myport);
+    start(&t, args);
+    enable(&t);
+    g_assert_cmpuint(simple(&t, QROCE_CMD_ALLOC_PD, 0, out), ==, 0);
+    pdn = out[0];
+    mk_eq(&t, 0, &eq0);
+    mk_eq(&t, 1, &eq1);
+    cqn = mk_cq_ring(&t, 1, 6, &cq);
+    set_gid0(&t);
+    buf = page(&t, 2);
+    key = mk_mr(&t, pdn, buf, 2, QROCE_ACCESS_LOCAL_WRITE |
+                QROCE_ACCESS_REMOTE_WRITE | QROCE_ACCESS_REMOTE_READ);
+    g_assert_cmpuint(mk_qp_rings(&t, QROCE_QPT_RC, pdn, cqn, cqn, 0, &qpn, &sq,
+                                 &rq), ==, 0);
+    peer_connect(&t, &pr, qpn, 0x77);
+    post_recv(&t, rq, 0, buf, 1024, key);
+    post_recv(&t, rq, 1, buf + 1024, 1024, key);
+    qpci_io_writeq(t.dev, t.db, QROCE_DB_RQ, qroce_db_value(qpn, 2));
+
+    /* to another MAC: not ours; then the same PSN to us */
+    peer_out(&pr, &o, qpn, 1000, ROCE_SEND_ONLY);
+    o.dmac = (const uint8_t *)"\x52\x54\x00\x99\x99\x99";
+    peer_send(&pr, &o, 100, false);
+    peer_out(&pr, &o, qpn, 1000, ROCE_SEND_ONLY);
+    o.ackreq = true;
+    peer_send(&pr, &o, 200, false);
+    peer_recv(&pr, f, &p);
+    g_assert_cmphex(p.opcode, ==, ROCE_ACK);
+    g_assert_cmphex(p.aeth_syndrome, ==, ROCE_AETH_ACK_NO_CREDIT);
+    g_assert_cmpuint(p.psn, ==, 1000);
+    wait_entry(&t, cq, sizeof(cqe), 6, idx++, &cqe);
+    g_assert_cmpuint(cqe.status, ==, QROCE_WC_SUCCESS);
+    g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, 200);
+
+    /* a bad IPv4 header checksum (the ICRC does not cover it) */
+    peer_out(&pr, &o, qpn, 1001, ROCE_SEND_ONLY);
+    peer_send(&pr, &o, 150, true);
+    o.ackreq = true;
+    peer_send(&pr, &o, 250, false);
+    peer_recv(&pr, f, &p);
+    g_assert_cmphex(p.aeth_syndrome, ==, ROCE_AETH_ACK_NO_CREDIT);
+    g_assert_cmpuint(p.psn, ==, 1001);
+    wait_entry(&t, cq, sizeof(cqe), 6, idx++, &cqe);
+    g_assert_cmpuint(cqe.status, ==, QROCE_WC_SUCCESS);
+    g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, 250);
+
+    /* WRITE of 512 bytes: FIRST 256, then a MIDDLE that ends it */
+    peer_out(&pr, &o, qpn, 1002, ROCE_WRITE_FIRST);
+    o.reth_va = buf + 4096;
+    o.reth_rkey = key;
+    o.reth_len = 512;
+    peer_send(&pr, &o, 256, false);
+    peer_out(&pr, &o, qpn, 1003, ROCE_WRITE_MIDDLE);
+    o.ackreq = true;
+    peer_send(&pr, &o, 256, false);
+    peer_recv(&pr, f, &p);
+    g_assert_cmphex(p.opcode, ==, ROCE_ACK);
+    g_assert_cmphex(p.aeth_syndrome, ==, ROCE_AETH_NAK_INV);
+    g_assert_cmpuint(p.psn, ==, 1003);
+
+    /* a READ of 512 bytes answered by one response of 512 (MTU 256) */
+    g_assert_cmpuint(mk_qp_rings(&t, QROCE_QPT_RC, pdn, cqn, cqn, 0, &qpn2,
+                                 &sq2, &rq2), ==, 0);
+    peer_connect(&t, &pr, qpn2, 0x78);
+    h.rdma.remote_addr = cpu_to_le64(0x10000);
+    h.rdma.rkey = cpu_to_le32(0x1234);
+    put_send_wqe(&t, sq2, 0, &h, buf + 2048, 512, key);
+    qpci_io_writeq(t.dev, t.db, QROCE_DB_SQ, qroce_db_value(qpn2, 1));
+    do {
+        peer_recv(&pr, f, &p);
+    } while (p.opcode != ROCE_READ_REQ);
+    g_assert_cmpuint(p.reth_len, ==, 512);
+    peer_out(&pr, &o, qpn2, p.psn, ROCE_READ_RESP_ONLY);
+    o.aeth_syndrome = ROCE_AETH_ACK_NO_CREDIT;
+    peer_send(&pr, &o, 512, false);
+    next_send_cqe(&t, cq, &idx, qpn2, &cqe);
+    g_assert_cmpuint(cqe.status, ==, QROCE_WC_BAD_RESP_ERR);
+    close(pr.fd);
+    stop(&t);
+}
+#undef M
+
 static void test_srq(void)
 {
     QRoceTest t;
@@ -2217,5 +2425,6 @@ int main(int argc, char **argv)
     qtest_add_func("/qroce/audit/cmdq-log2", test_audit_cmdq_log2);
     qtest_add_func("/qroce/audit/dma-hole", test_audit_dma_hole);
     qtest_add_func("/qroce/audit/key-reuse", test_audit_key_reuse);
+    qtest_add_func("/qroce/audit/rx-frames", test_audit_rx_frames);
     return g_test_run();
 }

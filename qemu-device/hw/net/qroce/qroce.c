@@ -1826,7 +1826,7 @@ void qroce_wire_tx(QRoceState *s, const struct iovec *iov, int iovcnt)
 /* A frame from the wire (or from ourselves): RoCE engine or Ethernet. */
 static void qroce_rx_frame(QRoceState *s, const uint8_t *buf, size_t size)
 {
-    if (qroce_rc_rx(s, buf, size)) {
+    if (qroce_rc_rx(s, buf, size, true)) {
         return;
     }
     if (qroce_eth_accept(s, buf)) {
@@ -1888,7 +1888,7 @@ static void qroce_lo_bh(void *opaque)
     QRoceLoFrame *f;
 
     while (budget-- && (f = g_queue_pop_head(&s->lo_q))) {
-        qroce_rc_rx(s, f->data, f->len);
+        qroce_rc_rx(s, f->data, f->len, false);
         g_free(f);
     }
     if (!g_queue_is_empty(&s->lo_q)) {

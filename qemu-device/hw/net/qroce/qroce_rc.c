@@ -46,6 +46,7 @@
 #include "trace.h"
 
 #define RC_BUDGET       64      /* packets per bottom-half run */
+#define RC_QUANTUM      16      /* packets per QP per turn */
 #define RC_WINDOW       128     /* unacknowledged PSNs */
 #define RC_ACK_EVERY    64      /* AckReq inside long messages */
 #define RC_FLUSH_BUDGET 256     /* flush CQEs per QP per bottom-half run */
@@ -75,6 +76,7 @@ typedef struct QRoceRcInflight {
     uint8_t wqe_opcode;         /* to recognise the WQE when re-read */
     uint8_t kind;               /* RC_KIND_* */
     bool signaled;
+    bool done;                  /* all its request packets were sent */
 } QRoceRcInflight;
 
 typedef struct RcWqe {
@@ -169,6 +171,8 @@ static void dc_reset(QRoceState *s, QRoceQP *qp)
     r->dc_alpha_at = r->dc_timer_at = 0;
     r->dc_cnp_seen = false;
     r->pace_at = 0;
+    r->meas_at = 0;
+    r->meas_bytes = r->meas_rate = 0;
 }
 
 /* A rate increase event (timer or byte counter). */
@@ -242,6 +246,13 @@ static void dc_cnp(QRoceState *s, QRoceQP *qp)
         return;
     }
     dc_advance(s, qp, now);
+    /*
+     * An emulated port has no fixed speed: a QP still at the line rate
+     * starts from the rate it really sent at in the last milliseconds.
+     */
+    if (r->rate_cur >= dc_mbps(s->dcqcn_line_mbps) && r->meas_rate) {
+        r->rate_cur = MIN(r->rate_cur, r->meas_rate);
+    }
     r->rate_tgt = r->rate_cur;
     r->rate_cur = r->rate_cur * (2048 - r->alpha) / 2048;
     r->rate_cur = MAX(r->rate_cur, dc_mbps(MAX(s->dcqcn_min_mbps, 1)));
@@ -283,11 +294,28 @@ static void dc_sent(QRoceState *s, QRoceQP *qp, size_t bytes)
 {
     QRoceRcQP *r = &qp->rc;
     uint64_t bc = (uint64_t)MAX(s->dcqcn_byte_kb, 1) * 1024;
+    int64_t now;
 
-    if (!s->dcqcn || r->rate_cur >= dc_mbps(s->dcqcn_line_mbps)) {
+    if (!s->dcqcn) {
         return;
     }
-    r->pace_at = MAX(r->pace_at, rc_now()) +
+    /* the rate really sent at, measured over 1 ms periods */
+    now = rc_now();
+    r->meas_bytes += bytes;
+    if (now - r->meas_at >= 1000000) {
+        if (now - r->meas_at < 10000000) {
+            r->meas_rate = r->meas_bytes * 8 * 1000000000ULL /
+                           (now - r->meas_at);
+        } else {
+            r->meas_rate = 0;           /* idle: nothing to go by */
+        }
+        r->meas_at = now;
+        r->meas_bytes = 0;
+    }
+    if (r->rate_cur >= dc_mbps(s->dcqcn_line_mbps)) {
+        return;
+    }
+    r->pace_at = MAX(r->pace_at, now) +
                  (int64_t)(bytes * 8 * 1000000000ULL / MAX(r->rate_cur, 1));
     r->dc_bytes += bytes;
     if (r->dc_bytes >= bc) {
@@ -513,7 +541,7 @@ static void rc_sq_error(QRoceState *s, QRoceQP *qp, uint32_t idx, int status)
     rc_cqe(s, qp, true, idx, QROCE_CQE_SEND, status, 0, false, 0, false);
     qp->sq.ci = idx + 1;
     qp->rc.sq_sent = qp->sq.ci;
-    qp->rc.nsent = 0;
+    qp->rc.nsent = qp->rc.nsent_hi = 0;
     qp->rc.nrd = 0;
     qroce_qp_set_error(s, qp, 0);
 }
@@ -588,7 +616,9 @@ static QRoceRcInflight *rc_inflight_add(QRoceQP *qp, uint32_t idx,
     e->kind = kind;
     e->signaled = (w->hdr.flags & QROCE_WQE_SIGNALED) ||
                   (qp->flags & QROCE_CREATE_QP_SIG_ALL);
+    e->done = kind != RC_KIND_PLAIN;
     r->nsent++;
+    r->nsent_hi = MAX(r->nsent_hi, r->nsent);
     if (kind != RC_KIND_PLAIN) {
         r->nrd++;
     }
@@ -709,6 +739,23 @@ static void rc_seg_opcode(const RcWqe *w, uint32_t off, uint32_t n,
     o->imm = ldl_be_p(&w->hdr.imm_data);
 }
 
+/* Ask again for the part of READ @e that has not arrived. */
+static void rc_send_read_rest(QRoceState *s, QRoceQP *qp, const RcWqe *w,
+                              const QRoceRcInflight *e, RocePktOut *o)
+{
+    QRoceRcQP *r = &qp->rc;
+
+    o->opcode = ROCE_READ_REQ;
+    o->psn = r->npsn;
+    o->ackreq = true;
+    o->reth_va = le64_to_cpu(w->hdr.rdma.remote_addr) + e->resp_off;
+    o->reth_rkey = le32_to_cpu(w->hdr.rdma.rkey);
+    o->reth_len = e->len - e->resp_off;
+    r->npsn = psn_add(e->last_psn, 1);
+    r->sq_sent++;
+    rc_tx(s, qp, o, 0);
+}
+
 /*
  * Whether the window lets the next packet go: the congestion window
  * (cwnd PSNs past the oldest unacknowledged one, at most RC_WINDOW) and
@@ -762,6 +809,7 @@ static bool rc_send_seg(QRoceState *s, QRoceQP *qp, uint32_t idx, RcWqe *w,
     r->wqe_off += n;
     if (r->wqe_off == w->len) {
         rc_cur_inflight(qp)->last_psn = r->npsn;
+        rc_cur_inflight(qp)->done = true;
         o->ackreq = true;
         o->se = w->hdr.flags & QROCE_WQE_SOLICITED;
         r->wqe_off = 0;
@@ -788,7 +836,7 @@ static bool rc_sq_process(QRoceState *s, QRoceQP *qp, int *budget)
     while (qp->state == QROCE_QPS_RTS && r->sq_sent != qp->sq.pi &&
            !r->rnr_wait) {
         uint32_t idx = r->sq_sent;
-        bool first = r->wqe_off == 0;
+        bool first = r->wqe_off == 0, resume;
         RocePktOut o = {};
         uint8_t sgid[16];
         int st;
@@ -799,8 +847,11 @@ static bool rc_sq_process(QRoceState *s, QRoceQP *qp, int *budget)
         if (!rc_window_open(qp, first) || !dc_may_send(s, qp)) {
             break;              /* wait for ACKs, or for the rate */
         }
-        st = rc_fetch_wqe(s, qp, idx, first, first ? NULL :
-                          rc_cur_inflight(qp), &w);
+        /* the rest of a READ whose first responses arrived */
+        resume = first && r->nsent &&
+                 r->inflight[r->inflight_head].idx == idx;
+        st = rc_fetch_wqe(s, qp, idx, first && !resume,
+                          first && !resume ? NULL : rc_cur_inflight(qp), &w);
         if (st == QROCE_WC_SUCCESS && !rc_op_sends(w->hdr.opcode) &&
             !rc_op_reads(w->hdr.opcode)) {
             st = QROCE_WC_LOC_QP_OP_ERR;
@@ -816,6 +867,14 @@ static bool rc_sq_process(QRoceState *s, QRoceQP *qp, int *budget)
                 break;
             }
             return false;
+        }
+        if (resume) {
+            rc_send_read_rest(s, qp, w, &r->inflight[r->inflight_head], &o);
+            (*budget)--;
+            if (!timer_pending(r->timer)) {
+                rc_arm_timer(qp);
+            }
+            continue;
         }
         if (first && r->nrd &&
             ((w->hdr.flags & QROCE_WQE_FENCE) ||
@@ -865,15 +924,20 @@ static void rc_rewind(QRoceState *s, QRoceQP *qp)
     if (e->kind == RC_KIND_PLAIN && psn_cmp(r->una_psn, e->first_psn) > 0 &&
         psn_cmp(r->una_psn, last) <= 0) {
         target = r->una_psn;
+    } else if (e->kind == RC_KIND_READ && e->resp_off) {
+        /* ask for the rest of a READ (the responses already in stay) */
+        target = psn_add(e->first_psn, e->resp_off / rc_mtu(qp));
+    } else {
+        e->resp_off = 0;
     }
     trace_qroce_rc_rewind(qp->qpn, e->idx, target, r->npsn);
     r->npsn = r->una_psn = target;
     r->sq_sent = e->idx;
-    r->wqe_off = psn_sub(target, e->first_psn) * rc_mtu(qp);
-    e->resp_off = 0;
-    r->nsent = r->wqe_off ? 1 : 0;      /* a resumed message keeps its entry */
-    r->nrd = 0;
-    r->rdw_valid = false;
+    r->wqe_off = e->kind == RC_KIND_PLAIN ?
+                 psn_sub(target, e->first_psn) * rc_mtu(qp) : 0;
+    /* a resumed message or READ keeps its entry */
+    r->nsent = r->wqe_off || e->resp_off ? 1 : 0;
+    r->nrd = e->resp_off ? 1 : 0;
     r->resync = true;
 }
 
@@ -983,11 +1047,15 @@ static void rc_bh(void *opaque)
     int budget = RC_BUDGET;
     QRoceQP *qp, *last = QTAILQ_LAST(&rc->runq);
 
-    while (last && (qp = QTAILQ_FIRST(&rc->runq))) {
+    /* round robin: a QP with more to do goes to the back of the queue */
+    while (budget > 0 && last && (qp = QTAILQ_FIRST(&rc->runq))) {
+        int quantum = MIN(budget, RC_QUANTUM), left = quantum;
+
         rc_unschedule(s, qp);
-        if (rc_qp_run(s, qp, &budget)) {
+        if (rc_qp_run(s, qp, &left)) {
             rc_schedule(s, qp);
         }
+        budget -= quantum - left;
         if (qp == last) {
             break;
         }
@@ -1013,6 +1081,7 @@ static void rc_complete_head(QRoceState *s, QRoceQP *qp)
     qp->sq.ci = e->idx + 1;
     r->inflight_head = (r->inflight_head + 1) % (1u << qp->sq.log2);
     r->nsent--;
+    r->nsent_hi--;
     r->retry_left = qp->retry_cnt;
     r->rnr_left = qp->rnr_retry;
     r->resync = false;
@@ -1158,11 +1227,11 @@ static void rc_read_response(QRoceState *s, QRoceQP *qp, RocePktIn *p)
             return;
         }
     } else {
+        /* the answer to a READ asked again starts with FIRST or ONLY */
         bool first_ok = e->resp_off == 0 ?
                         (op == ROCE_READ_RESP_FIRST ||
                          op == ROCE_READ_RESP_ONLY) :
-                        (op == ROCE_READ_RESP_MIDDLE ||
-                         op == ROCE_READ_RESP_LAST);
+                        (op != ROCE_READ_RESP_ONLY || p->paylen <= mtu);
         uint32_t left = e->len - e->resp_off;
 
         if (!first_ok || p->paylen > mtu || (last && p->paylen != left) ||
@@ -1191,6 +1260,47 @@ static void rc_read_response(QRoceState *s, QRoceQP *qp, RocePktIn *p)
     }
 }
 
+/*
+ * After going back, an ACK may cover packets sent before the rewind and
+ * not sent again yet (the responder had them; an ACK was lost): skip
+ * ahead to the first PSN not acknowledged instead of sending them again.
+ * Only SEND and WRITE messages whose packets were all sent are skipped.
+ */
+static void rc_fast_forward(QRoceQP *qp, uint32_t acked)
+{
+    QRoceRcQP *r = &qp->rc;
+    uint32_t depth = 1u << qp->sq.log2, mtu = rc_mtu(qp);
+
+    while (psn_cmp(acked, r->npsn) >= 0) {
+        QRoceRcInflight *e;
+
+        if (r->wqe_off) {
+            e = rc_cur_inflight(qp);        /* the message being resent */
+        } else if (r->nsent < r->nsent_hi) {
+            e = &r->inflight[(r->inflight_head + r->nsent) % depth];
+            if (e->idx != r->sq_sent || e->kind != RC_KIND_PLAIN ||
+                !e->done || psn_cmp(e->first_psn, r->npsn)) {
+                return;
+            }
+            r->nsent++;
+        } else {
+            return;
+        }
+        if (!e->done || e->kind != RC_KIND_PLAIN) {
+            return;
+        }
+        if (psn_cmp(acked, e->last_psn) >= 0) {
+            r->npsn = psn_add(e->last_psn, 1);
+            r->sq_sent = e->idx + 1;
+            r->wqe_off = 0;
+        } else {
+            r->npsn = psn_add(acked, 1);
+            r->sq_sent = e->idx;
+            r->wqe_off = psn_sub(r->npsn, e->first_psn) * mtu;
+        }
+    }
+}
+
 /* An ACK or NAK for our requests. */
 static void rc_requester_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p)
 {
@@ -1198,10 +1308,14 @@ static void rc_requester_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p)
     uint8_t syn = p->aeth_syndrome;
     uint32_t acked;
 
-    /* Only PSNs we sent and that are not acknowledged yet. */
-    if (psn_cmp(p->psn, r->una_psn) < 0 || psn_cmp(p->psn, r->npsn) >= 0) {
+    /*
+     * Only PSNs we sent and that are not acknowledged yet: ACKs up to the
+     * highest PSN ever sent, responses up to the next PSN to send.
+     */
+    if (psn_cmp(p->psn, r->una_psn) < 0 ||
+        psn_cmp(p->psn, p->opcode == ROCE_ACK ? r->hi_psn : r->npsn) >= 0) {
         if (!(p->opcode == ROCE_ACK && ROCE_AETH_TYPE(syn) == 3 &&
-              p->psn == r->npsn)) {
+              p->psn == r->hi_psn)) {
             return;
         }
     }
@@ -1212,6 +1326,10 @@ static void rc_requester_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p)
     trace_qroce_rc_ack_rx(qp->qpn, syn, p->psn);
     /* An ACK acknowledges p->psn; a NAK everything before it. */
     acked = ROCE_AETH_TYPE(syn) == 0 ? p->psn : psn_add(p->psn, 0xffffff);
+    rc_fast_forward(qp, acked);
+    if (psn_cmp(acked, r->npsn) >= 0) {
+        acked = psn_add(r->npsn, 0xffffff);     /* no further than sent */
+    }
     if (!rc_ack_upto(s, qp, acked)) {
         rc_retry(s, qp);        /* READ responses or atomic ACK lost */
         return;
@@ -1859,7 +1977,11 @@ static void rc_push_ack(QRoceState *s, QRoceQP *qp, uint8_t syndrome,
     rc_rsp_push(s, qp, &e);
 }
 
-/* Forget queued responses to requests from @psn on: they are asked again. */
+/*
+ * Forget queued responses to requests from @psn on: they are asked again.
+ * A READ still streaming whose responses reach @psn stops too: the
+ * request asked again restarts it there (after a lost response).
+ */
 static void rc_rsp_trim(QRoceQP *qp, uint32_t psn)
 {
     QRoceRcQP *r = &qp->rc;
@@ -1868,7 +1990,10 @@ static void rc_rsp_trim(QRoceQP *qp, uint32_t psn)
         QRoceRcRsp *t = &r->rspq[(r->rsp_head + r->rsp_count - 1) %
                                  QROCE_RC_RSPQ];
 
-        if (psn_cmp(t->first_psn, psn) < 0) {
+        if (psn_cmp(t->first_psn, psn) < 0 &&
+            (t->kind != RC_RSP_READ ||
+             psn_cmp(psn, psn_add(t->first_psn,
+                                  rc_read_pkts(qp, t->len))) >= 0)) {
             break;
         }
         r->rsp_count--;
@@ -2116,10 +2241,13 @@ static void rc_burst_bh(void *opaque)
  * the port) is marked CE, as a switch marks when its queue towards this
  * port is long.  Only ECN-capable frames are marked.
  */
-static bool rc_congested(QRoceState *s, RocePktIn *p)
+static bool rc_congested(QRoceState *s, RocePktIn *p, bool wire)
 {
     QRoceRc *rc = s->rc;
 
+    if (!wire) {
+        return p->ecn == ROCE_ECN_CE;   /* loopback: no port queue */
+    }
     if (rc->rx_burst++ == 0) {
         qemu_bh_schedule(rc->burst_bh);
     }
@@ -2187,7 +2315,7 @@ static bool rc_rx_addr_ok(QRoceState *s, QRoceQP *qp, RocePktIn *p)
            !memcmp(p->dgid, sgid, 16);
 }
 
-bool qroce_rc_rx(QRoceState *s, const uint8_t *frame, size_t len)
+bool qroce_rc_rx(QRoceState *s, const uint8_t *frame, size_t len, bool wire)
 {
     RocePktIn p;
     QRoceQP *qp;
@@ -2209,7 +2337,7 @@ bool qroce_rc_rx(QRoceState *s, const uint8_t *frame, size_t len)
         rc_drop(s, "no such QP");
         return true;
     }
-    ce = rc_congested(s, &p);
+    ce = rc_congested(s, &p, wire);
     if ((p.opcode >> 5) == 3 &&
         (qp->type == QROCE_QPT_UD || qp->type == QROCE_QPT_GSI)) {
         trace_qroce_rc_rx(qp->qpn, p.opcode, p.psn, p.paylen);
@@ -2270,7 +2398,7 @@ static void rc_reset_qp(QRoceState *s, QRoceQP *qp)
     r->npsn = r->una_psn = r->hi_psn = qp->sq_psn;
     r->wqe_off = 0;
     r->sq_sent = qp->sq.ci;
-    r->nsent = 0;
+    r->nsent = r->nsent_hi = 0;
     r->inflight_head = 0;
     r->retry_left = qp->retry_cnt;
     r->rnr_left = qp->rnr_retry;
@@ -2313,7 +2441,7 @@ void qroce_rc_qp_modify(QRoceState *s, QRoceQP *qp, uint32_t old_state,
         timer_del(r->timer);
         timer_del(r->pace_timer);
         r->timer_fired = false;
-        r->nsent = 0;
+        r->nsent = r->nsent_hi = 0;
         r->nrd = 0;
         r->rsp_count = 0;
         r->rnr_wait = false;

@@ -49,6 +49,7 @@ typedef struct QRoceRcQP {
     uint32_t wqe_off;       /* bytes of the current send WQE already sent */
     uint32_t sq_sent;       /* SQ WQEs fully sent (>= sq.ci) */
     uint32_t nsent;         /* entries in the in-flight list */
+    uint32_t nsent_hi;      /* entries still recorded after a rewind */
     struct QRoceRcInflight *inflight;   /* ring of sent, unacked WQEs */
     uint32_t inflight_head;
     uint32_t nrd;           /* READs and atomics among them */
@@ -75,6 +76,8 @@ typedef struct QRoceRcQP {
     int64_t dc_alpha_at, dc_timer_at;
     bool dc_cnp_seen;       /* a CNP since the last alpha update */
     int64_t pace_at;        /* earliest time of the next packet */
+    int64_t meas_at;        /* start of the current rate measurement */
+    uint64_t meas_bytes, meas_rate;
     struct QEMUTimer *pace_timer;
     /* DCQCN notification point */
     int64_t cnp_at;         /* earliest time of the next CNP to send */
@@ -103,6 +106,7 @@ void qroce_rc_qp_modify(QRoceState *s, QRoceQP *qp, uint32_t old_state,
 void qroce_rc_qp_destroy(QRoceState *s, QRoceQP *qp);
 void qroce_rc_sq_doorbell(QRoceState *s, QRoceQP *qp);
 void qroce_rc_rq_doorbell(QRoceState *s, QRoceQP *qp);
-bool qroce_rc_rx(QRoceState *s, const uint8_t *frame, size_t len);
+/* A frame from the wire (@wire) or from the device itself. */
+bool qroce_rc_rx(QRoceState *s, const uint8_t *frame, size_t len, bool wire);
 
 #endif
