@@ -501,6 +501,9 @@ static uint32_t mk_cq(QRoceTest *t, uint32_t eqn)
     return out[0];
 }
 
+/* SQ WQE stride of the QPs mk_qp_rings() makes: 2^6, or this when set */
+static uint8_t sq_shift_override;
+
 /* CREATE_QP with 16-entry rings of its own; their addresses in *sq, *rq. */
 static int mk_qp_rings(QRoceTest *t, uint8_t type, uint32_t pdn,
                        uint32_t scqn, uint32_t rcqn, uint32_t uar,
@@ -518,7 +521,7 @@ static int mk_qp_rings(QRoceTest *t, uint8_t type, uint32_t pdn,
     c.create_qp.uar = cpu_to_le32(uar);
     c.create_qp.type = type;
     c.create_qp.sq_log2_entries = 4;
-    c.create_qp.sq_wqe_shift = 6;
+    c.create_qp.sq_wqe_shift = sq_shift_override ? sq_shift_override : 6;
     c.create_qp.rq_log2_entries = 4;
     c.create_qp.rq_wqe_shift = 5;
     c.create_qp.sq = (struct qroce_bt){ cpu_to_le64(*sq), cpu_to_le32(1), 12,
@@ -1356,7 +1359,7 @@ static void test_garbage_wqes(void)
     GRand *r;
     struct qroce_cmd c;
     uint64_t eq0, eq1, cqa_ring, cqb_ring, buf, sq[2], rq[2];
-    uint32_t out[6], pdn, cq[2], qp[2], key, ahn, round, i, j;
+    uint32_t out[6], pdn, cq[2], qp[2], key, keys[3], ahn, round, i, j;
 
     if (env) {
         sscanf(env, "%u:%u", &seed, &rounds);
@@ -1374,6 +1377,11 @@ static void test_garbage_wqes(void)
     key = mk_mr(&t, pdn, buf, 2, QROCE_ACCESS_LOCAL_WRITE |
                 QROCE_ACCESS_REMOTE_WRITE);
     ahn = mk_self_ah(&t, pdn);
+    /* a second MR, read-only, and a key that names nothing */
+    keys[0] = key;
+    keys[1] = mk_mr(&t, pdn, buf + 4096, 1, 0);
+    keys[2] = key ^ 0x100;
+    sq_shift_override = 7;          /* room for 5 SGEs or 80 inline bytes */
     for (round = 0; round < rounds; round++) {
         /* RC, UC and UD pairs in turn */
         uint8_t type = round % 3 == 0 ? QROCE_QPT_RC :
@@ -1400,7 +1408,7 @@ static void test_garbage_wqes(void)
             unsigned k;
 
             for (k = 0; k < 2; k++) {
-                unsigned stride = k ? 32 : 64;
+                unsigned stride = k ? 32 : 128;
 
                 for (j = 0; j < sizeof(ring); j++) {
                     ring[j] = g_rand_int(r);
@@ -1409,38 +1417,74 @@ static void test_garbage_wqes(void)
                     uint8_t *w = ring + j * stride;
                     struct qroce_sge *sge =
                         (struct qroce_sge *)(w + (k ? 16 : 48));
+                    unsigned nsge = k ? 1 : g_rand_int_range(r, 0, 6), n;
 
-                    if (g_rand_boolean(r)) {
+                    bool good = j < 4 || g_rand_int_range(r, 0, 4) != 0;
+
+                    if (good || g_rand_boolean(r)) {
                         if (!k) {
                             struct qroce_send_wqe *h = (void *)w;
 
                             w[0] = g_rand_int_range(r, 0, QROCE_WR_MAX + 1);
-                            w[1] &= QROCE_WQE_SIGNALED | QROCE_WQE_SOLICITED;
-                            w[2] = 1;
+                            /* every flag, INLINE and FENCE included */
+                            w[1] &= QROCE_WQE_SIGNALED | QROCE_WQE_SOLICITED |
+                                    QROCE_WQE_INLINE | QROCE_WQE_FENCE;
+                            w[2] = nsge;
+                            h->inline_len = cpu_to_le32(
+                                g_rand_int_range(r, 0, 100));
                             if (type == QROCE_QPT_UD) {
                                 h->ud.ahn = cpu_to_le32(ahn);
                                 h->ud.remote_qpn = cpu_to_le32(qp[!i]);
                                 h->ud.remote_qkey = cpu_to_le32(0x1111);
+                            } else {
+                                h->rdma.remote_addr = cpu_to_le64(buf +
+                                    g_rand_int_range(r, 0, 8192));
+                                h->rdma.rkey = cpu_to_le32(
+                                    keys[g_rand_int_range(r, 0, 3)]);
                             }
                         } else {
                             w[0] = 1;
                         }
-                        sge->addr = cpu_to_le64(buf +
-                                                g_rand_int_range(r, 0, 8192));
-                        sge->length = cpu_to_le32(g_rand_int_range(r, 0,
-                                                                   4096));
-                        sge->lkey = cpu_to_le32(key);
+                        if (good && !k) {
+                            /* well formed: SEND or WRITE, in the MR */
+                            w[0] = g_rand_boolean(r) ? QROCE_WR_SEND :
+                                   QROCE_WR_RDMA_WRITE;
+                            w[2] = nsge = g_rand_int_range(r, 1, 4);
+                            if ((w[1] & QROCE_WQE_INLINE) &&
+                                type != QROCE_QPT_UD) {
+                                w[1] &= ~QROCE_WQE_INLINE;
+                            }
+                            ((struct qroce_send_wqe *)w)->rdma.rkey =
+                                cpu_to_le32(key);
+                        }
+                        for (n = 0; n < MAX(nsge, 1); n++) {
+                            sge[n].addr = cpu_to_le64(buf +
+                                g_rand_int_range(r, 0, good ? 4096 : 8192));
+                            sge[n].length = cpu_to_le32(
+                                g_rand_int_range(r, 0, good ? 1024 : 4096));
+                            sge[n].lkey = cpu_to_le32(good ? key :
+                                keys[g_rand_int_range(r, 0, 3)]);
+                        }
                     }
                 }
                 qtest_memwrite(t.qts, rings[k], ring, 16 * stride);
             }
         }
+        /* the first four WQEs are well formed: send them, then garbage */
+        for (i = 0; i < 2; i++) {
+            qpci_io_writeq(t.dev, t.db, QROCE_DB_RQ, qroce_db_value(qp[i], 4));
+            qpci_io_writeq(t.dev, t.db, QROCE_DB_SQ, qroce_db_value(qp[i], 4));
+        }
+        qtest_clock_step(t.qts, 1000000000LL);
         for (j = 0; j < 64; j++) {
             unsigned which = g_rand_int_range(r, 0, 6);
             uint32_t obj = g_rand_boolean(r) ? qp[j & 1] : cq[j & 1];
 
+            /* producer indexes near the ring, or anywhere in 32 bits */
             qpci_io_writeq(t.dev, t.db, which * 8,
-                           qroce_db_value(obj, g_rand_int_range(r, 0, 40)));
+                           qroce_db_value(obj, g_rand_int_range(r, 0, 8) ?
+                                          g_rand_int_range(r, 0, 40) :
+                                          g_rand_int(r)));
             if ((j & 15) == 15) {
                 qtest_clock_step(t.qts, 2000000000LL);
             }
@@ -1472,6 +1516,8 @@ static void test_garbage_wqes(void)
                    rd(&t, QROCE_REG_CNT(QROCE_CNT_CQE_ERRS)),
                    rd(&t, QROCE_REG_CNT(QROCE_CNT_BAD_DOORBELLS)));
     g_assert_cmpuint(rd(&t, QROCE_REG_CNT(QROCE_CNT_ROCE_TX_PKTS)), >, 0);
+    sq_shift_override = 0;
+    g_assert_cmpuint(simple(&t, QROCE_CMD_DEREG_MR, keys[1], NULL), ==, 0);
     for (i = 0; i < 2; i++) {
         memset(&c, 0, sizeof(c));
         c.hdr.opcode = QROCE_CMD_DESTROY_QP;
@@ -2275,6 +2321,57 @@ static void test_audit_rx_frames(void)
     peer_send(&pr, &o, 512, false);
     next_send_cqe(&t, cq, &idx, qpn2, &cqe);
     g_assert_cmpuint(cqe.status, ==, QROCE_WC_BAD_RESP_ERR);
+
+    /*
+     * Malformed frames: good frames of every opcode to a fresh QP, with
+     * random bytes changed and random lengths; the device must stay up.
+     */
+    {
+        static const uint8_t ops[] = {
+            ROCE_SEND_FIRST, ROCE_SEND_MIDDLE, ROCE_SEND_LAST,
+            ROCE_SEND_ONLY_IMM, ROCE_WRITE_FIRST, ROCE_WRITE_ONLY,
+            ROCE_READ_REQ, ROCE_READ_RESP_FIRST, ROCE_READ_RESP_ONLY,
+            ROCE_ACK, ROCE_ATOMIC_ACK, ROCE_CMP_SWAP, ROCE_FETCH_ADD,
+            ROCE_UD_SEND_ONLY, ROCE_CNP,
+        };
+        GRand *r = g_rand_new_with_seed(0x72786672);
+        uint32_t qpn3, k, n;
+        uint64_t sq3, rq3;
+
+        g_assert_cmpuint(mk_qp_rings(&t, QROCE_QPT_RC, pdn, cqn, cqn, 0,
+                                     &qpn3, &sq3, &rq3), ==, 0);
+        peer_connect(&t, &pr, qpn3, 0x79);
+        for (k = 0; k < 600; k++) {
+            uint8_t fr[2048];
+            size_t len;
+
+            peer_out(&pr, &o, g_rand_boolean(r) ? qpn3 : qpn2,
+                     1000 + g_rand_int_range(r, 0, 8),
+                     ops[g_rand_int_range(r, 0, ARRAY_SIZE(ops))]);
+            o.ackreq = g_rand_boolean(r);
+            o.reth_va = buf + g_rand_int_range(r, 0, 8192);
+            o.reth_rkey = g_rand_boolean(r) ? key : g_rand_int(r);
+            o.reth_len = g_rand_int_range(r, 0, 2048);
+            o.aeth_syndrome = g_rand_int(r);
+            len = g_rand_int_range(r, 0, 300);
+            memset(fr + roce_hdr_len(o.opcode, false), 0x33, len);
+            len = roce_build(fr, &o, len);
+            for (n = g_rand_int_range(r, 0, 4); n; n--) {
+                fr[g_rand_int_range(r, 0, len)] = g_rand_int(r);
+            }
+            if (g_rand_int_range(r, 0, 4) == 0) {
+                len = g_rand_int_range(r, 1, len + 1);
+            }
+            sendto(pr.fd, fr, len, 0, (struct sockaddr *)&pr.qemu,
+                   sizeof(pr.qemu));
+        }
+        g_rand_free(r);
+        qtest_clock_step(t.qts, 10 * 1000 * 1000 * 1000LL);
+        g_assert_cmphex(rd(&t, QROCE_REG_MAGIC), ==, QROCE_MAGIC_VALUE);
+        g_assert_cmpuint(simple(&t, QROCE_CMD_NOP, 0, NULL), ==, 0);
+        g_assert_cmpuint(rd(&t, QROCE_REG_CNT(QROCE_CNT_ROCE_RX_DROPS)), >,
+                         0);
+    }
     close(pr.fd);
     stop(&t);
 }
