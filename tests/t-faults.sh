@@ -60,6 +60,41 @@ for cfg in "1% drop:0:tx-drop-ppm=10000" \
 	qr_cleanup
 done
 
+# ECN, CNPs and DCQCN on the wire: a congestion point that marks at a
+# backlog of 2 frames, so that guest 1, receiving ib_write_bw's WRITEs,
+# marks CE and sends CNPs; guest 2 handles them and cuts its rate.  The
+# frames are ECT(0), the CNPs are opcode 0x81 as tshark decodes them, and
+# every frame passes the wire checker.
+. "$(dirname "$0")/wire-lib.sh"
+if QR_DEVOPTS="ecn-threshold=2,cnp-interval-us=200" qr_boot 2 pcap; then
+	qr_check "ib_write_bw -s 65536 with an eager congestion point" \
+		qr_perftest ib_write_bw -s 65536 -n 300
+	cnp() {
+		m=$(qr_counter 1 ecn_marked) c=$(qr_counter 1 cnp_sent)
+		h=$(qr_counter 2 cnp_handled) r=$(qr_counter 2 rate_cuts)
+		echo "receiver: $m frames marked CE, $c CNPs sent; sender: $h CNPs handled, $r rate cuts"
+		[ "$m" -gt 0 ] && [ "$c" -gt 0 ] && [ "$h" -gt 0 ] && [ "$r" -gt 0 ] &&
+			[ "$h" -le "$c" ]
+	}
+	qr_check "counters: CE marked and CNPs sent by the receiver, handled and rate cut by the sender" cnp
+	wire_cnp() {
+		sleep 1
+		cp "$QR_DIR/g2/wire.pcap" "$QR_DIR/cnp.pcap"
+		n=$(tshark -n -r "$QR_DIR/cnp.pcap" -Y 'infiniband.bth.opcode == 0x81' 2>/dev/null | wc -l)
+		e=$(tshark -n -r "$QR_DIR/cnp.pcap" -Y 'infiniband.bth && ip.dsfield.ecn == 2' 2>/dev/null | wc -l)
+		tshark -n -r "$QR_DIR/cnp.pcap" -Y 'infiniband.bth.opcode == 0x81' -V 2>/dev/null |
+			grep -m 3 -i 'opcode\|becn'
+		echo "tshark: $n CNPs, $e ECT(0) RoCE frames"
+		[ "$n" -gt 0 ] && [ "$e" -gt 0 ] && qr_wire_check "$QR_DIR/cnp.pcap" 100
+	}
+	qr_check "wire: CNPs (opcode 0x81) and ECT(0) frames, as tshark decodes them" wire_cnp
+	qr_cleanup
+else
+	QR_FAIL=$((QR_FAIL + 1))
+	echo "FAIL $QR_NAME: guests with pcap did not boot"
+	qr_cleanup
+fi
+
 # A peer that vanishes: guest 2's server destroys one of two QPs; the
 # client's QP to it ends with RETRY_EXC_ERR after retry_cnt tries, its
 # other QP still passes data.

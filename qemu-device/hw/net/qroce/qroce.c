@@ -2662,7 +2662,7 @@ typedef struct QRoceKnob {
 #define KNOB(n, f, d) { n, offsetof(QRoceState, f), d }
 static const QRoceKnob qroce_knobs[] = {
     KNOB("min-ack-timeout-us", min_ack_timeout_us, 4000),
-    KNOB("ecn-threshold", ecn_threshold, 32),
+    KNOB("ecn-threshold", ecn_threshold, 16),
     KNOB("cnp-interval-us", cnp_interval_us, 50),
     KNOB("dcqcn-line-mbps", dcqcn_line_mbps, 100000),
     KNOB("dcqcn-min-mbps", dcqcn_min_mbps, 10),

@@ -250,12 +250,22 @@ static void dc_cnp(QRoceState *s, QRoceQP *qp)
      * An emulated port has no fixed speed: a QP still at the line rate
      * starts from the rate it really sent at in the last milliseconds.
      */
-    if (r->rate_cur >= dc_mbps(s->dcqcn_line_mbps) && r->meas_rate) {
-        r->rate_cur = MIN(r->rate_cur, r->meas_rate);
+    if (r->rate_cur >= dc_mbps(s->dcqcn_line_mbps)) {
+        if (r->meas_rate) {
+            r->rate_cur = MIN(r->rate_cur, r->meas_rate);
+        }
+        r->alpha = 1024;        /* a flow's first cut halves it */
     }
     r->rate_tgt = r->rate_cur;
     r->rate_cur = r->rate_cur * (2048 - r->alpha) / 2048;
     r->rate_cur = MAX(r->rate_cur, dc_mbps(MAX(s->dcqcn_min_mbps, 1)));
+    /*
+     * The window shrinks by the same factor (as DCTCP's does): a rate
+     * limit alone lags an RTT of an emulated guest by many rate periods.
+     */
+    r->cwnd = MAX((uint64_t)r->cwnd * (2048 - r->alpha) / 2048,
+                  2 * RC_CWND_ONE);
+    r->ssthresh = r->cwnd;
     r->alpha = (r->alpha * (1024 - g) + g * 1024) / 1024;
     r->dc_t = r->dc_bc = 0;
     r->dc_bytes = 0;
