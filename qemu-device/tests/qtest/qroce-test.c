@@ -11,6 +11,7 @@
 #include "qemu/osdep.h"
 #include "qemu/bswap.h"
 #include "libqtest.h"
+#include "qobject/qdict.h"
 #include "libqos/pci-pc.h"
 #include "libqos/malloc-pc.h"
 #include "qroce_hw.h"
@@ -2121,6 +2122,58 @@ static void test_ethernet(void)
 
 /* SRQ objects: commands, their checks and the SRQ doorbell. */
 
+
+/*
+ * The wire fault knobs at run time (qom-set): with every frame dropped a
+ * SEND is not delivered and the drops are counted; with the knob back at
+ * 0 the retry timer sends it again and it completes.
+ */
+static void test_fault_knobs(void)
+{
+    QRoceTest t;
+    QDict *rsp;
+    struct qroce_cqe cqe;
+    uint64_t cq, buf, sqa, rqa, sqb, rqb;
+    uint32_t pdn, cqn, key, a, b, idx = 0;
+    const char *path = "/machine/peripheral-anon/device[0]";
+
+    loopback_setup(&t, &pdn, &cqn, &cq, &buf, &key);
+    g_assert_cmpuint(mk_qp_rings(&t, QROCE_QPT_RC, pdn, cqn, cqn, 0, &a, &sqa,
+                                 &rqa), ==, 0);
+    g_assert_cmpuint(mk_qp_rings(&t, QROCE_QPT_RC, pdn, cqn, cqn, 0, &b, &sqb,
+                                 &rqb), ==, 0);
+    qp_connect_ex(&t, a, b, 100, 200, 1, 14, 7);
+    qp_connect_ex(&t, b, a, 200, 100, 1, 14, 7);
+    rsp = qtest_qmp(t.qts, "{'execute': 'qom-set', 'arguments': {"
+                    "'path': %s, 'property': 'tx-drop-ppm', "
+                    "'value': 1000000}}", path);
+    g_assert(qdict_haskey(rsp, "return"));
+    qobject_unref(rsp);
+    rsp = qtest_qmp(t.qts, "{'execute': 'qom-get', 'arguments': {"
+                    "'path': %s, 'property': 'tx-drop-ppm'}}", path);
+    g_assert_cmpint(qdict_get_int(rsp, "return"), ==, 1000000);
+    qobject_unref(rsp);
+
+    post_recv(&t, rqb, 0, buf + 4096, 1000, key);
+    qpci_io_writeq(t.dev, t.db, QROCE_DB_RQ, qroce_db_value(b, 1));
+    post_send(&t, sqa, 0, buf, 1000, key, QROCE_WQE_SIGNALED);
+    qpci_io_writeq(t.dev, t.db, QROCE_DB_SQ, qroce_db_value(a, 1));
+    wait_cnt(&t, QROCE_CNT_WIRE_FAULTS, 1);
+    g_assert_false(entry_ready(&t, cq, sizeof(cqe), 6, 0));
+    g_assert_cmpuint(rd(&t, QROCE_REG_CNT(QROCE_CNT_ROCE_RX_PKTS)), ==, 0);
+
+    rsp = qtest_qmp(t.qts, "{'execute': 'qom-set', 'arguments': {"
+                    "'path': %s, 'property': 'tx-drop-ppm', 'value': 0}}",
+                    path);
+    g_assert(qdict_haskey(rsp, "return"));
+    qobject_unref(rsp);
+    qtest_clock_step(t.qts, 200 * 1000 * 1000);     /* the retry timer */
+    next_send_cqe(&t, cq, &idx, a, &cqe);
+    g_assert_cmpuint(cqe.status, ==, QROCE_WC_SUCCESS);
+    g_assert_cmpuint(rd(&t, QROCE_REG_CNT(QROCE_CNT_ROCE_RETRANS)), >=, 1);
+    stop(&t);
+}
+
 /* ---- finding 8: frames from a peer on the wire (a -netdev dgram) ---- */
 
 #define M(x) QROCE_QP_ATTR_##x
@@ -2523,5 +2576,6 @@ int main(int argc, char **argv)
     qtest_add_func("/qroce/audit/dma-hole", test_audit_dma_hole);
     qtest_add_func("/qroce/audit/key-reuse", test_audit_key_reuse);
     qtest_add_func("/qroce/audit/rx-frames", test_audit_rx_frames);
+    qtest_add_func("/qroce/fault-knobs", test_fault_knobs);
     return g_test_run();
 }
