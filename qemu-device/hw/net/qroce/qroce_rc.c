@@ -263,9 +263,13 @@ static void dc_cnp(QRoceState *s, QRoceQP *qp)
      * The window shrinks by the same factor (as DCTCP's does): a rate
      * limit alone lags an RTT of an emulated guest by many rate periods.
      */
-    r->cwnd = MAX((uint64_t)r->cwnd * (2048 - r->alpha) / 2048,
-                  2 * RC_CWND_ONE);
-    r->ssthresh = r->cwnd;
+    if (psn_cmp(r->una_psn, r->cut_psn) >= 0) {
+        /* at most once a window: the CNPs of one window are one signal */
+        r->cwnd = MAX((uint64_t)r->cwnd * (2048 - r->alpha) / 2048,
+                      2 * RC_CWND_ONE);
+        r->ssthresh = r->cwnd;
+        r->cut_psn = r->npsn;
+    }
     r->alpha = (r->alpha * (1024 - g) + g * 1024) / 1024;
     r->dc_t = r->dc_bc = 0;
     r->dc_bytes = 0;
@@ -2417,6 +2421,7 @@ static void rc_reset_qp(QRoceState *s, QRoceQP *qp)
     r->txw_valid = r->rdw_valid = false;
     r->cwnd = RC_CWND_INIT * RC_CWND_ONE;
     r->ssthresh = RC_WINDOW * RC_CWND_ONE;
+    r->cut_psn = qp->sq_psn;
     r->backoff = 0;
     dc_reset(s, qp);
     r->cnp_at = 0;

@@ -67,6 +67,7 @@ typedef struct QRoceRcQP {
     bool txw_valid, rdw_valid;
     /* loss recovery: congestion window in PSNs (8 fractional bits) */
     uint32_t cwnd, ssthresh;
+    uint32_t cut_psn;       /* no window cut by a CNP before una passes it */
     uint32_t backoff;       /* consecutive timeouts: the timeout doubles */
     /* DCQCN reaction point (rates in bit/s, alpha in 1/1024) */
     uint64_t rate_cur, rate_tgt;
