@@ -106,6 +106,11 @@ $(B)/tools/%: tests/tools/%.c $(WIRE) qemu-device/hw/net/qroce/roce_wire.h
 	@mkdir -p $(B)/tools
 	$(CC) -O2 -g -Wall -Wextra -Iqemu-device/hw/net/qroce -o $@ $< $(WIRE)
 
+# the CRC benchmark also links zlib, the library it is compared with
+$(B)/tools/icrc-bench: tests/tools/icrc-bench.c $(WIRE) qemu-device/hw/net/qroce/roce_wire.h
+	@mkdir -p $(B)/tools
+	$(CC) -O2 -g -Wall -Wextra -Iqemu-device/hw/net/qroce -o $@ $< $(WIRE) -lz
+
 tools: $(TOOLS)
 
 # --- the two commands of the README --------------------------------------
@@ -123,9 +128,67 @@ bench: all
 bench-pingpong: all
 	sh tests/bench-pingpong.sh 4096 1000 3
 
+# Many flows on one segment (ring, incast), qroce and rxe, switch and hub.
+.PHONY: bench-fabric
+bench-fabric: all
+	sh tests/bench-fabric.sh
+
 check-headers:
 	@sh scripts/check-headers.sh
 
 clean:
 	rm -rf $(B)
 	-$(MAKE) -C $(KDIR) M=$(TOP)/linux-driver clean >/dev/null 2>&1
+
+# --- sanitizers and fuzzing (not part of 'make test') ---------------------
+#   make test-asan   QEMU built with ASAN+UBSAN (gcc) in build/qemu-asan; the
+#                    qtests and the two-guest RC tests on it; any report fails
+#   make fuzz        libFuzzer (clang) over the device in build/qemu-fuzz:
+#                    generic-fuzz-qroce (BARs, config space, DMA), then
+#                    qroce-frames (frames from the wire), FUZZ_MINUTES each
+QEMU_ASAN    := $(B)/qemu-asan
+QEMU_FUZZ    := $(B)/qemu-fuzz
+FUZZ_MINUTES ?= 10
+FUZZ_TARGETS ?= generic-fuzz-qroce qroce-frames
+export FUZZ_MINUTES FUZZ_TARGETS
+
+.PHONY: qemu-asan test-asan qemu-fuzz fuzz
+
+$(QEMU_ASAN)/build.ninja:
+	sh scripts/qemu-prepare.sh $(QEMU_SRC)
+	mkdir -p $(QEMU_ASAN)
+	cd $(QEMU_ASAN) && $(QEMU_SRC)/configure $(QEMU_CONFIGURE) \
+		--enable-asan --enable-ubsan >configure.log 2>&1 || \
+		{ tail -30 configure.log; exit 1; }
+
+qemu-asan: $(QEMU_ASAN)/build.ninja
+	@sh scripts/qemu-prepare.sh $(QEMU_SRC)
+	ninja -C $(QEMU_ASAN) -j$(JOBS) qemu-system-x86_64 tests/qtest/qroce-test
+	@mkdir -p $(QEMU_ASAN)/qemu-bundle/usr/local/share/qemu
+	@for f in /usr/share/seabios/bios-256k.bin /usr/share/qemu/linuxboot_dma.bin \
+		/usr/share/qemu/kvmvapic.bin; do \
+		[ -f $$f ] || { echo "$$f missing: run 'make deps'"; exit 1; }; \
+		ln -sf $$f $(QEMU_ASAN)/qemu-bundle/usr/local/share/qemu/; done
+
+test-asan: all qemu-asan
+	sh tests/asan.sh
+
+$(QEMU_FUZZ)/build.ninja:
+	sh scripts/qemu-fuzz-prepare.sh $(QEMU_SRC)
+	mkdir -p $(QEMU_FUZZ)
+	cd $(QEMU_FUZZ) && CC=clang CXX=clang++ $(QEMU_SRC)/configure $(QEMU_CONFIGURE) \
+		--enable-fuzzing --enable-asan --enable-ubsan >configure.log 2>&1 || \
+		{ tail -30 configure.log; exit 1; }
+
+qemu-fuzz: $(QEMU_FUZZ)/build.ninja
+	@sh scripts/qemu-fuzz-prepare.sh $(QEMU_SRC)
+	ninja -C $(QEMU_FUZZ) -j$(JOBS) qemu-fuzz-x86_64
+	@mkdir -p $(QEMU_FUZZ)/qemu-bundle/usr/local/share/qemu
+	@for f in /usr/share/seabios/bios-256k.bin /usr/share/qemu/kvmvapic.bin; do \
+		[ -f $$f ] || { echo "$$f missing: run 'make deps'"; exit 1; }; \
+		ln -sf $$f $(QEMU_FUZZ)/qemu-bundle/usr/local/share/qemu/; done
+
+fuzz:
+	@sh scripts/deps.sh fuzz
+	@$(MAKE) --no-print-directory qemu-fuzz
+	sh scripts/fuzz.sh
