@@ -11,6 +11,9 @@
 #include <linux/idr.h>
 #include <linux/xarray.h>
 #include <linux/semaphore.h>
+#include <linux/mutex.h>
+#include <linux/completion.h>
+#include <linux/workqueue.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_umem.h>
 
@@ -21,6 +24,7 @@
 #define QROCE_CMDQ_LOG2		6
 #define QROCE_CMD_TIMEOUT_MS	5000
 #define QROCE_CMD_ATOMIC_TIMEOUT_US 500000
+#define QROCE_HEALTH_PERIOD_MS	1000
 #define QROCE_AEQ_LOG2		8
 #define QROCE_CEQ_LOG2		10
 #define QROCE_NUM_CEQS		1
@@ -28,6 +32,8 @@
 #define QROCE_RX_BUF_SIZE	(QROCE_ETH_MAX_FRAME + NET_IP_ALIGN)
 
 struct qroce_dev;
+struct qroce_cmd_wait;
+struct qroce_cmd_orphan;
 
 /* A DMA-coherent buffer and its buffer table, for device-owned rings. */
 struct qroce_dma_buf {
@@ -49,6 +55,11 @@ struct qroce_cmdq {
 	bool dead;
 	u32 next_cookie;
 	struct qroce_cmd_wait **wait;	/* per slot */
+	struct qroce_cmd_orphan *orphan; /* per slot: polled, given up on */
+	u32 *stale_ah;			/* AHs created by orphaned commands */
+	u32 nstale_ah;
+	bool gc_stopped;
+	struct work_struct gc_work;	/* destroys stale_ah[] */
 };
 
 struct qroce_eq {
@@ -82,6 +93,7 @@ struct qroce_dev {
 	struct qroce_eq ceq[QROCE_NUM_CEQS];
 	struct ida uar_ida;
 	struct xarray qp_xa;		/* qpn -> qroce_qp */
+	struct mutex qp_mutex;		/* QPN reuse vs CQ clean-up */
 	struct xarray cq_xa;		/* cqn -> qroce_cq */
 	struct xarray srq_xa;		/* srqn -> qroce_srq */
 	spinlock_t db_lock;		/* kernel doorbell page */
@@ -96,11 +108,27 @@ struct qroce_dev {
 	u8 mac[ETH_ALEN];
 	bool ib_registered;
 
+	/* failure handling: qroce_dev_fatal(), qroce_fatal_work() */
+	struct work_struct fatal_work;
+	struct completion reset_done;	/* the dead device has been reset */
+	struct delayed_work health_work;
+
+	/* the 32-bit device counters, accumulated into 64 bits */
+	spinlock_t stats_lock;		/* cnt_last, cnt */
+	u32 cnt_last[QROCE_CNT_NUM];
+	u64 cnt[QROCE_CNT_NUM];
+
 	/* Ethernet function */
 	struct napi_struct napi;
 	struct qroce_eth_ring tx, rx;
 	spinlock_t tx_lock;		/* tx ring */
 };
+
+/* The command queue is dead: commands fail at once, destroys succeed. */
+static inline bool qroce_dead(struct qroce_dev *dev)
+{
+	return READ_ONCE(dev->cmdq.dead);
+}
 
 static inline struct qroce_dev *to_qdev(struct ib_device *ibdev)
 {
@@ -130,9 +158,16 @@ void qroce_cmdq_complete(struct qroce_dev *dev);
 int qroce_cmd_exec(struct qroce_dev *dev, struct qroce_cmd *cmd, u32 *out);
 int qroce_cmd_exec_atomic(struct qroce_dev *dev, struct qroce_cmd *cmd,
 			  u32 *out);
+int qroce_simple_cmd_out(struct qroce_dev *dev, u8 opcode, u32 handle,
+			 u32 *out);
+int qroce_simple_cmd(struct qroce_dev *dev, u8 opcode, u32 handle);
+void qroce_dev_fatal(struct qroce_dev *dev, const char *why);
+void qroce_cmdq_stop_gc(struct qroce_dev *dev);
 
 /* qroce_eq.c */
-int qroce_eqs_init(struct qroce_dev *dev);
+int qroce_eqs_alloc(struct qroce_dev *dev);
+void qroce_eqs_free(struct qroce_dev *dev);
+int qroce_eqs_create(struct qroce_dev *dev);
 void qroce_eqs_destroy(struct qroce_dev *dev);
 irqreturn_t qroce_irq_cmd(int irq, void *data);
 irqreturn_t qroce_irq_comp(int irq, void *data);
@@ -140,12 +175,14 @@ irqreturn_t qroce_irq_comp(int irq, void *data);
 /* qroce_eth.c */
 int qroce_eth_init(struct qroce_dev *dev);
 void qroce_eth_destroy(struct qroce_dev *dev);
-irqreturn_t qroce_irq_eth(int irq, void *data);
 
 /* qroce_verbs.c */
 int qroce_ib_register(struct qroce_dev *dev);
 void qroce_ib_unregister(struct qroce_dev *dev);
 void qroce_handle_comp(struct qroce_dev *dev, u32 cqn);
 void qroce_handle_async(struct qroce_dev *dev, const struct qroce_eqe *eqe);
+void qroce_kick_cqs(struct qroce_dev *dev);
+void qroce_stats_update(struct qroce_dev *dev);
+void qroce_stats_resync(struct qroce_dev *dev);
 
 #endif

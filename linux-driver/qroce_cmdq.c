@@ -5,9 +5,16 @@
  * At most `size` commands are outstanding (a semaphore of credits).  Each
  * command carries a cookie that names its waiter; the completion with the
  * same cookie wakes it.  Until the interrupt is wired, waiters poll; after
- * that, vector 0 completes them.  A command that does not complete within
- * QROCE_CMD_TIMEOUT_MS marks the queue dead, and every later command fails
- * at once with -EIO.
+ * that, vector 0 completes them.
+ *
+ * A command that does not complete within QROCE_CMD_TIMEOUT_MS means the
+ * device is gone: qroce_dev_fatal() marks the queue dead, fails every
+ * waiter, and has the device reset (qroce_main.c); every later command
+ * fails at once with -EIO, and destroy verbs then succeed without the
+ * device (qroce_verbs.c).  A command polled from atomic context gives up
+ * after QROCE_CMD_ATOMIC_TIMEOUT_US without killing the queue: its slot is
+ * orphaned, and its completion, when it comes, returns the credit (and an
+ * address handle it created is destroyed).
  */
 #include <linux/delay.h>
 #include <linux/dma-mapping.h>
@@ -18,6 +25,13 @@ struct qroce_cmd_wait {
 	u32 cookie;
 	u8 status;
 	u32 out[6];
+};
+
+/* A polled command its caller stopped waiting for. */
+struct qroce_cmd_orphan {
+	u32 cookie;
+	u8 opcode;
+	bool set;
 };
 
 static int qroce_status_to_errno(u8 status)
@@ -39,6 +53,8 @@ static int qroce_status_to_errno(u8 status)
 	return map[status];
 }
 
+static void qroce_cmdq_gc_work(struct work_struct *work);
+
 int qroce_cmdq_init(struct qroce_dev *dev)
 {
 	struct qroce_cmdq *q = &dev->cmdq;
@@ -56,6 +72,13 @@ int qroce_cmdq_init(struct qroce_dev *dev)
 	q->wait = kcalloc(q->size, sizeof(*q->wait), GFP_KERNEL);
 	if (!q->wait)
 		goto err_free_comp;
+	q->orphan = kcalloc(q->size, sizeof(*q->orphan), GFP_KERNEL);
+	q->stale_ah = kcalloc(q->size, sizeof(*q->stale_ah), GFP_KERNEL);
+	if (!q->orphan || !q->stale_ah)
+		goto err_free_wait;
+	q->nstale_ah = 0;
+	q->gc_stopped = false;
+	INIT_WORK(&q->gc_work, qroce_cmdq_gc_work);
 	spin_lock_init(&q->lock);
 	sema_init(&q->credits, q->size);
 	q->pi = 0;
@@ -68,6 +91,10 @@ int qroce_cmdq_init(struct qroce_dev *dev)
 	qroce_wr(dev, QROCE_REG_CMDQ_LOG2, QROCE_CMDQ_LOG2);
 	return 0;
 
+err_free_wait:
+	kfree(q->stale_ah);
+	kfree(q->orphan);
+	kfree(q->wait);
 err_free_comp:
 	dma_free_coherent(dmadev, q->size * QROCE_CMD_COMP_SIZE, q->comp,
 			  q->comp_dma);
@@ -82,11 +109,69 @@ void qroce_cmdq_destroy(struct qroce_dev *dev)
 	struct qroce_cmdq *q = &dev->cmdq;
 	struct device *dmadev = &dev->pdev->dev;
 
+	kfree(q->stale_ah);
+	kfree(q->orphan);
 	kfree(q->wait);
 	dma_free_coherent(dmadev, q->size * QROCE_CMD_COMP_SIZE, q->comp,
 			  q->comp_dma);
 	dma_free_coherent(dmadev, q->size * QROCE_CMD_SIZE, q->ring,
 			  q->ring_dma);
+}
+
+/*
+ * Address handles whose CREATE_AH completed after its caller gave up: the
+ * device has them, nobody else knows them.  Destroyed here, in process
+ * context.
+ */
+static void qroce_cmdq_gc_work(struct work_struct *work)
+{
+	struct qroce_cmdq *q = container_of(work, struct qroce_cmdq, gc_work);
+	struct qroce_dev *dev = container_of(q, struct qroce_dev, cmdq);
+	unsigned long flags;
+	u32 ahn;
+
+	for (;;) {
+		spin_lock_irqsave(&q->lock, flags);
+		if (!q->nstale_ah) {
+			spin_unlock_irqrestore(&q->lock, flags);
+			return;
+		}
+		ahn = q->stale_ah[--q->nstale_ah];
+		spin_unlock_irqrestore(&q->lock, flags);
+		qroce_simple_cmd(dev, QROCE_CMD_DESTROY_AH, ahn);
+	}
+}
+
+/* No more orphan clean-up: the ib_device is gone and no AH is created. */
+void qroce_cmdq_stop_gc(struct qroce_dev *dev)
+{
+	struct qroce_cmdq *q = &dev->cmdq;
+	unsigned long flags;
+
+	spin_lock_irqsave(&q->lock, flags);
+	q->gc_stopped = true;
+	spin_unlock_irqrestore(&q->lock, flags);
+	cancel_work_sync(&q->gc_work);
+}
+
+/* The completion of an orphaned slot: the credit, and what it created. */
+static void qroce_cmd_orphan_done(struct qroce_dev *dev, u32 slot,
+				  const struct qroce_cmd_comp *c)
+{
+	struct qroce_cmdq *q = &dev->cmdq;
+	struct qroce_cmd_orphan *o = &q->orphan[slot];
+
+	o->set = false;
+	if (o->cookie != le32_to_cpu(c->cookie))
+		dev_err_ratelimited(&dev->pdev->dev,
+				    "command completion %u has an unknown cookie\n",
+				    slot);
+	if (o->opcode == QROCE_CMD_CREATE_AH && c->status == QROCE_CMD_OK &&
+	    !q->gc_stopped && q->nstale_ah < q->size) {
+		q->stale_ah[q->nstale_ah++] = le32_to_cpu(c->out[0]);
+		schedule_work(&q->gc_work);
+	}
+	up(&q->credits);
 }
 
 /* Consume completions; called from the vector 0 handler and by pollers. */
@@ -108,6 +193,10 @@ void qroce_cmdq_complete(struct qroce_dev *dev)
 		w = q->wait[slot];
 		q->wait[slot] = NULL;
 		q->ci++;
+		if (!w && q->orphan[slot].set) {
+			qroce_cmd_orphan_done(dev, slot, c);
+			continue;
+		}
 		if (!w || w->cookie != le32_to_cpu(c->cookie)) {
 			dev_err_ratelimited(&dev->pdev->dev,
 					    "command completion %u has an unknown cookie\n",
@@ -149,10 +238,47 @@ static int qroce_cmd_post(struct qroce_dev *dev, struct qroce_cmd *cmd,
 	return 0;
 }
 
-/* After waiting: give the credit back and return the command's result. */
+/*
+ * The device stopped answering, reported FATAL, or lost events: no command
+ * will complete again.  Fail every waiter now, refuse new commands, and have
+ * the device reset and ib_core told (qroce_fatal_work).  Any context.
+ */
+void qroce_dev_fatal(struct qroce_dev *dev, const char *why)
+{
+	struct qroce_cmdq *q = &dev->cmdq;
+	struct qroce_cmd_wait *w;
+	unsigned long flags;
+	bool first;
+	u32 i;
+
+	spin_lock_irqsave(&q->lock, flags);
+	first = !q->dead;
+	WRITE_ONCE(q->dead, true);
+	for (i = 0; i < q->size; i++) {
+		w = q->wait[i];
+		if (!w)
+			continue;
+		q->wait[i] = NULL;
+		w->status = QROCE_CMD_ERR_INTERNAL;
+		complete(&w->done);
+	}
+	spin_unlock_irqrestore(&q->lock, flags);
+	if (first) {
+		dev_err(&dev->pdev->dev, "device failed (%s): resetting it\n",
+			why);
+		schedule_work(&dev->fatal_work);
+	}
+}
+
+/*
+ * After waiting: give the credit back and return the command's result.  A
+ * command that did not complete kills the queue, unless it was polled
+ * (@polled): then its slot is orphaned and keeps the credit until the
+ * device completes it.
+ */
 static int qroce_cmd_finish(struct qroce_dev *dev, struct qroce_cmd *cmd,
 			    struct qroce_cmd_wait *w, u32 slot, bool done,
-			    u32 *out)
+			    bool polled, u32 *out)
 {
 	struct qroce_cmdq *q = &dev->cmdq;
 	unsigned long flags;
@@ -162,17 +288,27 @@ static int qroce_cmd_finish(struct qroce_dev *dev, struct qroce_cmd *cmd,
 		qroce_cmdq_complete(dev);
 		spin_lock_irqsave(&q->lock, flags);
 		done = try_wait_for_completion(&w->done);
-		if (!done) {
-			if (q->wait[slot] == w)
-				q->wait[slot] = NULL;
-			q->dead = true;
+		if (!done && q->wait[slot] == w) {
+			q->wait[slot] = NULL;
+			if (polled) {
+				q->orphan[slot].cookie = w->cookie;
+				q->orphan[slot].opcode = cmd->hdr.opcode;
+				q->orphan[slot].set = true;
+			}
 		}
 		spin_unlock_irqrestore(&q->lock, flags);
 	}
+	if (!done && polled) {
+		dev_warn_ratelimited(&dev->pdev->dev,
+				     "polled command 0x%x did not complete in %u us\n",
+				     cmd->hdr.opcode,
+				     QROCE_CMD_ATOMIC_TIMEOUT_US);
+		return -ETIMEDOUT;
+	}
 	if (!done) {
-		dev_err(&dev->pdev->dev,
-			"command 0x%x timed out; command queue is dead\n",
+		dev_err(&dev->pdev->dev, "command 0x%x timed out\n",
 			cmd->hdr.opcode);
+		qroce_dev_fatal(dev, "command timeout");
 		return -EIO;
 	}
 	up(&q->credits);
@@ -216,7 +352,7 @@ int qroce_cmd_exec(struct qroce_dev *dev, struct qroce_cmd *cmd, u32 *out)
 			usleep_range(20, 100);
 		}
 	}
-	return qroce_cmd_finish(dev, cmd, &w, slot, done, out);
+	return qroce_cmd_finish(dev, cmd, &w, slot, done, false, out);
 }
 
 /*
@@ -247,5 +383,21 @@ int qroce_cmd_exec_atomic(struct qroce_dev *dev, struct qroce_cmd *cmd,
 			break;
 		udelay(5);
 	}
-	return qroce_cmd_finish(dev, cmd, &w, slot, done, out);
+	return qroce_cmd_finish(dev, cmd, &w, slot, done, true, out);
+}
+
+/* A command whose only input is an object handle. */
+int qroce_simple_cmd_out(struct qroce_dev *dev, u8 opcode, u32 handle,
+			 u32 *out)
+{
+	struct qroce_cmd cmd = {};
+
+	cmd.hdr.opcode = opcode;
+	cmd.handle.handle = cpu_to_le32(handle);
+	return qroce_cmd_exec(dev, &cmd, out);
+}
+
+int qroce_simple_cmd(struct qroce_dev *dev, u8 opcode, u32 handle)
+{
+	return qroce_simple_cmd_out(dev, opcode, handle, NULL);
 }

@@ -6,64 +6,106 @@
 #include <linux/dma-mapping.h>
 #include "qroce.h"
 
-static int qroce_eq_create(struct qroce_dev *dev, struct qroce_eq *eq,
-			   u32 eqn, u32 log2)
+/*
+ * EQ rings are allocated before the device is enabled and its interrupts
+ * are requested, and freed only after the interrupts are freed and the
+ * device is reset: a handler never reads a freed ring, and the device never
+ * writes one.  CREATE_EQ and DESTROY_EQ run in between.
+ */
+static int qroce_eq_alloc(struct qroce_dev *dev, struct qroce_eq *eq, u32 eqn,
+			  u32 log2)
 {
-	size_t size = sizeof(struct qroce_eqe) << log2;
-	struct qroce_cmd cmd = {};
-	int err;
-
-	eq->ring = dma_alloc_coherent(&dev->pdev->dev, size, &eq->dma,
-				      GFP_KERNEL);
+	eq->ring = dma_alloc_coherent(&dev->pdev->dev,
+				      sizeof(struct qroce_eqe) << log2,
+				      &eq->dma, GFP_KERNEL);
 	if (!eq->ring)
 		return -ENOMEM;
 	eq->dev = dev;
 	eq->log2 = log2;
 	eq->ci = 0;
 	eq->eqn = eqn;
+	eq->created = false;
+	return 0;
+}
+
+static void qroce_eq_free(struct qroce_dev *dev, struct qroce_eq *eq)
+{
+	if (!eq->ring)
+		return;
+	dma_free_coherent(&dev->pdev->dev, sizeof(struct qroce_eqe) << eq->log2,
+			  eq->ring, eq->dma);
+	eq->ring = NULL;
+}
+
+int qroce_eqs_alloc(struct qroce_dev *dev)
+{
+	int i, err;
+
+	err = qroce_eq_alloc(dev, &dev->aeq, QROCE_EQN_ASYNC, QROCE_AEQ_LOG2);
+	if (err)
+		return err;
+	for (i = 0; i < QROCE_NUM_CEQS; i++) {
+		err = qroce_eq_alloc(dev, &dev->ceq[i], i + 1, QROCE_CEQ_LOG2);
+		if (err)
+			goto err_free;
+	}
+	return 0;
+
+err_free:
+	while (--i >= 0)
+		qroce_eq_free(dev, &dev->ceq[i]);
+	qroce_eq_free(dev, &dev->aeq);
+	return err;
+}
+
+void qroce_eqs_free(struct qroce_dev *dev)
+{
+	int i;
+
+	for (i = QROCE_NUM_CEQS - 1; i >= 0; i--)
+		qroce_eq_free(dev, &dev->ceq[i]);
+	qroce_eq_free(dev, &dev->aeq);
+}
+
+static int qroce_eq_create(struct qroce_dev *dev, struct qroce_eq *eq)
+{
+	size_t size = sizeof(struct qroce_eqe) << eq->log2;
+	struct qroce_cmd cmd = {};
+	int err;
+
+	memset(eq->ring, 0, size);
+	eq->ci = 0;
 	cmd.hdr.opcode = QROCE_CMD_CREATE_EQ;
-	cmd.create_eq.eqn = cpu_to_le32(eqn);
-	cmd.create_eq.log2_entries = log2;
+	cmd.create_eq.eqn = cpu_to_le32(eq->eqn);
+	cmd.create_eq.log2_entries = eq->log2;
 	cmd.create_eq.ring.addr = cpu_to_le64(eq->dma);
 	cmd.create_eq.ring.npages = cpu_to_le32(DIV_ROUND_UP(size, PAGE_SIZE));
 	cmd.create_eq.ring.page_shift = PAGE_SHIFT;
 	cmd.create_eq.ring.level = QROCE_BT_CONTIG;
 	err = qroce_cmd_exec(dev, &cmd, NULL);
-	if (err) {
-		dma_free_coherent(&dev->pdev->dev, size, eq->ring, eq->dma);
-		eq->ring = NULL;
+	if (err)
 		return err;
-	}
-	eq->created = true;
+	WRITE_ONCE(eq->created, true);
 	return 0;
 }
 
 static void qroce_eq_destroy(struct qroce_dev *dev, struct qroce_eq *eq)
 {
-	struct qroce_cmd cmd = {};
-
-	if (!eq->ring)
+	if (!eq->created)
 		return;
-	if (eq->created) {
-		cmd.hdr.opcode = QROCE_CMD_DESTROY_EQ;
-		cmd.handle.handle = cpu_to_le32(eq->eqn);
-		qroce_cmd_exec(dev, &cmd, NULL);
-	}
-	dma_free_coherent(&dev->pdev->dev, sizeof(struct qroce_eqe) << eq->log2,
-			  eq->ring, eq->dma);
-	eq->ring = NULL;
-	eq->created = false;
+	WRITE_ONCE(eq->created, false);
+	qroce_simple_cmd(dev, QROCE_CMD_DESTROY_EQ, eq->eqn);
 }
 
-int qroce_eqs_init(struct qroce_dev *dev)
+int qroce_eqs_create(struct qroce_dev *dev)
 {
 	int i, err;
 
-	err = qroce_eq_create(dev, &dev->aeq, QROCE_EQN_ASYNC, QROCE_AEQ_LOG2);
+	err = qroce_eq_create(dev, &dev->aeq);
 	if (err)
 		return err;
 	for (i = 0; i < QROCE_NUM_CEQS; i++) {
-		err = qroce_eq_create(dev, &dev->ceq[i], i + 1, QROCE_CEQ_LOG2);
+		err = qroce_eq_create(dev, &dev->ceq[i]);
 		if (err)
 			goto err_destroy;
 	}
@@ -80,7 +122,7 @@ void qroce_eqs_destroy(struct qroce_dev *dev)
 {
 	int i;
 
-	for (i = 0; i < QROCE_NUM_CEQS; i++)
+	for (i = QROCE_NUM_CEQS - 1; i >= 0; i--)
 		qroce_eq_destroy(dev, &dev->ceq[i]);
 	qroce_eq_destroy(dev, &dev->aeq);
 }
@@ -103,10 +145,13 @@ static void qroce_eq_poll(struct qroce_dev *dev, struct qroce_eq *eq,
 	struct qroce_eqe *e;
 	int n = 0;
 
-	if (!eq->created)
+	if (!READ_ONCE(eq->created))
 		return;
 	while ((e = qroce_eq_next(eq))) {
-		if (async)
+		if (e->type == QROCE_EQE_EQ_OVERFLOW)
+			/* lost events: waiters could hang, the state is unknown */
+			qroce_dev_fatal(dev, "event queue overflow");
+		else if (async)
 			qroce_handle_async(dev, e);
 		else if (e->type == QROCE_EQE_COMP)
 			qroce_handle_comp(dev, le32_to_cpu(e->handle));

@@ -152,12 +152,14 @@ static void qroce_update_carrier(struct qroce_dev *dev)
 		netif_carrier_off(dev->netdev);
 }
 
-irqreturn_t qroce_irq_eth(int irq, void *data)
+/*
+ * Vector 1.  It is requested once the netdev exists and freed before the
+ * netdev is, so dev->netdev is always valid here.
+ */
+static irqreturn_t qroce_irq_eth(int irq, void *data)
 {
 	struct qroce_dev *dev = data;
 
-	if (!dev->netdev)
-		return IRQ_HANDLED;
 	if (qroce_rd(dev, QROCE_REG_ETH_IRQ) & QROCE_ETH_IRQ_LINK) {
 		qroce_wr(dev, QROCE_REG_ETH_IRQ, QROCE_ETH_IRQ_LINK);
 		qroce_update_carrier(dev);
@@ -301,6 +303,7 @@ static const struct net_device_ops qroce_netdev_ops = {
 
 int qroce_eth_init(struct qroce_dev *dev)
 {
+	unsigned int irq = pci_irq_vector(dev->pdev, QROCE_MSIX_VEC_ETH);
 	struct net_device *nd;
 	int err;
 
@@ -316,12 +319,20 @@ int qroce_eth_init(struct qroce_dev *dev)
 	netif_napi_add(nd, &dev->napi, qroce_napi_poll);
 	netif_carrier_off(nd);
 	dev->netdev = nd;
+	err = request_irq(irq, qroce_irq_eth, 0, "qroce-eth", dev);
+	if (err)
+		goto err_napi;
 	err = register_netdev(nd);
-	if (err) {
-		netif_napi_del(&dev->napi);
-		dev->netdev = NULL;
-		free_netdev(nd);
-	}
+	if (err)
+		goto err_irq;
+	return 0;
+
+err_irq:
+	free_irq(irq, dev);
+err_napi:
+	netif_napi_del(&dev->napi);
+	dev->netdev = NULL;
+	free_netdev(nd);
 	return err;
 }
 
@@ -329,9 +340,8 @@ void qroce_eth_destroy(struct qroce_dev *dev)
 {
 	struct net_device *nd = dev->netdev;
 
-	if (!nd)
-		return;
 	unregister_netdev(nd);
+	free_irq(pci_irq_vector(dev->pdev, QROCE_MSIX_VEC_ETH), dev);
 	netif_napi_del(&dev->napi);
 	dev->netdev = NULL;
 	free_netdev(nd);

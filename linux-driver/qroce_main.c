@@ -80,6 +80,72 @@ static void qroce_read_caps(struct qroce_dev *dev)
 		((u64)qroce_rd(dev, QROCE_REG_CAP_MAX_MR_SIZE_HI) << 32);
 }
 
+/*
+ * The device failed (qroce_dev_fatal): reset it so that it writes no more
+ * guest memory, let the destroy verbs waiting for that go on, wake every
+ * kernel CQ's consumer (their outstanding work requests complete with
+ * flush errors, see qroce_poll_cq), and tell ib_core, which passes
+ * IB_EVENT_DEVICE_FATAL to every ULP and user context.
+ */
+static void qroce_fatal_work(struct work_struct *work)
+{
+	struct qroce_dev *dev = container_of(work, struct qroce_dev,
+					     fatal_work);
+	struct ib_event ev = {
+		.device = &dev->ibdev,
+		.event = IB_EVENT_DEVICE_FATAL,
+		.element.port_num = 1,
+	};
+	u32 st = qroce_rd(dev, QROCE_REG_STATUS);
+
+	dev_err(&dev->pdev->dev, "status 0x%x, fatal code %u: resetting\n",
+		st, qroce_rd(dev, QROCE_REG_FATAL_CODE));
+	qroce_stats_update(dev);
+	if (qroce_hw_reset(dev))
+		dev_err(&dev->pdev->dev, "reset did not complete\n");
+	qroce_stats_resync(dev);
+	complete_all(&dev->reset_done);
+	qroce_kick_cqs(dev);
+	if (READ_ONCE(dev->ib_registered))
+		ib_dispatch_event(&ev);
+}
+
+/*
+ * Once a period: a device that set STATUS.FATAL answers no command and
+ * raises no interrupt, so look; and fold the 32-bit counters into their
+ * 64-bit sums often enough that none wraps twice between two reads.
+ */
+static void qroce_health_work(struct work_struct *work)
+{
+	struct qroce_dev *dev = container_of(to_delayed_work(work),
+					     struct qroce_dev, health_work);
+
+	if (qroce_dead(dev))
+		return;
+	if (qroce_rd(dev, QROCE_REG_STATUS) & QROCE_STATUS_FATAL)
+		qroce_dev_fatal(dev, "device reports FATAL");
+	else
+		qroce_stats_update(dev);
+	schedule_delayed_work(&dev->health_work,
+			      msecs_to_jiffies(QROCE_HEALTH_PERIOD_MS));
+}
+
+static void qroce_health_start(struct qroce_dev *dev)
+{
+	qroce_stats_resync(dev);
+	schedule_delayed_work(&dev->health_work,
+			      msecs_to_jiffies(QROCE_HEALTH_PERIOD_MS));
+}
+
+static void qroce_health_stop(struct qroce_dev *dev)
+{
+	cancel_delayed_work_sync(&dev->health_work);
+}
+
+/*
+ * Vectors 0 (commands, async EQ) and 2.. (completion EQs); vector 1 belongs
+ * to the Ethernet function, which requests it with its netdev.
+ */
 static int qroce_irqs_init(struct qroce_dev *dev)
 {
 	struct pci_dev *pdev = dev->pdev;
@@ -94,10 +160,6 @@ static int qroce_irqs_init(struct qroce_dev *dev)
 			  qroce_irq_cmd, 0, "qroce-cmd", dev);
 	if (err)
 		goto err_free_vectors;
-	err = request_irq(pci_irq_vector(pdev, QROCE_MSIX_VEC_ETH),
-			  qroce_irq_eth, 0, "qroce-eth", dev);
-	if (err)
-		goto err_free_cmd;
 	for (i = 0; i < QROCE_NUM_CEQS; i++) {
 		err = request_irq(pci_irq_vector(pdev, QROCE_MSIX_VEC_COMP0 + i),
 				  qroce_irq_comp, 0, "qroce-comp", &dev->ceq[i]);
@@ -110,8 +172,6 @@ err_free_comp:
 	while (--i >= 0)
 		free_irq(pci_irq_vector(pdev, QROCE_MSIX_VEC_COMP0 + i),
 			 &dev->ceq[i]);
-	free_irq(pci_irq_vector(pdev, QROCE_MSIX_VEC_ETH), dev);
-err_free_cmd:
 	free_irq(pci_irq_vector(pdev, QROCE_MSIX_VEC_CMD), dev);
 err_free_vectors:
 	pci_free_irq_vectors(pdev);
@@ -123,14 +183,21 @@ static void qroce_irqs_destroy(struct qroce_dev *dev)
 	struct pci_dev *pdev = dev->pdev;
 	int i;
 
-	for (i = 0; i < QROCE_NUM_CEQS; i++)
+	for (i = QROCE_NUM_CEQS - 1; i >= 0; i--)
 		free_irq(pci_irq_vector(pdev, QROCE_MSIX_VEC_COMP0 + i),
 			 &dev->ceq[i]);
-	free_irq(pci_irq_vector(pdev, QROCE_MSIX_VEC_ETH), dev);
 	free_irq(pci_irq_vector(pdev, QROCE_MSIX_VEC_CMD), dev);
 	pci_free_irq_vectors(pdev);
 }
 
+/*
+ * Probe: phase 1 brings the hardware up, phase 2 registers the netdev and
+ * the ib_device.  Every step is undone by the label of the same name, in
+ * reverse order, and remove is the same unwinding from the top.  Rings the
+ * device writes (command completions, EQs) are allocated before it is
+ * enabled and freed after it is reset; interrupt handlers are requested
+ * after the rings exist and freed before they go.
+ */
 static int qroce_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 {
 	struct qroce_dev *dev;
@@ -148,6 +215,11 @@ static int qroce_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	xa_init_flags(&dev->srq_xa, XA_FLAGS_LOCK_IRQ);
 	spin_lock_init(&dev->db_lock);
 	spin_lock_init(&dev->tx_lock);
+	spin_lock_init(&dev->stats_lock);
+	mutex_init(&dev->qp_mutex);
+	INIT_WORK(&dev->fatal_work, qroce_fatal_work);
+	INIT_DELAYED_WORK(&dev->health_work, qroce_health_work);
+	init_completion(&dev->reset_done);
 
 	/* Phase 1: the hardware. */
 	err = pci_enable_device(pdev);
@@ -161,10 +233,14 @@ static int qroce_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (err)
 		goto err_release;
 	dev->regs = pci_iomap(pdev, QROCE_BAR_REGS, 0);
-	dev->db = pci_iomap_range(pdev, QROCE_BAR_DB, 0, QROCE_DB_PAGE_SIZE);
-	if (!dev->regs || !dev->db) {
+	if (!dev->regs) {
 		err = -ENOMEM;
-		goto err_unmap;
+		goto err_release;
+	}
+	dev->db = pci_iomap_range(pdev, QROCE_BAR_DB, 0, QROCE_DB_PAGE_SIZE);
+	if (!dev->db) {
+		err = -ENOMEM;
+		goto err_unmap_regs;
 	}
 	dev->db_bar_start = pci_resource_start(pdev, QROCE_BAR_DB);
 
@@ -174,30 +250,34 @@ static int qroce_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		dev_err(&pdev->dev, "not a qroce v%u device (magic 0x%x version %u)\n",
 			QROCE_SPEC_VERSION, magic, version);
 		err = -ENODEV;
-		goto err_unmap;
+		goto err_unmap_db;
 	}
 	err = qroce_hw_reset(dev);
 	if (err)
-		goto err_unmap;
+		goto err_unmap_db;
 	qroce_read_caps(dev);
 	err = qroce_cmdq_init(dev);
 	if (err)
-		goto err_unmap;
-	err = qroce_hw_enable(dev);
+		goto err_unmap_db;
+	err = qroce_eqs_alloc(dev);
 	if (err)
 		goto err_cmdq;
+	err = qroce_hw_enable(dev);
+	if (err)
+		goto err_eqs_free;
 	err = qroce_irqs_init(dev);
 	if (err)
 		goto err_reset;
 	WRITE_ONCE(dev->cmdq.use_irq, true);
-	err = qroce_eqs_init(dev);
+	err = qroce_eqs_create(dev);
 	if (err)
 		goto err_irqs;
+	qroce_health_start(dev);
 
 	/* Phase 2: the netdev, then the ib_device on top of it. */
 	err = qroce_eth_init(dev);
 	if (err)
-		goto err_eqs;
+		goto err_health;
 	err = qroce_ib_register(dev);
 	if (err)
 		goto err_eth;
@@ -207,40 +287,52 @@ static int qroce_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 
 err_eth:
 	qroce_eth_destroy(dev);
-err_eqs:
+err_health:
+	qroce_health_stop(dev);
 	qroce_eqs_destroy(dev);
 err_irqs:
 	WRITE_ONCE(dev->cmdq.use_irq, false);
 	qroce_irqs_destroy(dev);
 err_reset:
+	/* no command runs any more: a failure handler may still */
+	flush_work(&dev->fatal_work);
 	qroce_hw_reset(dev);
+err_eqs_free:
+	qroce_eqs_free(dev);
 err_cmdq:
 	qroce_cmdq_destroy(dev);
-err_unmap:
-	if (dev->db)
-		pci_iounmap(pdev, dev->db);
-	if (dev->regs)
-		pci_iounmap(pdev, dev->regs);
+err_unmap_db:
+	pci_iounmap(pdev, dev->db);
+err_unmap_regs:
+	pci_iounmap(pdev, dev->regs);
 err_release:
 	pci_release_regions(pdev);
 err_disable:
 	pci_disable_device(pdev);
 err_free_dev:
 	ida_destroy(&dev->uar_ida);
+	xa_destroy(&dev->qp_xa);
+	xa_destroy(&dev->cq_xa);
+	xa_destroy(&dev->srq_xa);
+	mutex_destroy(&dev->qp_mutex);
 	ib_dealloc_device(&dev->ibdev);
 	return err;
 }
 
+/* Exactly probe's unwinding, from the top. */
 static void qroce_remove(struct pci_dev *pdev)
 {
 	struct qroce_dev *dev = pci_get_drvdata(pdev);
 
 	qroce_ib_unregister(dev);
 	qroce_eth_destroy(dev);
+	qroce_health_stop(dev);
 	qroce_eqs_destroy(dev);
 	WRITE_ONCE(dev->cmdq.use_irq, false);
 	qroce_irqs_destroy(dev);
+	flush_work(&dev->fatal_work);
 	qroce_hw_reset(dev);
+	qroce_eqs_free(dev);
 	qroce_cmdq_destroy(dev);
 	pci_iounmap(pdev, dev->db);
 	pci_iounmap(pdev, dev->regs);
@@ -250,6 +342,7 @@ static void qroce_remove(struct pci_dev *pdev)
 	xa_destroy(&dev->qp_xa);
 	xa_destroy(&dev->cq_xa);
 	xa_destroy(&dev->srq_xa);
+	mutex_destroy(&dev->qp_mutex);
 	ib_dealloc_device(&dev->ibdev);
 }
 

@@ -113,19 +113,54 @@ static inline struct qroce_ucontext *to_quc(struct ib_ucontext *u)
 	return container_of(u, struct qroce_ucontext, ibuc);
 }
 
-static int qroce_simple_cmd_out(struct qroce_dev *dev, u8 opcode, u32 handle,
-				u32 *out)
+/*
+ * Copy a verb's request from the provider.  A shorter request reads as
+ * zeros past its end; a longer one (a newer provider) is accepted only if
+ * what this driver does not know is zero.  Reserved fields are MBZ too;
+ * the callers check them.
+ */
+static int qroce_get_req(struct ib_udata *udata, void *req, size_t len)
 {
-	struct qroce_cmd cmd = {};
+	int err;
 
-	cmd.hdr.opcode = opcode;
-	cmd.handle.handle = cpu_to_le32(handle);
-	return qroce_cmd_exec(dev, &cmd, out);
+	err = ib_copy_from_udata(req, udata, min(len, udata->inlen));
+	if (err)
+		return err;
+	if (udata->inlen > len &&
+	    !ib_is_udata_cleared(udata, len, udata->inlen - len))
+		return -EINVAL;
+	return 0;
 }
 
-static int qroce_simple_cmd(struct qroce_dev *dev, u8 opcode, u32 handle)
+/* A verb that takes no request data: nothing but zeros is accepted. */
+static int qroce_no_req(struct ib_udata *udata)
 {
-	return qroce_simple_cmd_out(dev, opcode, handle, NULL);
+	if (udata && udata->inlen &&
+	    !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * The result of a destroy command.  Once the command queue is dead, the
+ * device has dropped every object with its reset: the destroy succeeds
+ * (ULPs must not see "shouldn't fail" destroys fail, and nothing of the
+ * host's may leak), but only after that reset (@wait_reset), so that no
+ * memory the device could still write is freed before.
+ */
+static int qroce_destroyed(struct qroce_dev *dev, int err, bool wait_reset)
+{
+	if (!err || !qroce_dead(dev))
+		return err;
+	if (wait_reset)
+		wait_for_completion(&dev->reset_done);
+	return 0;
+}
+
+static int qroce_destroy_cmd(struct qroce_dev *dev, u8 opcode, u32 handle)
+{
+	return qroce_destroyed(dev, qroce_simple_cmd(dev, opcode, handle),
+			       true);
 }
 
 /* ------------------------------------------------------------------ */
@@ -255,8 +290,10 @@ static int qroce_add_gid(const struct ib_gid_attr *attr, void **context)
 
 static int qroce_del_gid(const struct ib_gid_attr *attr, void **context)
 {
-	return qroce_simple_cmd(to_qdev(attr->device), QROCE_CMD_DEL_GID,
-				attr->index);
+	struct qroce_dev *dev = to_qdev(attr->device);
+
+	return qroce_destroyed(dev, qroce_simple_cmd(dev, QROCE_CMD_DEL_GID,
+						     attr->index), false);
 }
 
 /* ------------------------------------------------------------------ */
@@ -272,6 +309,9 @@ static int qroce_alloc_ucontext(struct ib_ucontext *ibuc,
 	struct qroce_mmap_entry *e;
 	int uar, err;
 
+	err = qroce_no_req(udata);
+	if (err)
+		return err;
 	uar = ida_alloc_range(&dev->uar_ida, 1, QROCE_DB_PAGES - 1, GFP_KERNEL);
 	if (uar < 0)
 		return uar;
@@ -314,6 +354,18 @@ static void qroce_dealloc_ucontext(struct ib_ucontext *ibuc)
 
 	rdma_user_mmap_entry_remove(uc->db_entry);
 	ida_free(&to_qdev(ibuc->device)->uar_ida, uc->uar);
+}
+
+/*
+ * The device is going away while a process still has the context open:
+ * ib_uverbs destroys the context's objects through the usual verbs and
+ * zaps its mappings (the doorbell page was mapped with rdma_user_mmap_io,
+ * so it is tracked).  Nothing else of the device is mapped into the
+ * process, so there is nothing left to do here; having the op lets
+ * unregistration go on without waiting for the process to exit.
+ */
+static void qroce_disassociate_ucontext(struct ib_ucontext *ibuc)
+{
 }
 
 static int qroce_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
@@ -436,25 +488,36 @@ err_nomem:
 	return -ENOMEM;
 }
 
-/* A ring: pinned user memory when @uaddr is set, else a coherent buffer. */
+/*
+ * A ring: for a user object, the provider's memory at @uaddr, pinned;
+ * for a kernel object, a coherent buffer.  On failure nothing is held.
+ */
 static int qroce_ring_get(struct qroce_dev *dev, struct qroce_ring *r,
-			  u64 uaddr, size_t size, struct qroce_bt *bt,
+			  bool user, u64 uaddr, size_t size, struct qroce_bt *bt,
 			  struct qroce_bt_tmp *t)
 {
+	int err;
+
 	memset(t, 0, sizeof(*t));
+	memset(r, 0, sizeof(*r));
 	r->size = PAGE_ALIGN(size);
-	if (uaddr) {
-		if (uaddr & ~PAGE_MASK)
+	if (user) {
+		/* the kernel never allocates a ring on a process's behalf */
+		if (!uaddr || (uaddr & ~PAGE_MASK))
 			return -EINVAL;
 		r->umem = ib_umem_get(&dev->ibdev, uaddr, r->size,
 				      IB_ACCESS_LOCAL_WRITE);
 		if (IS_ERR(r->umem)) {
-			int err = PTR_ERR(r->umem);
-
+			err = PTR_ERR(r->umem);
 			r->umem = NULL;
 			return err;
 		}
-		return qroce_bt_from_umem(dev, r->umem, PAGE_SIZE, bt, NULL, t);
+		err = qroce_bt_from_umem(dev, r->umem, PAGE_SIZE, bt, NULL, t);
+		if (err) {
+			ib_umem_release(r->umem);
+			r->umem = NULL;
+		}
+		return err;
 	}
 	r->va = dma_alloc_coherent(&dev->pdev->dev, r->size, &r->dma,
 				   GFP_KERNEL);
@@ -489,6 +552,9 @@ static int qroce_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	u32 out[6];
 	int err;
 
+	err = qroce_no_req(udata);
+	if (err)
+		return err;
 	cmd.hdr.opcode = QROCE_CMD_ALLOC_PD;
 	err = qroce_cmd_exec(dev, &cmd, out);
 	if (err)
@@ -508,8 +574,10 @@ static int qroce_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 
 static int qroce_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
-	return qroce_simple_cmd(to_qdev(ibpd->device), QROCE_CMD_DEALLOC_PD,
-				to_qpd(ibpd)->pdn);
+	struct qroce_dev *dev = to_qdev(ibpd->device);
+
+	return qroce_destroyed(dev, qroce_simple_cmd(dev, QROCE_CMD_DEALLOC_PD,
+						     to_qpd(ibpd)->pdn), false);
 }
 
 /* ------------------------------------------------------------------ */
@@ -554,7 +622,7 @@ static int qroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *att
 	if (attr->flags || attr->cqe < 1 || attr->cqe > dev->cap_max_cqe)
 		return -EINVAL;
 	if (udata) {
-		err = ib_copy_from_udata(&req, udata, min(sizeof(req), udata->inlen));
+		err = qroce_get_req(udata, &req, sizeof(req));
 		if (err)
 			return err;
 		if (req.log2_entries < 1 || req.log2_entries > QROCE_CQ_MAX_LOG2 ||
@@ -567,7 +635,7 @@ static int qroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *att
 		cq->log2 = max(1, order_base_2(attr->cqe + 1));
 	}
 	spin_lock_init(&cq->lock);
-	err = qroce_ring_get(dev, &cq->ring, uaddr,
+	err = qroce_ring_get(dev, &cq->ring, !!udata, uaddr,
 			     (sizeof(struct qroce_cqe) << cq->log2) +
 			     sizeof(struct qroce_cq_rec),
 			     &cmd.create_cq.ring, &t);
@@ -592,7 +660,7 @@ static int qroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *att
 	return 0;
 
 err_destroy:
-	qroce_simple_cmd(dev, QROCE_CMD_DESTROY_CQ, cq->cqn);
+	qroce_destroy_cmd(dev, QROCE_CMD_DESTROY_CQ, cq->cqn);
 err_ring:
 	qroce_ring_put(dev, &cq->ring);
 	return err;
@@ -604,7 +672,7 @@ static int qroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	struct qroce_cq *cq = to_qcq(ibcq);
 	int err;
 
-	err = qroce_simple_cmd(dev, QROCE_CMD_DESTROY_CQ, cq->cqn);
+	err = qroce_destroy_cmd(dev, QROCE_CMD_DESTROY_CQ, cq->cqn);
 	if (err)
 		return err;
 	xa_erase_irq(&dev->cq_xa, cq->cqn);
@@ -624,6 +692,32 @@ void qroce_handle_comp(struct qroce_dev *dev, u32 cqn)
 	else if (!cq)
 		dev_warn_ratelimited(&dev->pdev->dev,
 				     "completion event for unknown CQ %u\n", cqn);
+	xa_unlock_irqrestore(&dev->cq_xa, flags);
+}
+
+/*
+ * Call @cq's completion handler without a device event: on a dead device
+ * the CQ's consumer is woken to poll the flush completions that
+ * qroce_poll_cq makes up.  Not for IB_POLL_DIRECT CQs, whose owner polls
+ * by itself (their handler warns).
+ */
+static void qroce_kick_cq(struct qroce_cq *cq)
+{
+	if (cq->ring.umem || !cq->ibcq.comp_handler ||
+	    cq->ibcq.poll_ctx == IB_POLL_DIRECT)
+		return;
+	cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+}
+
+/* The device was reset: wake the consumers of every kernel CQ. */
+void qroce_kick_cqs(struct qroce_dev *dev)
+{
+	struct qroce_cq *cq;
+	unsigned long flags, i;
+
+	xa_lock_irqsave(&dev->cq_xa, flags);
+	xa_for_each(&dev->cq_xa, i, cq)
+		qroce_kick_cq(cq);
 	xa_unlock_irqrestore(&dev->cq_xa, flags);
 }
 
@@ -832,6 +926,57 @@ static int qroce_poll_one(struct qroce_dev *dev, struct qroce_cq *cq,
 	return 1;
 }
 
+/*
+ * Flush completions for the outstanding WQEs of @wq, made up in software
+ * because the device is dead (as mlx5's internal-error state does).
+ */
+static int qroce_flush_wq(struct qroce_qp *qp, struct qroce_wq *wq, bool sq,
+			  struct ib_wc *wc, int n)
+{
+	int done = 0;
+
+	while (done < n && wq->ci != READ_ONCE(wq->pi)) {
+		memset(&wc[done], 0, sizeof(wc[done]));
+		wc[done].wr_id = wq->wrid[wq->ci & ((1u << wq->log2) - 1)];
+		wc[done].status = IB_WC_WR_FLUSH_ERR;
+		wc[done].opcode = sq ? IB_WC_SEND : IB_WC_RECV;
+		wc[done].qp = &qp->ibqp;
+		wc[done].port_num = 1;
+		wq->ci++;
+		done++;
+	}
+	return done;
+}
+
+/*
+ * A dead device completes nothing: every WQE still outstanding on a kernel
+ * QP of @cq completes with a flush error, so that ULPs draining their QPs
+ * (ib_drain_qp) and waiting for their work requests are not left hanging.
+ * A QP found here cannot be destroyed meanwhile: destroy_qp takes the lock
+ * of @cq, which the caller holds.
+ */
+static int qroce_poll_sw(struct qroce_dev *dev, struct qroce_cq *cq, int n,
+			 struct ib_wc *wc)
+{
+	struct qroce_qp *qp;
+	unsigned long i;
+	int done = 0;
+
+	xa_for_each(&dev->qp_xa, i, qp) {
+		if (done == n)
+			break;
+		if (qp->ibqp.uobject)
+			continue;
+		if (qp->ibqp.send_cq == &cq->ibcq)
+			done += qroce_flush_wq(qp, &qp->sq, true, wc + done,
+					       n - done);
+		if (qp->ibqp.recv_cq == &cq->ibcq && !qp->ibqp.srq)
+			done += qroce_flush_wq(qp, &qp->rq, false, wc + done,
+					       n - done);
+	}
+	return done;
+}
+
 static int qroce_poll_cq(struct ib_cq *ibcq, int n, struct ib_wc *wc)
 {
 	struct qroce_dev *dev = to_qdev(ibcq->device);
@@ -847,6 +992,8 @@ static int qroce_poll_cq(struct ib_cq *ibcq, int n, struct ib_wc *wc)
 		if (r > 0)
 			done++;
 	}
+	if (done < n && qroce_dead(dev))
+		done += qroce_poll_sw(dev, cq, n - done, wc + done);
 	spin_unlock_irqrestore(&cq->lock, flags);
 	return done;
 }
@@ -906,10 +1053,11 @@ static int qroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	spin_lock_init(&qp->sq_lock);
 	spin_lock_init(&qp->rq_lock);
 	if (udata) {
-		err = ib_copy_from_udata(&req, udata, min(sizeof(req), udata->inlen));
+		err = qroce_get_req(udata, &req, sizeof(req));
 		if (err)
 			return err;
-		if (req.sq_log2_entries > QROCE_WQ_MAX_LOG2 ||
+		if (req.reserved ||
+		    req.sq_log2_entries > QROCE_WQ_MAX_LOG2 ||
 		    req.sq_wqe_shift < QROCE_SQ_WQE_MIN_SHIFT ||
 		    req.sq_wqe_shift > QROCE_SQ_WQE_MAX_SHIFT ||
 		    (1u << req.sq_log2_entries) < cap->max_send_wr ||
@@ -947,7 +1095,7 @@ static int qroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 			goto err_wrid;
 		}
 	}
-	err = qroce_ring_get(dev, &qp->sq.ring, req.sq_buf_addr,
+	err = qroce_ring_get(dev, &qp->sq.ring, !!udata, req.sq_buf_addr,
 			     1u << (qp->sq.log2 + qp->sq.shift), &c->sq, &tsq);
 	if (err)
 		goto err_sq;
@@ -956,7 +1104,8 @@ static int qroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		c->flags |= QROCE_CREATE_QP_SRQ;
 		c->srqn = cpu_to_le32(to_qsrq(init->srq)->srqn);
 	} else {
-		err = qroce_ring_get(dev, &qp->rq.ring, req.rq_buf_addr,
+		err = qroce_ring_get(dev, &qp->rq.ring, !!udata,
+				     req.rq_buf_addr,
 				     1u << (qp->rq.log2 + qp->rq.shift), &c->rq,
 				     &trq);
 		if (err)
@@ -986,14 +1135,16 @@ static int qroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->max_recv_sge = cap->max_recv_sge;
 	qp->max_inline = cap->max_inline_data;
 	resp.qpn = qp->qpn;
+	mutex_lock(&dev->qp_mutex);	/* see qroce_destroy_qp */
 	err = qroce_publish(&dev->qp_xa, qp->qpn, qp, udata, &resp,
 			    sizeof(resp));
+	mutex_unlock(&dev->qp_mutex);
 	if (err)
 		goto err_destroy;
 	return 0;
 
 err_destroy:
-	qroce_simple_cmd(dev, QROCE_CMD_DESTROY_QP, qp->qpn);
+	qroce_destroy_cmd(dev, QROCE_CMD_DESTROY_QP, qp->qpn);
 err_cmd:
 	qroce_ring_put(dev, &qp->rq.ring);
 err_rq:
@@ -1006,20 +1157,126 @@ err_wrid:
 	return err;
 }
 
+/*
+ * Lock the send and receive CQs of a QP, in CQN order; one lock when they
+ * are the same CQ.
+ */
+static void qroce_lock_cqs(struct qroce_cq *scq, struct qroce_cq *rcq,
+			   unsigned long *flags)
+	__acquires(&scq->lock) __acquires(&rcq->lock)
+{
+	if (scq == rcq) {
+		spin_lock_irqsave(&scq->lock, *flags);
+		__acquire(&rcq->lock);
+	} else if (scq->cqn < rcq->cqn) {
+		spin_lock_irqsave(&scq->lock, *flags);
+		spin_lock_nested(&rcq->lock, SINGLE_DEPTH_NESTING);
+	} else {
+		spin_lock_irqsave(&rcq->lock, *flags);
+		spin_lock_nested(&scq->lock, SINGLE_DEPTH_NESTING);
+	}
+}
+
+static void qroce_unlock_cqs(struct qroce_cq *scq, struct qroce_cq *rcq,
+			     unsigned long *flags)
+	__releases(&scq->lock) __releases(&rcq->lock)
+{
+	if (scq == rcq) {
+		__release(&rcq->lock);
+		spin_unlock_irqrestore(&scq->lock, *flags);
+	} else if (scq->cqn < rcq->cqn) {
+		spin_unlock(&rcq->lock);
+		spin_unlock_irqrestore(&scq->lock, *flags);
+	} else {
+		spin_unlock(&scq->lock);
+		spin_unlock_irqrestore(&rcq->lock, *flags);
+	}
+}
+
+/*
+ * Take the CQEs of QP @qpn, which is gone, out of kernel CQ @cq, as mlx5
+ * does: the valid CQEs from the consumer index on are walked backwards and
+ * those of other QPs are moved up over the dropped ones (each slot keeps
+ * its owner byte), then the consumer index skips the freed slots.  SRQ
+ * WQEs the dropped CQEs consumed are retired.  A poll can then never hand
+ * out a completion of a QP that no longer exists, or of a later QP that
+ * reuses its number.  The caller holds cq->lock; the device has destroyed
+ * the QP, so it writes no more CQEs for it.
+ */
+static void qroce_cq_clean(struct qroce_cq *cq, u32 qpn, struct qroce_srq *srq)
+{
+	struct qroce_cqe *ring = cq->ring.va;
+	struct qroce_cq_rec *rec = (struct qroce_cq_rec *)(ring +
+							   (1u << cq->log2));
+	u32 mask = (1u << cq->log2) - 1;
+	u32 pi, nfreed = 0;
+	u64 wr_id;
+
+	for (pi = cq->ci; pi - cq->ci <= mask; pi++)
+		if ((READ_ONCE(ring[pi & mask].owner) & QROCE_OWNER_BIT) !=
+		    qroce_owner_for(pi, cq->log2))
+			break;
+	dma_rmb();
+	while (pi != cq->ci) {
+		struct qroce_cqe *e = &ring[--pi & mask];
+
+		if (le32_to_cpu(e->qpn) == qpn) {
+			if (srq && (e->flags & QROCE_CQE_F_SRQ))
+				qroce_srq_retire(srq, le32_to_cpu(e->wqe_index),
+						 &wr_id);
+			nfreed++;
+		} else if (nfreed) {
+			memcpy(&ring[(pi + nfreed) & mask], e,
+			       offsetof(struct qroce_cqe, owner));
+		}
+	}
+	if (nfreed) {
+		cq->ci += nfreed;
+		WRITE_ONCE(rec->ci, cpu_to_le32(cq->ci));
+	}
+}
+
 static int qroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
 	struct qroce_dev *dev = to_qdev(ibqp->device);
 	struct qroce_qp *qp = to_qqp(ibqp);
+	struct qroce_cq *scq = to_qcq(ibqp->send_cq);
+	struct qroce_cq *rcq = to_qcq(ibqp->recv_cq);
+	unsigned long flags;
 	int err;
 
-	err = qroce_simple_cmd(dev, QROCE_CMD_DESTROY_QP, qp->qpn);
-	if (err)
+	/*
+	 * The device may give this QPN to a new QP as soon as it is destroyed:
+	 * qp_mutex keeps a new kernel QP unpublished, and so without CQEs,
+	 * until this one's are cleaned out.  Pollers find QPs by number under
+	 * their CQ's lock: with both locks held, none is using this QP, and
+	 * none will find it or its CQEs.  A user QP's CQEs are in user CQs,
+	 * which the provider cleans.
+	 */
+	mutex_lock(&dev->qp_mutex);
+	err = qroce_destroy_cmd(dev, QROCE_CMD_DESTROY_QP, qp->qpn);
+	if (err) {
+		mutex_unlock(&dev->qp_mutex);
 		return err;
-	xa_erase_irq(&dev->qp_xa, qp->qpn);
+	}
+	qroce_lock_cqs(scq, rcq, &flags);
+	xa_lock(&dev->qp_xa);
+	__xa_erase(&dev->qp_xa, qp->qpn);
+	xa_unlock(&dev->qp_xa);
+	if (!udata) {
+		qroce_cq_clean(rcq, qp->qpn, ibqp->srq ?
+			       to_qsrq(ibqp->srq) : NULL);
+		if (scq != rcq)
+			qroce_cq_clean(scq, qp->qpn, NULL);
+	}
+	qroce_unlock_cqs(scq, rcq, &flags);
+	mutex_unlock(&dev->qp_mutex);
 	qroce_ring_put(dev, &qp->sq.ring);
 	qroce_ring_put(dev, &qp->rq.ring);
 	kfree(qp->sq.wrid);
 	kfree(qp->rq.wrid);
+	/* the source GID reference the last IB_QP_AV took */
+	rdma_destroy_ah_attr(&qp->attr.ah_attr);
 	return 0;
 }
 
@@ -1093,10 +1350,21 @@ static int qroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		qroce_fill_av(&m->av, &attr->ah_attr);
 	}
 	err = qroce_cmd_exec(dev, &cmd, NULL);
+	/*
+	 * A dead device has no QPs left: moving one to ERR or RESET, as a
+	 * ULP does to drain or tear it down, succeeds in software (its WQEs
+	 * complete with flush errors from qroce_poll_cq).
+	 */
+	if (err && qroce_dead(dev) &&
+	    (next == IB_QPS_ERR || next == IB_QPS_RESET))
+		err = 0;
 	if (err)
 		return err;
 
-	/* Keep what was set, for query_qp. */
+	/*
+	 * Keep what was set, for query_qp.  The kept AV holds a reference on
+	 * its source GID: replacing it drops the old one, destroy_qp the last.
+	 */
 	if (mask & IB_QP_AV)
 		rdma_replace_ah_attr(&qp->attr.ah_attr, &attr->ah_attr);
 	if (mask & IB_QP_ACCESS_FLAGS)
@@ -1155,6 +1423,8 @@ static int qroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	memset(attr, 0, sizeof(*attr));
 	memset(init, 0, sizeof(*init));
 	*attr = qp->attr;
+	/* ib_query_qp's callers take no reference on the GID attribute */
+	attr->ah_attr.grh.sgid_attr = NULL;
 	attr->qp_state = out[0];
 	attr->cur_qp_state = out[0];
 	attr->sq_psn = out[1];
@@ -1257,6 +1527,9 @@ static int qroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	dma_wmb();
 	qroce_db_ring(dev, QROCE_DB_SQ, qp->qpn, wq->pi);
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	/* a dead device completes nothing: flush what was posted */
+	if (unlikely(qroce_dead(dev)))
+		qroce_kick_cq(to_qcq(ibqp->send_cq));
 	return err;
 }
 
@@ -1312,6 +1585,8 @@ static int qroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	err = qroce_post_recv_wq(to_qdev(ibqp->device), &qp->rq,
 				 qp->max_recv_sge, QROCE_DB_RQ, qp->qpn, wr, bad);
 	spin_unlock_irqrestore(&qp->rq_lock, flags);
+	if (unlikely(qroce_dead(to_qdev(ibqp->device))))
+		qroce_kick_cq(to_qcq(ibqp->recv_cq));
 	return err;
 }
 
@@ -1343,11 +1618,10 @@ static int qroce_create_srq(struct ib_srq *ibsrq,
 		return -EINVAL;
 	spin_lock_init(&srq->lock);
 	if (udata) {
-		err = ib_copy_from_udata(&req, udata,
-					 min(sizeof(req), udata->inlen));
+		err = qroce_get_req(udata, &req, sizeof(req));
 		if (err)
 			return err;
-		if (req.log2_entries > QROCE_WQ_MAX_LOG2 ||
+		if (req.reserved || req.log2_entries > QROCE_WQ_MAX_LOG2 ||
 		    (1u << req.log2_entries) < attr->max_wr ||
 		    req.wqe_shift < QROCE_RQ_WQE_MIN_SHIFT ||
 		    req.wqe_shift > QROCE_RQ_WQE_MAX_SHIFT ||
@@ -1375,7 +1649,7 @@ static int qroce_create_srq(struct ib_srq *ibsrq,
 		goto err_mem;
 	}
 	srq->max_sge = attr->max_sge;
-	err = qroce_ring_get(dev, &srq->wq.ring, req.buf_addr,
+	err = qroce_ring_get(dev, &srq->wq.ring, !!udata, req.buf_addr,
 			     1u << (srq->wq.log2 + srq->wq.shift),
 			     &cmd.create_srq.ring, &t);
 	if (err)
@@ -1400,7 +1674,7 @@ static int qroce_create_srq(struct ib_srq *ibsrq,
 	return 0;
 
 err_destroy:
-	qroce_simple_cmd(dev, QROCE_CMD_DESTROY_SRQ, srq->srqn);
+	qroce_destroy_cmd(dev, QROCE_CMD_DESTROY_SRQ, srq->srqn);
 err_ring:
 	qroce_ring_put(dev, &srq->wq.ring);
 err_mem:
@@ -1415,7 +1689,7 @@ static int qroce_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 	struct qroce_srq *srq = to_qsrq(ibsrq);
 	int err;
 
-	err = qroce_simple_cmd(dev, QROCE_CMD_DESTROY_SRQ, srq->srqn);
+	err = qroce_destroy_cmd(dev, QROCE_CMD_DESTROY_SRQ, srq->srqn);
 	if (err)
 		return err;
 	xa_erase_irq(&dev->srq_xa, srq->srqn);
@@ -1519,7 +1793,11 @@ static struct ib_mr *qroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 	u32 out[6];
 	int err;
 
-	if (access & ~(QROCE_ACCESS_MASK | IB_ACCESS_RELAXED_ORDERING))
+	/*
+	 * Optional flags (relaxed ordering and the rest of the range) are
+	 * hints a device may ignore; only the others must be supported.
+	 */
+	if (access & ~(QROCE_ACCESS_MASK | IB_ACCESS_OPTIONAL))
 		return ERR_PTR(-EOPNOTSUPP);
 	if (!len || len > dev->cap_max_mr_size)
 		return ERR_PTR(-EINVAL);
@@ -1564,12 +1842,13 @@ err_free:
 static int qroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct qroce_mr *mr = container_of(ibmr, struct qroce_mr, ibmr);
+	struct qroce_dev *dev = to_qdev(ibmr->device);
 	struct qroce_cmd cmd = {};
 	int err;
 
 	cmd.hdr.opcode = QROCE_CMD_DEREG_MR;
 	cmd.key.key = cpu_to_le32(ibmr->lkey);
-	err = qroce_cmd_exec(to_qdev(ibmr->device), &cmd, NULL);
+	err = qroce_destroyed(dev, qroce_cmd_exec(dev, &cmd, NULL), true);
 	if (err)
 		return err;
 	if (mr->umem)
@@ -1592,7 +1871,8 @@ static int qroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 	u32 out[6];
 	int err;
 
-	if (!(rdma_ah_get_ah_flags(init->ah_attr) & IB_AH_GRH))
+	if (!(rdma_ah_get_ah_flags(init->ah_attr) & IB_AH_GRH) ||
+	    qroce_no_req(udata))
 		return -EINVAL;
 	cmd.hdr.opcode = QROCE_CMD_CREATE_AH;
 	cmd.create_ah.pdn = cpu_to_le32(to_qpd(ibah->pd)->pdn);
@@ -1622,12 +1902,21 @@ static int qroce_destroy_ah(struct ib_ah *ibah, u32 flags)
 	struct qroce_dev *dev = to_qdev(ibah->device);
 	struct qroce_cmd cmd = {};
 
+	int err;
+
 	cmd.hdr.opcode = QROCE_CMD_DESTROY_AH;
 	cmd.handle.handle =
 		cpu_to_le32(container_of(ibah, struct qroce_ah, ibah)->ahn);
-	if (flags & RDMA_DESTROY_AH_SLEEPABLE)
-		return qroce_cmd_exec(dev, &cmd, NULL);
-	return qroce_cmd_exec_atomic(dev, &cmd, NULL);
+	if (flags & RDMA_DESTROY_AH_SLEEPABLE) {
+		err = qroce_cmd_exec(dev, &cmd, NULL);
+	} else {
+		err = qroce_cmd_exec_atomic(dev, &cmd, NULL);
+		/* still queued: the device destroys the AH when it gets to it */
+		if (err == -ETIMEDOUT)
+			err = 0;
+	}
+	/* an AH holds no memory the device writes: nothing to wait for */
+	return qroce_destroyed(dev, err, false);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1657,22 +1946,58 @@ static const struct rdma_stat_desc qroce_stat_descs[QROCE_CNT_NUM] = {
 	[QROCE_CNT_WIRE_FAULTS] = { .name = "wire_faults" },
 };
 
-static struct rdma_hw_stats *qroce_alloc_hw_port_stats(struct ib_device *ibdev,
-							u32 port)
+static struct rdma_hw_stats *
+qroce_alloc_hw_port_stats(struct ib_device *ibdev, u32 port)
 {
 	return rdma_alloc_hw_stats_struct(qroce_stat_descs, QROCE_CNT_NUM,
 					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
 }
 
-/* The device's counters are 32 bits wide and wrap. */
+/*
+ * The device's counters are 32 bits wide and wrap.  Each read adds the
+ * distance from the previous read (modulo 2^32) to a 64-bit sum; the
+ * health work reads them every QROCE_HEALTH_PERIOD_MS, far more often than
+ * any of them can wrap.
+ */
+void qroce_stats_update(struct qroce_dev *dev)
+{
+	unsigned long flags;
+	u32 now;
+	int i;
+
+	spin_lock_irqsave(&dev->stats_lock, flags);
+	for (i = 0; i < QROCE_CNT_NUM; i++) {
+		now = qroce_rd(dev, QROCE_REG_CNT(i));
+		dev->cnt[i] += (u32)(now - dev->cnt_last[i]);
+		dev->cnt_last[i] = now;
+	}
+	spin_unlock_irqrestore(&dev->stats_lock, flags);
+}
+
+/* Take the registers as they are now as the base (probe, after a reset). */
+void qroce_stats_resync(struct qroce_dev *dev)
+{
+	unsigned long flags;
+	int i;
+
+	spin_lock_irqsave(&dev->stats_lock, flags);
+	for (i = 0; i < QROCE_CNT_NUM; i++)
+		dev->cnt_last[i] = qroce_rd(dev, QROCE_REG_CNT(i));
+	spin_unlock_irqrestore(&dev->stats_lock, flags);
+}
+
 static int qroce_get_hw_stats(struct ib_device *ibdev,
 			      struct rdma_hw_stats *stats, u32 port, int index)
 {
 	struct qroce_dev *dev = to_qdev(ibdev);
+	unsigned long flags;
 	int i;
 
+	qroce_stats_update(dev);
+	spin_lock_irqsave(&dev->stats_lock, flags);
 	for (i = 0; i < QROCE_CNT_NUM; i++)
-		stats->value[i] = qroce_rd(dev, QROCE_REG_CNT(i));
+		stats->value[i] = dev->cnt[i];
+	spin_unlock_irqrestore(&dev->stats_lock, flags);
 	return QROCE_CNT_NUM;
 }
 
@@ -1695,6 +2020,7 @@ static const struct ib_device_ops qroce_dev_ops = {
 	.dealloc_ucontext = qroce_dealloc_ucontext,
 	.del_gid = qroce_del_gid,
 	.dereg_mr = qroce_dereg_mr,
+	.disassociate_ucontext = qroce_disassociate_ucontext,
 	.destroy_ah = qroce_destroy_ah,
 	.destroy_cq = qroce_destroy_cq,
 	.destroy_qp = qroce_destroy_qp,
@@ -1744,15 +2070,22 @@ int qroce_ib_register(struct qroce_dev *dev)
 	dma_set_max_seg_size(&dev->pdev->dev, UINT_MAX);
 	err = ib_register_device(ibdev, "qroce_%d", &dev->pdev->dev);
 	if (err)
-		return err;
-	dev->ib_registered = true;
+		goto err_netdev;
+	WRITE_ONCE(dev->ib_registered, true);
 	return 0;
+
+err_netdev:
+	qroce_cmdq_stop_gc(dev);
+	/* the port holds a reference that unregister_netdev would wait for */
+	ib_device_set_netdev(ibdev, NULL, 1);
+	return err;
 }
 
 void qroce_ib_unregister(struct qroce_dev *dev)
 {
-	if (!dev->ib_registered)
-		return;
-	dev->ib_registered = false;
+	WRITE_ONCE(dev->ib_registered, false);
 	ib_unregister_device(&dev->ibdev);
+	/* no AH is created any more: none can be left behind by a timeout */
+	qroce_cmdq_stop_gc(dev);
+	ib_device_set_netdev(&dev->ibdev, NULL, 1);
 }

@@ -4,6 +4,7 @@
  * and arm write rings in this process's memory and the doorbell page.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -779,18 +780,98 @@ static int qroce_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 	return ibv_cmd_query_qp(ibqp, attr, mask, init, &cmd, sizeof(cmd));
 }
 
+/* Lock a QP's send and receive CQs in CQN order; once if they are one. */
+static void qroce_lock_cqs(struct qroce_cq *scq, struct qroce_cq *rcq)
+{
+	if (scq == rcq) {
+		pthread_spin_lock(&scq->lock);
+	} else if (scq->cqn < rcq->cqn) {
+		pthread_spin_lock(&scq->lock);
+		pthread_spin_lock(&rcq->lock);
+	} else {
+		pthread_spin_lock(&rcq->lock);
+		pthread_spin_lock(&scq->lock);
+	}
+}
+
+static void qroce_unlock_cqs(struct qroce_cq *scq, struct qroce_cq *rcq)
+{
+	pthread_spin_unlock(&scq->lock);
+	if (rcq != scq)
+		pthread_spin_unlock(&rcq->lock);
+}
+
+/*
+ * Take the CQEs of QP @qpn, which is gone, out of @cq (as mlx5 does): the
+ * valid CQEs from the consumer index on are walked backwards, those of
+ * other QPs are moved up over the dropped ones (each slot keeps its owner
+ * byte), and the consumer index skips the freed slots.  SRQ WQEs that the
+ * dropped CQEs consumed are retired.  No poll can then return a completion
+ * of a destroyed QP, or hand a stale wr_id to a later QP with the same
+ * number.  Called with cq->lock held, after the device destroyed the QP.
+ */
+static void qroce_cq_clean(struct qroce_cq *cq, uint32_t qpn,
+			   struct qroce_srq *srq)
+{
+	uint32_t mask = (1u << cq->log2) - 1;
+	uint32_t pi, nfreed = 0;
+	uint64_t wr_id;
+
+	for (pi = cq->ci; pi - cq->ci <= mask; pi++)
+		if ((atomic_load_explicit(
+			     (_Atomic(uint8_t) *)&cq->cqes[pi & mask].owner,
+			     memory_order_relaxed) & QROCE_OWNER_BIT) !=
+		    qroce_owner_for(pi, cq->log2))
+			break;
+	udma_from_device_barrier();
+	while (pi != cq->ci) {
+		struct qroce_cqe *e = &cq->cqes[--pi & mask];
+
+		if (le32toh(e->qpn) == qpn) {
+			if (srq && (e->flags & QROCE_CQE_F_SRQ))
+				qroce_srq_retire(srq, le32toh(e->wqe_index),
+						 &wr_id);
+			nfreed++;
+		} else if (nfreed) {
+			memcpy(&cq->cqes[(pi + nfreed) & mask], e,
+			       offsetof(struct qroce_cqe, owner));
+		}
+	}
+	if (nfreed) {
+		cq->ci += nfreed;
+		atomic_store_explicit((_Atomic(uint32_t) *)&cq->rec->ci,
+				      htole32(cq->ci), memory_order_release);
+	}
+}
+
 static int qroce_destroy_qp(struct ibv_qp *ibqp)
 {
 	struct qroce_context *ctx = to_qctx(ibqp->context);
 	struct qroce_qp *qp = to_qqp(ibqp);
+	struct qroce_cq *scq = to_qcq(ibqp->send_cq);
+	struct qroce_cq *rcq = to_qcq(ibqp->recv_cq);
 	int err;
 
-	err = ibv_cmd_destroy_qp(ibqp);
-	if (err)
-		return err;
+	/*
+	 * The device may give this QPN to a new QP as soon as the destroy is
+	 * done; the table mutex keeps any new QP of this context out of the
+	 * table, and so without CQEs, until this one's are cleaned out.
+	 * Pollers look QPs up under their CQ's lock: with both locks held no
+	 * poller is using this QP, and afterwards none finds it or its CQEs.
+	 */
 	pthread_mutex_lock(&ctx->qp_table_mutex);
+	err = ibv_cmd_destroy_qp(ibqp);
+	if (err) {
+		pthread_mutex_unlock(&ctx->qp_table_mutex);
+		return err;
+	}
+	qroce_lock_cqs(scq, rcq);
 	atomic_store_explicit((_Atomic(struct qroce_qp *) *)&ctx->qp_table[qp->qpn],
 			      NULL, memory_order_relaxed);
+	qroce_cq_clean(rcq, qp->qpn, qp->srq);
+	if (scq != rcq)
+		qroce_cq_clean(scq, qp->qpn, NULL);
+	qroce_unlock_cqs(scq, rcq);
 	pthread_mutex_unlock(&ctx->qp_table_mutex);
 	qroce_wq_fini(&qp->sq);
 	qroce_wq_fini(&qp->rq);
