@@ -1,7 +1,11 @@
 # qroce test harness (POSIX sh), sourced by tests/t-*.sh and tests/demo.sh.
 #
 #   qr_init NAME            log directory build/test-logs/NAME, cleanup traps
-#   qr_boot N [OPTS...]     boot N guests joined by a loopback netdev; OPTS:
+#   qr_boot N [OPTS...]     boot N guests on one L2 segment; OPTS:
+#                           switch (a Linux bridge with a tap per guest in a
+#                           private network namespace; the default for N >= 3),
+#                           hub (QEMU's multicast socket on 127.0.0.1: every
+#                           frame to every guest, drops under load),
 #                           rxe (also a virtio-net NIC with rdma_rxe on it),
 #                           peer-rxe (the last guest has no qroce: a virtio-net
 #                           NIC with rdma_rxe takes its place on the segment),
@@ -10,6 +14,8 @@
 #                           instead of the default lossless stream on a
 #                           Unix socket),
 #                           trace (QEMU trace of qroce_* events)
+#                           QR_DEVOPTS (environment) is appended to every
+#                           -device qroce,... (e.g. QR_DEVOPTS=dcqcn=off)
 #   qr_exec G CMD           run CMD in guest G (1-based) through its agent;
 #                           prints the output, returns CMD's exit status
 #   qr_check DESC CMD...    run CMD...; count and print a PASS or FAIL line
@@ -17,12 +23,13 @@
 #   qr_bg, qr_bg_wait, qr_wait_listen, qr_wait_cm_listen, qr_pingpong,
 #   qr_counter, qr_perftest, qr_atomics: see below
 #
-# Every QEMU started here is killed by its pid on exit or interruption.
-# Logs are kept when a check failed, removed otherwise.
+# Every QEMU started here is killed by its pid on exit or interruption, and
+# the network namespace of a switch is removed then.  Logs are kept when a
+# check failed, removed otherwise.
 
 QR_TOP=${QR_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
 QR_B=$QR_TOP/build
-QR_QEMU=$QR_B/qemu/qemu-system-x86_64
+QR_QEMU=${QR_QEMU:-$QR_B/qemu/qemu-system-x86_64}
 QR_KVER=$(cat "${QROCE_CACHE:-/var/cache/qroce}/kernel-version" 2>/dev/null)
 QR_KERNEL=$QR_B/kernel/boot/vmlinuz-$QR_KVER
 QR_INITRD=$QR_B/initramfs.cpio.gz
@@ -31,10 +38,34 @@ QR_PASS=0
 QR_FAIL=0
 QR_SEQ=0
 QR_N=0
+QR_NS=""
+QR_WIRE=""
 
 qr_log() { echo "[$QR_NAME] $*"; }
 
+# Every guest test checks its guests' kernel log before they go: a
+# WARNING:, BUG: or Oops fails it.  Run by qr_cleanup while the guests are
+# still up (not from the exit traps, where nothing can be reported).
+qr_dmesg_all() {
+	qd=1
+	while [ $qd -le "$QR_N" ]; do
+		qr_check "guest $qd: dmesg has no WARNING:, BUG: or Oops" qr_dmesg_clean $qd
+		qd=$((qd + 1))
+	done
+}
+
+qr_dmesg_clean() {
+	QR_TIMEOUT=30 qr_exec "$1" 'dmesg' >"$QR_DIR/dmesg.g$1" || {
+		echo "guest $1 does not answer"; return 1; }
+	! grep -E 'WARNING:|BUG:|Oops' "$QR_DIR/dmesg.g$1"
+}
+
 qr_cleanup() {
+	if [ -n "$QR_PIDS" ] && [ "${QR_IN_TRAP:-0}" = 0 ] && [ "$QR_N" -gt 0 ] &&
+		qr_alive; then
+		qr_dmesg_all
+	fi
+	QR_N=0
 	for p in $QR_PIDS; do
 		kill "$p" 2>/dev/null
 	done
@@ -42,6 +73,62 @@ qr_cleanup() {
 		wait "$p" 2>/dev/null
 	done
 	QR_PIDS=""
+	qr_net_down
+}
+
+# The switch: a private network namespace qr<pid of this shell> holding a
+# bridge br0 with a tap per guest (tapI), and for the rxe NICs a second
+# bridge br1 (vtapI).  Nothing in it is connected to the host's network.
+# The taps are made persistent before QEMU opens them, so that they are
+# enslaved and up before the guest sends its first frame; they go away with
+# the namespace.
+qr_net_up() { # N RXE
+	qr_net_sweep
+	QR_NS=qr$$
+	ip netns add "$QR_NS" || { QR_NS=""; return 1; }
+	# no IPv6 link-local address (and no router solicitation or DAD
+	# frames) on the bridges and taps: the segment carries guests' frames only
+	ip netns exec "$QR_NS" sh -c 'echo 1 >/proc/sys/net/ipv6/conf/default/disable_ipv6' 2>/dev/null
+	ip -n "$QR_NS" link set lo up
+	nb=0
+	[ "$2" = 1 ] && nb=1
+	b=0
+	while [ $b -le $nb ]; do
+		# STP off and no forwarding delay: ports forward as soon as
+		# they are up; no multicast snooping: multicast is flooded,
+		# as on an unmanaged switch
+		ip -n "$QR_NS" link add br$b type bridge stp_state 0 \
+			forward_delay 0 mcast_snooping 0 || return 1
+		ip -n "$QR_NS" link set br$b mtu 9216 up || return 1
+		b=$((b + 1))
+	done
+	i=1
+	while [ $i -le "$1" ]; do
+		for t in tap$i:br0 vtap$i:br1; do
+			tap=${t%:*} br=${t#*:}
+			[ "$br" = br1 ] && [ $nb = 0 ] && continue
+			ip -n "$QR_NS" tuntap add "$tap" mode tap &&
+				ip -n "$QR_NS" link set "$tap" mtu 9216 \
+					txqueuelen "${QR_TAPQLEN:-1000}" master "$br" up ||
+				return 1
+		done
+		i=$((i + 1))
+	done
+}
+
+qr_net_down() {
+	[ -n "$QR_NS" ] || return 0
+	ip netns del "$QR_NS" 2>/dev/null
+	QR_NS=""
+}
+
+# Remove switch namespaces of harness shells that no longer exist (killed
+# by SIGKILL, which no trap sees) and in which no process is left.
+qr_net_sweep() {
+	for ns in $(ip netns list 2>/dev/null | sed -n 's/^\(qr[0-9][0-9]*\)\( .*\)\{0,1\}$/\1/p'); do
+		kill -0 "${ns#qr}" 2>/dev/null && continue
+		[ -z "$(ip netns pids "$ns" 2>/dev/null)" ] && ip netns del "$ns" 2>/dev/null
+	done
 }
 
 qr_init() {
@@ -52,8 +139,8 @@ qr_init() {
 	for f in ${QR_NEED-"$QR_QEMU" "$QR_KERNEL" "$QR_INITRD"}; do
 		[ -e "$f" ] || { echo "$QR_NAME: $f missing: run 'make'" >&2; exit 2; }
 	done
-	trap 'qr_cleanup' EXIT
-	trap 'qr_cleanup; exit 130' INT TERM HUP
+	trap 'QR_IN_TRAP=1; qr_cleanup' EXIT
+	trap 'QR_IN_TRAP=1; qr_cleanup; exit 130' INT TERM HUP
 }
 
 # A UDP port pair that nothing listens on, derived from our pid.
@@ -69,9 +156,12 @@ qr_boot() {
 	n=$1
 	shift
 	rxe=0 drv=1 mtu="" pcap=0 trace=0 rxepeer=0 wire=stream
+	[ "$n" -ge 3 ] && wire=switch
 	for o in "$@"; do
 		case $o in
 		dgram) wire=dgram ;;
+		hub) wire=hub ;;
+		switch) wire=switch ;;
 		rxe) rxe=1 ;;
 		peer-rxe) rxepeer=1 ;;
 		noqroce-driver) drv=0 ;;
@@ -81,14 +171,35 @@ qr_boot() {
 		*) echo "qr_boot: unknown option $o" >&2; return 2 ;;
 		esac
 	done
+	if [ $wire = dgram ] && [ "$n" -ne 2 ]; then
+		echo "qr_boot: dgram joins two guests only" >&2
+		return 2
+	fi
+	[ "$n" -le 9 ] || { echo "qr_boot: at most 9 guests" >&2; return 2; }
+	[ $wire = stream ] && [ "$n" -ne 2 ] && wire=hub
 	QR_N=$n
+	if [ $wire = switch ]; then
+		qr_net_down
+		if ! qr_net_up "$n" $rxe >"$QR_DIR/switch.log" 2>&1; then
+			cat "$QR_DIR/switch.log" >&2
+			qr_net_down
+			# asked for: fail; by default (N >= 3): the hub
+			case " $* " in
+			*" switch "*) qr_log "could not build the switch (needs root)"; return 1 ;;
+			esac
+			qr_log "could not build the switch (needs root): the hub instead"
+			wire=hub
+		fi
+	fi
+	QR_WIRE=$wire
 	port=$(qr_ports)
 	mcast=$((40000 + $$ % 20000))
+	QR_MCAST=$mcast
 	i=1
 	while [ $i -le "$n" ]; do
 		d=$QR_DIR/g$i
 		mkdir -p "$d"
-		rm -f "$d/agent.in" "$d/agent.out"
+		rm -f "$d/agent.in" "$d/agent.out" "$d/qmp.sock"
 		mkfifo "$d/agent.in" "$d/agent.out"
 		cat >"$d/config" <<CFG
 QR_NAME=g$i
@@ -99,12 +210,17 @@ QR_RXE=$rxe
 QR_QROCE=$drv
 QR_MTU=$mtu
 CFG
-		if [ "$n" -eq 2 ] && [ "$wire" = dgram ]; then
+		netns=""
+		if [ $wire = switch ]; then
+			netns="ip netns exec $QR_NS"
+			net="-netdev tap,id=n0,ifname=tap$i,script=no,downscript=no"
+			vnet="-netdev tap,id=n1,ifname=vtap$i,script=no,downscript=no"
+		elif [ $wire = dgram ]; then
 			me=$((port + i - 1))
 			peer=$((port + 2 - i))
 			net="-netdev dgram,id=n0,local.type=inet,local.host=127.0.0.1,local.port=$me,remote.type=inet,remote.host=127.0.0.1,remote.port=$peer"
 			vnet="-netdev dgram,id=n1,local.type=inet,local.host=127.0.0.1,local.port=$((me + 2)),remote.type=inet,remote.host=127.0.0.1,remote.port=$((peer + 2))"
-		elif [ "$n" -eq 2 ]; then
+		elif [ $wire = stream ]; then
 			# a lossless wire, as RoCE fabrics are (PFC): guest 1
 			# listens, guest 2 connects.  A Unix socket: TCP's
 			# Nagle delays would add 40 ms to small frames.
@@ -116,11 +232,13 @@ CFG
 			net="-netdev stream,id=n0,$side,addr.type=unix,addr.path=$QR_DIR/wire0.sock"
 			vnet="-netdev stream,id=n1,$side,addr.type=unix,addr.path=$QR_DIR/wire1.sock"
 		else
+			# the hub: QEMU's multicast socket, bound to loopback so
+			# that no frame leaves the machine
 			net="-netdev socket,id=n0,mcast=230.0.0.1:$mcast,localaddr=127.0.0.1"
 			vnet="-netdev socket,id=n1,mcast=230.0.0.1:$((mcast + 1)),localaddr=127.0.0.1"
 		fi
 		extra=""
-		nic="-device qroce,netdev=n0,mac=52:54:00:00:00:0$i"
+		nic="-device qroce,id=qroce0,netdev=n0,mac=52:54:00:00:00:0$i${QR_DEVOPTS:+,$QR_DEVOPTS}"
 		if [ $rxepeer = 1 ] && [ $i -eq "$n" ]; then
 			# rdma_rxe on virtio-net, on the qroce segment, same addresses
 			nic="-device virtio-net-pci,netdev=n0,romfile=,mac=52:54:00:00:00:0$i"
@@ -129,8 +247,10 @@ CFG
 		[ $rxe = 1 ] && extra="$vnet -device virtio-net-pci,netdev=n1,romfile=,mac=52:54:00:00:01:0$i"
 		[ $pcap = 1 ] && extra="$extra -object filter-dump,id=f0,netdev=n0,file=$d/wire.pcap"
 		[ $trace = 1 ] && extra="$extra -trace qroce_*,file=$d/trace.log"
+		# QEMU itself is the background job: the shell and then
+		# `ip netns exec` exec it, so $! is QEMU's pid
 		# shellcheck disable=SC2086
-		"$QR_QEMU" -nodefaults -machine q35 -accel tcg -cpu max -m 1024 \
+		$netns "$QR_QEMU" -nodefaults -machine q35 -accel tcg -cpu max -m 1024 \
 			-smp 1 -display none \
 			-kernel "$QR_KERNEL" -initrd "$QR_INITRD" \
 			-append "console=ttyS0 panic=-1 quiet" \
@@ -138,9 +258,11 @@ CFG
 			-chardev "pipe,id=agent,path=$d/agent" \
 			-device isa-serial,chardev=agent \
 			-fw_cfg "name=opt/qroce/config,file=$d/config" \
+			-qmp "unix:$d/qmp.sock,server=on,wait=off" \
 			$net $nic $extra \
 			>"$d/qemu.log" 2>&1 &
 		QR_PIDS="$QR_PIDS $!"
+		eval "QR_QPID_$i=\$!"
 		cat "$d/agent.out" >"$d/agent.log" &
 		QR_PIDS="$QR_PIDS $!"
 		i=$((i + 1))
@@ -153,7 +275,7 @@ CFG
 			t=$((t + 1))
 			if [ $t -gt 600 ] || ! qr_alive; then
 				qr_log "guest $i did not come up; console:"
-				tail -20 "$d/console.log" "$d/qemu.log"
+				tail -n 20 "$d/console.log" "$d/qemu.log"
 				return 1
 			fi
 			sleep 0.1
@@ -224,7 +346,9 @@ qr_bg() {
 
 # qr_bg_wait G NAME [SECONDS]: wait for it; print its output, return its status.
 qr_bg_wait() {
-	QR_TIMEOUT=$((${3:-120} + 30)) qr_exec "$1" "i=0; while [ ! -e /tmp/bg.$2 ] && [ \$i -lt $((${3:-120} * 10)) ]; do sleep 0.1; i=\$((i + 1)); done; cat /tmp/bg.$2.out; [ -e /tmp/bg.$2 ] || { echo 'still running: timed out'; exit 124; }; exit \$(cat /tmp/bg.$2)"
+	# the limit is the guest's clock, not a count of sleeps: a busy guest
+	# sleeps longer, and its agent does nothing else meanwhile
+	QR_TIMEOUT=$((${3:-120} + 30)) qr_exec "$1" "read u x </proc/uptime; e=\$((\${u%.*} + ${3:-120})); while [ ! -e /tmp/bg.$2 ]; do read u x </proc/uptime; [ \${u%.*} -ge \$e ] && break; sleep 0.1; done; cat /tmp/bg.$2.out; [ -e /tmp/bg.$2 ] || { echo 'still running: timed out'; exit 124; }; exit \$(cat /tmp/bg.$2)"
 }
 
 # qr_wait_listen G PORT: wait until guest G listens on TCP PORT.
@@ -317,4 +441,214 @@ qr_atomics() {
 			"$QR_DIR/a.srv" &&
 		grep -q "^PASS CMP_SWAP lock: 2 x $ak increments under it give $((2 * ak)), lock 0\$" \
 			"$QR_DIR/a.srv"
+}
+
+# qr_stats G DEV: every hardware counter of RDMA device DEV (port 1) in
+# guest G, one "name value" per line (`rdma statistic show link DEV/1`).
+qr_stats() {
+	qr_exec "$1" "rdma statistic show link $2/1" |
+		awk '{ for (i = 1; i < NF; i++) if ($(i + 1) ~ /^[0-9]+$/ && $i ~ /^[a-z_]+$/) print $i, $(i + 1) }'
+}
+
+# qr_mtu G DEV: the active RoCE path MTU of DEV in guest G, in bytes.
+qr_mtu() {
+	qr_exec "$1" "ibv_devinfo -d $2" | sed -n 's/.*active_mtu:[^0-9]*\([0-9][0-9]*\).*/\1/p' | head -1
+}
+
+# qr_flows TAG DEV NET LIMIT CMD SRC:DST...: run one perftest flow per
+# SRC:DST pair, all at once: CMD (e.g. "ib_write_bw -x 1 -F -s 65536 -n
+# 1000") with "-d DEV" and a TCP port of its own, server in guest DST,
+# client in guest SRC connecting to NET.DST (NET is 10.0.0 for qroce's
+# netdevs, 10.0.1 for the rxe ones).  The servers are started and waited
+# for first; then the clients are started one after the other (a fraction
+# of a second apart) and every flow must end within LIMIT seconds of the
+# first start; what is still running then is killed (by its pid, in the
+# guest).  Writes $QR_DIR/TAG.res, lines of
+#   flow K SRC DST STATUS SECONDS GOODPUT BW
+#        STATUS: the client's and the server's (124: did not end in time);
+#        SECONDS: the client's run time in its guest, from its start to its
+#        end, connection set-up included; GOODPUT: the bytes it wrote (-s x
+#        -n) / SECONDS, in MB/s (10^6 B/s), "-" unless STATUS is 0; BW:
+#        perftest's own "BW average", which is 0.00 when its CPU clock
+#        estimate fails ("Correlation coefficient r^2 < 0.9", frequent with
+#        several TCG guests on few host cores): not to be relied on
+#   cnt G NAME DELTA                     (DEV's counters in guest G across
+#                                         the flows, every guest, mod 2^32)
+#   drop G DELTA                         (frames the wire dropped on their
+#                                         way to guest G: see qr_drops)
+# and the perftest outputs to $QR_DIR/TAG.K.cli and TAG.K.srv.  Returns 0
+# if every flow (client and server) ended with status 0.
+qr_flows() {
+	ftag=$1 fdev=$2 fnet=$3 flim=$4 fcmd=$5
+	shift 5
+	fres=$QR_DIR/$ftag.res
+	: >"$fres"
+	fk=0
+	for f in "$@"; do
+		fk=$((fk + 1))
+		fd=${f#*:}
+		qr_flow_bg "$fd" "$ftag.s$fk" "$fcmd -d $fdev -p $((18600 + fk))" >/dev/null
+	done
+	fk=0
+	for f in "$@"; do
+		fk=$((fk + 1))
+		qr_wait_listen "${f#*:}" $((18600 + fk)) >/dev/null ||
+			echo "flow $fk: server did not listen"
+	done
+	g=1
+	while [ $g -le "$QR_N" ]; do
+		qr_stats $g "$fdev" >"$QR_DIR/$ftag.c0.$g"
+		g=$((g + 1))
+	done
+	fnic=0
+	[ "$fnet" = 10.0.1 ] && fnic=1
+	qr_drops $fnic >"$QR_DIR/$ftag.d0"
+	fstart=$(date +%s)
+	fk=0
+	for f in "$@"; do
+		fk=$((fk + 1))
+		qr_flow_bg "${f%:*}" "$ftag.c$fk" "$fcmd -d $fdev -p $((18600 + fk)) $fnet.${f#*:}" >/dev/null
+	done
+	fok=0
+	fk=0
+	for f in "$@"; do
+		fk=$((fk + 1))
+		left=$((flim - ($(date +%s) - fstart)))
+		[ $left -lt 1 ] && left=1
+		qr_bg_wait "${f%:*}" "$ftag.c$fk" $left >"$QR_DIR/$ftag.$fk.cli"
+		echo $? >"$QR_DIR/$ftag.$fk.rc"
+	done
+	# whatever is left of the flows (timed out) must not load the next
+	# step: killed, by its pid in its guest
+	g=1
+	while [ $g -le "$QR_N" ]; do
+		qr_exec $g "for p in /tmp/pid.$ftag.*; do [ -e \$p ] && kill \$(cat \$p) 2>/dev/null; done; true" >/dev/null
+		g=$((g + 1))
+	done
+	fk=0
+	for f in "$@"; do
+		fk=$((fk + 1))
+		fs=${f%:*} fd=${f#*:}
+		fc=$(cat "$QR_DIR/$ftag.$fk.rc")
+		qr_bg_wait "$fd" "$ftag.s$fk" 10 >"$QR_DIR/$ftag.$fk.srv" || { [ "$fc" = 0 ] && fc=1; }
+		[ "$fc" = 0 ] || fok=1
+		secs=$(sed -n 's/^@@flow \([0-9.]*\) \([0-9.]*\)$/\1 \2/p' "$QR_DIR/$ftag.$fk.cli" |
+			awk '{ printf "%.2f", $2 - $1 }')
+		size=$(echo "$fcmd" | sed -n 's/.*-s \([0-9]*\).*/\1/p')
+		iters=$(echo "$fcmd" | sed -n 's/.*-n \([0-9]*\).*/\1/p')
+		bw=$(awk -v s="${size:-65536}" '$1 == s && NF >= 4 && $2 ~ /^[0-9]+$/ { print $4; exit }' \
+			"$QR_DIR/$ftag.$fk.cli")
+		gp=$(awk -v b=$((${size:-65536} * ${iters:-1000})) -v t="${secs:-0}" -v c="$fc" \
+			'BEGIN { if (c == 0 && t > 0) printf "%.2f", b / t / 1e6; else print "-" }')
+		echo "flow $fk $fs $fd $fc ${secs:--} $gp ${bw:--}" >>"$fres"
+	done
+	g=1
+	while [ $g -le "$QR_N" ]; do
+		qr_stats $g "$fdev" >"$QR_DIR/$ftag.c1.$g"
+		awk -v g=$g 'NR == FNR { a[$1] = $2; next }
+			($1 in a) { d = $2 - a[$1]; if (d < 0) d += 4294967296; print "cnt", g, $1, d }' \
+			"$QR_DIR/$ftag.c0.$g" "$QR_DIR/$ftag.c1.$g" >>"$fres"
+		g=$((g + 1))
+	done
+	qr_drops $fnic | awk 'NR == FNR { a[$1] = $2; next }
+		{ print "drop", $1, ($2 == "-" || a[$1] == "-") ? "-" : $2 - a[$1] }' "$QR_DIR/$ftag.d0" - >>"$fres"
+	return $fok
+}
+
+# qr_flow_bg G NAME CMD: qr_bg, with CMD's pid in /tmp/pid.NAME (for
+# qr_flows to kill it) and a last line "@@flow START END" (guest uptime).
+qr_flow_bg() {
+	qr_bg "$1" "$2" "read s x </proc/uptime; $3 & echo \$! >/tmp/pid.$2; wait \$!; r=\$?; rm -f /tmp/pid.$2; read e x </proc/uptime; echo @@flow \$s \$e; exit \$r"
+}
+
+# qr_qmp G COMMAND [ARGUMENTS-JSON]: run a QMP command in guest G's QEMU
+# (socket gI/qmp.sock); prints its "return" as JSON, fails on an error.
+qr_qmp() {
+	python3 - "$QR_DIR/g$1/qmp.sock" "$2" "${3:-{\}}" <<'PY'
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(30)
+s.connect(sys.argv[1])
+f = s.makefile("rw")
+def reply():
+    while True:
+        m = json.loads(f.readline())
+        if "return" in m or "error" in m:
+            return m
+f.readline()                                    # the greeting
+f.write(json.dumps({"execute": "qmp_capabilities"}) + "\n"); f.flush()
+reply()
+f.write(json.dumps({"execute": sys.argv[2], "arguments": json.loads(sys.argv[3])}) + "\n")
+f.flush()
+m = reply()
+if "error" in m:
+    print(m["error"].get("desc", m["error"]), file=sys.stderr)
+    sys.exit(1)
+print(json.dumps(m["return"]))
+PY
+}
+
+# qr_qom_set G PROPERTY VALUE: set a property of guest G's qroce device
+# while it runs (qom-set on /machine/peripheral/qroce0): true/false as
+# booleans, digits as numbers, e.g. qr_qom_set 2 dcqcn false or
+# qr_qom_set 1 rx-drop-ppm 10000; qr_qom_get G PROPERTY prints its value.
+qr_qom_set() {
+	case $3 in
+	true | false) v=$3 ;;
+	'' | *[!0-9]*) v="\"$3\"" ;;
+	*) v=$3 ;;
+	esac
+	qr_qmp "$1" qom-set "{\"path\": \"qroce0\", \"property\": \"$2\", \"value\": $v}" >/dev/null
+}
+
+qr_qom_get() {
+	qr_qmp "$1" qom-get "{\"path\": \"qroce0\", \"property\": \"$2\"}"
+}
+
+# qr_port_buffer FRAMES [G...]: on the switch, the egress buffer of the
+# ports towards guests G (default: every guest), qroce's and rxe's, in
+# frames: what the bridge can queue for a guest whose QEMU has not read
+# yet; beyond it, frames are dropped (tail drop).  qr_boot sets
+# $QR_TAPQLEN (default 1000, Linux's default, about 1.5 MB of full-size
+# frames: a deep buffer; switches built for RoCE have a few hundred KB per
+# congested port).  Takes effect at once, also while traffic runs.
+qr_port_buffer() {
+	[ "$QR_WIRE" = switch ] && [ -n "$QR_NS" ] || { echo "qr_port_buffer: no switch" >&2; return 1; }
+	qlen=$1
+	shift
+	[ $# -gt 0 ] || set -- $(seq 1 "$QR_N")
+	for g in "$@"; do
+		for tap in tap$g vtap$g; do
+			ip -n "$QR_NS" link show $tap >/dev/null 2>&1 &&
+				{ ip -n "$QR_NS" link set $tap txqueuelen "$qlen" || return 1; }
+		done
+	done
+	return 0
+}
+
+# qr_drops NIC: "G FRAMES" per guest: frames the wire dropped on their way
+# to guest G's qroce NIC (NIC 0) or virtio-net NIC (NIC 1, rxe).  On the
+# switch, the frames the bridge could not queue to the guest's tap (tail
+# drop: QEMU did not read them fast enough); on the hub, the datagrams the
+# kernel dropped at the guest's QEMU socket (receive buffer full).  "-" on
+# the other wires.
+qr_drops() {
+	g=1
+	while [ $g -le "$QR_N" ]; do
+		v=-
+		if [ "$QR_WIRE" = switch ] && [ -n "$QR_NS" ]; then
+			tap=tap$g
+			[ "$1" = 1 ] && tap=vtap$g
+			v=$(ip netns exec "$QR_NS" cat /sys/class/net/$tap/statistics/tx_dropped 2>/dev/null)
+		elif [ "$QR_WIRE" = hub ]; then
+			qp=""
+			eval "qp=\$QR_QPID_$g"
+			inodes=$(ls -l /proc/"$qp"/fd 2>/dev/null | sed -n 's/.*socket:\[\([0-9]*\)\].*/\1/p' | tr '\n' ' ')
+			v=$(awk -v port="$(printf '%04X' $((QR_MCAST + $1)))" -v inodes=" $inodes" '
+				NR > 1 { split($2, a, ":"); if (a[2] == port && index(inodes, " " $10 " ")) d += $NF }
+				END { print d + 0 }' /proc/net/udp)
+		fi
+		echo $g "${v:--}"
+		g=$((g + 1))
+	done
 }
