@@ -65,6 +65,8 @@ PKGS="build-essential ninja-build pkg-config flex bison xz-utils bzip2 curl ca-c
       busybox-static cpio kmod seabios qemu-system-data perftest iproute2 libpci3
       tshark sparse"
 BPO_PKGS="meson python3-pycotap linux-image-amd64 linux-headers-amd64"
+# make fuzz (sh scripts/deps.sh fuzz): clang with libFuzzer and its sanitizers
+[ "${1-}" != fuzz ] || PKGS="$PKGS clang libclang-rt-dev"
 
 missing=
 for p in $PKGS; do
