@@ -1,7 +1,23 @@
 /*
  * qroce: emulated RoCEv2 RDMA NIC -- device state shared by the files of
- * the model (qroce.c: PCI, registers, Ethernet, command queue, objects;
- * qroce_rc.c: the RoCE transport engine).
+ * the model.  Each file declares its functions in its own header; a file
+ * calls only the files below it (scripts/check-layers.sh):
+ *
+ *   qroce_pci.c          QOM/PCI shell: realize, reset, properties, MSI-X
+ *   qroce_regs.c         register file (BAR0), doorbells (BAR2)
+ *   qroce_ctrl.c         control path: command ring and its commands
+ *   qroce_eth.c          the Ethernet function
+ *   qroce_data.c         data path: scheduler, transport table, rx demux
+ *   qroce_data_rc.c      RC transport
+ *   qroce_data_uc.c      UC transport
+ *   qroce_data_ud.c      UD and GSI transport
+ *   qroce_data_common.c  helpers the transports share
+ *   qroce_data_cc.c      congestion control: cwnd, ECN/CNP, DCQCN
+ *   qroce_ctrl_objs.c    object and buffer tables (written by the control
+ *                        path, read by the data path)
+ *   qroce_ring.c         DMA to guest RAM, CQ/EQ posting, interrupts
+ *   qroce_port.c         the port: wire faults, loopback, netdev
+ *   roce_wire.c          the frame codec (no QEMU headers)
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -11,6 +27,7 @@
 #include "hw/pci/pci_device.h"
 #include "net/net.h"
 #include "qom/object.h"
+#include "qemu/queue.h"
 #include "qroce_hw.h"
 
 #define TYPE_QROCE "qroce"
@@ -81,7 +98,8 @@ typedef struct QRocePD {
 } QRocePD;
 
 /*
- * A shared receive queue: commands, doorbell and limit are qroce.c's.  A
+ * A shared receive queue: commands, doorbell and limit are the control
+ * path's (qroce_ctrl.c, qroce_regs.c).  A
  * QP created with QROCE_CREATE_QP_SRQ has no RQ of its own; the engine
  * takes its receives from the SRQ (qroce_qp_recv_wq()).
  */
@@ -105,7 +123,91 @@ typedef struct QRoceGid {
     uint8_t gid[16];
 } QRoceGid;
 
-#include "qroce_rc.h"
+/*
+ * The responder's output, in PSN order: READ responses still to stream,
+ * atomic ACKs and ACK/NAKs that must not overtake them.  Sized for
+ * QROCE_DEF_MAX_RD_ATOM reads/atomics, an ACK after each and spare NAKs.
+ */
+#define QROCE_RC_RSPQ   40
+
+typedef struct QRoceRcRsp {
+    uint8_t kind;           /* RC_RSP_* in qroce_data_rc.c */
+    uint8_t syndrome;       /* ACK/NAK: AETH syndrome */
+    uint32_t first_psn;     /* PSN of the request */
+    uint32_t psn;           /* next PSN to send */
+    uint64_t va;            /* READ: remote address of byte 0 */
+    uint32_t rkey, len, off;    /* READ: length, bytes already sent */
+    uint64_t orig;          /* ATOMIC: value before the operation */
+} QRoceRcRsp;
+
+/* Executed atomics, so that a duplicate gets the same answer. */
+typedef struct QRoceRcAtomicHist {
+    bool valid;
+    uint32_t psn;
+    uint64_t orig;
+} QRoceRcAtomicHist;
+
+/* Per-QP transport state. */
+typedef struct QRoceRcQP {
+    /* scheduling */
+    QTAILQ_ENTRY(QRoceQP) runq_link;
+    bool on_runq;           /* queued on the engine's run queue */
+    bool timer_fired;       /* the retry/RNR timer expired: handle in the BH */
+    /* requester */
+    uint32_t npsn;          /* next PSN to send */
+    uint32_t hi_psn;        /* one past the highest PSN ever sent */
+    uint32_t una_psn;       /* oldest unacknowledged PSN */
+    uint32_t wqe_off;       /* bytes of the current send WQE already sent */
+    uint32_t sq_sent;       /* SQ WQEs fully sent (>= sq.ci) */
+    uint32_t nsent;         /* entries in the in-flight list */
+    uint32_t nsent_hi;      /* entries still recorded after a rewind */
+    struct QRoceRcInflight *inflight;   /* ring of sent, unacked WQEs */
+    uint32_t inflight_head;
+    uint32_t nrd;           /* READs and atomics among them */
+    int retry_left, rnr_left;
+    bool rnr_wait;          /* resume sending when the timer fires */
+    bool resync;            /* rewound: ignore stale responses until progress */
+    struct QEMUTimer *timer;
+    /*
+     * The send WQE being segmented, copied at its first packet (a QP
+     * context's copy: the guest may rewrite the ring meanwhile), and the
+     * READ/atomic WQE that responses are written to.
+     */
+    struct RcWqe *txw, *rdw;
+    uint32_t txw_idx, rdw_idx;
+    bool txw_valid, rdw_valid;
+    /* loss recovery: congestion window in PSNs (8 fractional bits) */
+    uint32_t cwnd, ssthresh;
+    uint32_t cut_psn;       /* no window cut by a CNP before una passes it */
+    uint32_t backoff;       /* consecutive timeouts: the timeout doubles */
+    /* DCQCN reaction point (rates in bit/s, alpha in 1/1024) */
+    uint64_t rate_cur, rate_tgt;
+    uint32_t alpha;
+    uint32_t dc_t, dc_bc;   /* timer and byte-counter stages since a cut */
+    uint64_t dc_bytes;
+    int64_t dc_alpha_at, dc_timer_at;
+    bool dc_cnp_seen;       /* a CNP since the last alpha update */
+    int64_t pace_at;        /* earliest time of the next packet */
+    int64_t meas_at;        /* start of the current rate measurement */
+    uint64_t meas_bytes, meas_rate;
+    struct QEMUTimer *pace_timer;
+    /* DCQCN notification point */
+    int64_t cnp_at;         /* earliest time of the next CNP to send */
+    QRoceState *s;
+    /* responder */
+    uint32_t epsn;          /* expected PSN */
+    uint32_t msn;
+    uint32_t recv_off;      /* bytes of the current message received */
+    bool in_msg;            /* between FIRST and LAST of a message */
+    bool in_write;          /* ... and that message is an RDMA WRITE */
+    uint64_t wr_va;         /* RDMA WRITE target (from the RETH) */
+    uint32_t wr_rkey, wr_len;
+    bool nak_sent;          /* one sequence NAK per gap */
+    QRoceRcRsp rspq[QROCE_RC_RSPQ];
+    uint32_t rsp_head, rsp_count;
+    QRoceRcAtomicHist ahist[QROCE_DEF_MAX_RD_ATOM];
+    uint32_t ahist_next;
+} QRoceRcQP;
 
 enum { QROCE_DIR_TX, QROCE_DIR_RX };
 enum {
@@ -116,6 +218,15 @@ enum {
     QROCE_FAULT_NUM
 };
 
+/*
+ * A frame received from the wire (@wire) or from the device itself, handed
+ * up by the port: to the data path (true if it was RoCE for this device)
+ * and, if not, to the Ethernet function.  Installed at realize.
+ */
+typedef bool QRoceRoceRxFn(QRoceState *s, const uint8_t *frame, size_t len,
+                           bool wire);
+typedef void QRoceEthRxFn(QRoceState *s, const uint8_t *frame, size_t len);
+
 typedef struct QRoceQP {
     bool valid;
     uint32_t qpn, pdn, type, state, uar, flags;
@@ -125,7 +236,7 @@ typedef struct QRoceQP {
     uint8_t max_rd_atomic, max_dest_rd_atomic;
     uint32_t access_flags, qkey, sq_psn, rq_psn, dest_qpn;
     QRoceAV av;
-    QRoceRcQP rc;           /* transport state, owned by qroce_rc.c */
+    QRoceRcQP rc;           /* transport state, owned by the data path */
 } QRoceQP;
 
 struct QRoceState {
@@ -184,36 +295,28 @@ struct QRoceState {
     QRoceSRQ *srq;
     QRoceGid gid[QROCE_DEF_MAX_GID];
 
-    struct QRoceRc *rc;     /* engine-global state, qroce_rc.c */
+    struct QRoceRc *rc;     /* engine-global state, the data path's */
+
+    /* where the port hands received frames up (qroce_port.h) */
+    QRoceRoceRxFn *port_roce_rx;
+    QRoceEthRxFn *port_eth_rx;
 };
 
-/* Interface of qroce.c for the engine. */
-QRoceQP *qroce_qp_get(QRoceState *s, uint32_t qpn);
-QRoceCQ *qroce_cq_get(QRoceState *s, uint32_t cqn);
-QRoceAH *qroce_ah_get(QRoceState *s, uint32_t ahn);
-QRoceSRQ *qroce_srq_get(QRoceState *s, uint32_t srqn);
-/* The WQ @qp receives into: its SRQ's (*srq set) or its own RQ (NULL). */
-QRoceWQ *qroce_qp_recv_wq(QRoceState *s, QRoceQP *qp, QRoceSRQ **srq);
-/* Call after advancing srq->wq.ci: raises SRQ_LIMIT when it is due. */
-void qroce_srq_consumed(QRoceState *s, QRoceSRQ *srq);
-int qroce_bt_rw(QRoceState *s, const QRoceBT *bt, uint64_t offset, void *buf,
-                uint64_t len, bool to_guest);
-int qroce_mr_check(QRoceState *s, uint32_t key, uint32_t pdn, uint64_t va,
-                   uint64_t len, uint32_t need_access, QRoceMR **out);
-int qroce_mr_rw(QRoceState *s, QRoceMR *mr, uint64_t va, void *buf,
-                uint64_t len, bool to_guest);
-void qroce_cq_post(QRoceState *s, QRoceCQ *cq, struct qroce_cqe *cqe,
-                   bool solicited);
-void qroce_async_event(QRoceState *s, uint8_t type, uint32_t handle,
-                       uint32_t data);
-bool qroce_gid_get(QRoceState *s, unsigned idx, uint8_t gid[16]);
-int qroce_gid_find(QRoceState *s, const uint8_t gid[16]);
-void qroce_wire_tx(QRoceState *s, const struct iovec *iov, int iovcnt);
-const uint8_t *qroce_mac(QRoceState *s);
-bool qroce_link_up(QRoceState *s);
-void qroce_count(QRoceState *s, enum qroce_counter c);
-void qroce_qp_set_error(QRoceState *s, QRoceQP *qp, uint8_t event);
-/* Draw a wire fault of @kind in direction @dir (seeded, per million). */
-bool qroce_fault(QRoceState *s, int dir, int kind);
+static inline void qroce_count(QRoceState *s, enum qroce_counter c)
+{
+    s->cnt[c]++;
+}
+
+static inline const uint8_t *qroce_mac(QRoceState *s)
+{
+    return s->conf.macaddr.a;
+}
+
+static inline bool qroce_link_up(QRoceState *s)
+{
+    NetClientState *nc = qemu_get_queue(s->nic);
+
+    return nc->peer && !nc->link_down;
+}
 
 #endif

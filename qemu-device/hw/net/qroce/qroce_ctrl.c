@@ -1,0 +1,1069 @@
+/*
+ * qroce: the control path -- the command ring (docs/hw-spec.md), a table
+ * of commands indexed by opcode, and the commands, which create, change
+ * and destroy the objects of qroce_ctrl_objs.c and tell the data path
+ * about QPs.
+ *
+ * Every value the guest supplies is checked before use: bad input ends in
+ * a command error status or FATAL, logged with LOG_GUEST_ERROR -- never
+ * an abort.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/log.h"
+#include "qemu/main-loop.h"
+#include "qemu/bswap.h"
+#include "qroce_ctrl.h"
+#include "qroce_ctrl_objs.h"
+#include "qroce_data.h"
+#include "qroce_ring.h"
+#include "trace.h"
+
+#define QROCE_CMD_BUDGET    64      /* commands per bottom-half run */
+#define QROCE_CMD_WORK_BUDGET (1u << 16)    /* table pages per run */
+
+/* ------------------------------------------------------------------ */
+/* Commands                                                            */
+/* ------------------------------------------------------------------ */
+
+typedef int (*QRoceCmdFn)(QRoceState *s, const struct qroce_cmd *c,
+                          uint32_t *out);
+
+static bool qroce_mbz(const uint8_t *p, size_t n)
+{
+    while (n--) {
+        if (*p++) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static int qroce_cmd_nop(QRoceState *s, const struct qroce_cmd *c,
+                         uint32_t *out)
+{
+    return QROCE_CMD_OK;
+}
+
+static int qroce_cmd_create_eq(QRoceState *s, const struct qroce_cmd *c,
+                               uint32_t *out)
+{
+    const struct qroce_cmd_create_eq *p = &c->create_eq;
+    uint32_t eqn = le32_to_cpu(p->eqn);
+    QRoceEQ *eq;
+    int st;
+
+    if (eqn >= QROCE_NUM_EQS || p->log2_entries < QROCE_EQ_MIN_LOG2 ||
+        p->log2_entries > QROCE_EQ_MAX_LOG2 ||
+        !qroce_mbz(p->rsvd, sizeof(p->rsvd))) {
+        return QROCE_CMD_ERR_PARAM;
+    }
+    eq = &s->eq[eqn];
+    if (eq->valid) {
+        return QROCE_CMD_ERR_BUSY;
+    }
+    st = qroce_ring_bt(s, &p->ring, (uint64_t)sizeof(struct qroce_eqe)
+                       << p->log2_entries, &eq->bt);
+    if (st != QROCE_CMD_OK) {
+        return st;
+    }
+    eq->log2 = p->log2_entries;
+    eq->pi = eq->ci = 0;
+    eq->overflowed = false;
+    eq->valid = true;
+    return QROCE_CMD_OK;
+}
+
+static int qroce_cmd_destroy_eq(QRoceState *s, const struct qroce_cmd *c,
+                                uint32_t *out)
+{
+    uint32_t eqn = le32_to_cpu(c->handle.handle);
+    uint32_t i;
+
+    if (eqn >= QROCE_NUM_EQS || !s->eq[eqn].valid) {
+        return QROCE_CMD_ERR_HANDLE;
+    }
+    for (i = 0; i < s->max_cq; i++) {
+        if (s->cq[i].valid && s->cq[i].eqn == eqn) {
+            return QROCE_CMD_ERR_BUSY;
+        }
+    }
+    qroce_bt_free(s, &s->eq[eqn].bt);
+    memset(&s->eq[eqn], 0, sizeof(s->eq[eqn]));
+    return QROCE_CMD_OK;
+}
+
+static int qroce_cmd_alloc_pd(QRoceState *s, const struct qroce_cmd *c,
+                              uint32_t *out)
+{
+    uint32_t i;
+
+    for (i = 1; i < s->max_pd; i++) {
+        if (!s->pd[i].valid) {
+            s->pd[i].valid = true;
+            s->pd[i].refs = 0;
+            out[0] = i;
+            return QROCE_CMD_OK;
+        }
+    }
+    return QROCE_CMD_ERR_NORES;
+}
+
+static int qroce_cmd_dealloc_pd(QRoceState *s, const struct qroce_cmd *c,
+                                uint32_t *out)
+{
+    QRocePD *pd = qroce_pd_get(s, le32_to_cpu(c->handle.handle));
+
+    if (!pd) {
+        return QROCE_CMD_ERR_HANDLE;
+    }
+    if (pd->refs) {
+        return QROCE_CMD_ERR_BUSY;
+    }
+    pd->valid = false;
+    return QROCE_CMD_OK;
+}
+
+static int qroce_cmd_create_cq(QRoceState *s, const struct qroce_cmd *c,
+                               uint32_t *out)
+{
+    const struct qroce_cmd_create_cq *p = &c->create_cq;
+    uint32_t eqn = le32_to_cpu(p->eqn);
+    uint32_t uar = le32_to_cpu(p->uar);
+    QRoceCQ *cq = NULL;
+    uint32_t i;
+    int st;
+
+    if (eqn == QROCE_EQN_ASYNC || eqn >= QROCE_NUM_EQS ||
+        uar >= QROCE_DB_PAGES || p->log2_entries < 1 ||
+        p->log2_entries > QROCE_CQ_MAX_LOG2 ||
+        !qroce_mbz(p->rsvd, sizeof(p->rsvd))) {
+        return QROCE_CMD_ERR_PARAM;
+    }
+    if (!s->eq[eqn].valid) {
+        return QROCE_CMD_ERR_HANDLE;
+    }
+    for (i = 1; i < s->max_cq; i++) {
+        if (!s->cq[i].valid) {
+            cq = &s->cq[i];
+            break;
+        }
+    }
+    if (!cq) {
+        return QROCE_CMD_ERR_NORES;
+    }
+    memset(cq, 0, sizeof(*cq));
+    st = qroce_ring_bt(s, &p->ring, ((uint64_t)sizeof(struct qroce_cqe)
+                       << p->log2_entries) + sizeof(struct qroce_cq_rec),
+                       &cq->bt);
+    if (st != QROCE_CMD_OK) {
+        return st;
+    }
+    cq->cqn = i;
+    cq->uar = uar;
+    cq->eqn = eqn;
+    cq->log2 = p->log2_entries;
+    cq->valid = true;
+    out[0] = i;
+    return QROCE_CMD_OK;
+}
+
+static int qroce_cmd_destroy_cq(QRoceState *s, const struct qroce_cmd *c,
+                                uint32_t *out)
+{
+    QRoceCQ *cq = qroce_cq_get(s, le32_to_cpu(c->handle.handle));
+
+    if (!cq) {
+        return QROCE_CMD_ERR_HANDLE;
+    }
+    if (cq->refs) {
+        return QROCE_CMD_ERR_BUSY;
+    }
+    qroce_bt_free(s, &cq->bt);
+    memset(cq, 0, sizeof(*cq));
+    return QROCE_CMD_OK;
+}
+
+/*
+ * Check CREATE_QP's fields and the SRQ it names (in *@srq, NULL without
+ * QROCE_CREATE_QP_SRQ).  Returns a QROCE_CMD_* status.
+ */
+static int qroce_create_qp_check(QRoceState *s,
+                                 const struct qroce_cmd_create_qp *p,
+                                 QRoceSRQ **srq)
+{
+    uint32_t uar = le32_to_cpu(p->uar);
+    bool use_srq = p->flags & QROCE_CREATE_QP_SRQ;
+
+    *srq = NULL;
+    if (p->type > QROCE_QPT_GSI || uar >= QROCE_DB_PAGES ||
+        (p->flags & ~(QROCE_CREATE_QP_SIG_ALL | QROCE_CREATE_QP_SRQ)) ||
+        !qroce_mbz(p->rsvd, sizeof(p->rsvd)) || (!use_srq && p->srqn)) {
+        return QROCE_CMD_ERR_PARAM;
+    }
+    if (use_srq) {
+        /* RC/UC/UD only; the QP has no RQ of its own */
+        if (p->type == QROCE_QPT_GSI || p->rq_log2_entries ||
+            p->rq.addr || p->rq.npages || p->rq.level || p->rq.rsvd) {
+            return QROCE_CMD_ERR_PARAM;
+        }
+        *srq = qroce_srq_get(s, le32_to_cpu(p->srqn));
+        if (!*srq) {
+            return QROCE_CMD_ERR_HANDLE;
+        }
+    }
+    return QROCE_CMD_OK;
+}
+
+/*
+ * The QPN of a new QP of @type in *@qpn: 1 for the GSI QP.  Returns a
+ * QROCE_CMD_* status.
+ */
+static int qroce_qp_alloc_qpn(QRoceState *s, uint8_t type, uint32_t *qpn)
+{
+    uint32_t i;
+
+    if (type == QROCE_QPT_GSI) {
+        if (s->qp[1].valid) {
+            return QROCE_CMD_ERR_BUSY;
+        }
+        *qpn = 1;
+        return QROCE_CMD_OK;
+    }
+    /* the next free QPN after the last one given: reused late */
+    for (*qpn = 0, i = 0; i < s->max_qp - 2; i++) {
+        uint32_t n = 2 + (s->next_qpn - 2 + i) % (s->max_qp - 2);
+
+        if (!s->qp[n].valid) {
+            *qpn = n;
+            break;
+        }
+    }
+    if (!*qpn) {
+        return QROCE_CMD_ERR_NORES;
+    }
+    s->next_qpn = *qpn + 1 < s->max_qp ? *qpn + 1 : 2;
+    return QROCE_CMD_OK;
+}
+
+/* Load the SQ and, without an SRQ, the RQ of @qp. */
+static int qroce_qp_load_wqs(QRoceState *s,
+                             const struct qroce_cmd_create_qp *p,
+                             bool use_srq, QRoceQP *qp)
+{
+    int st;
+
+    st = qroce_wq_load(s, &p->sq, p->sq_log2_entries, p->sq_wqe_shift,
+                       QROCE_SQ_WQE_MIN_SHIFT, QROCE_SQ_WQE_MAX_SHIFT, &qp->sq);
+    if (st != QROCE_CMD_OK) {
+        return st;
+    }
+    if (!use_srq) {
+        st = qroce_wq_load(s, &p->rq, p->rq_log2_entries, p->rq_wqe_shift,
+                           QROCE_RQ_WQE_MIN_SHIFT, QROCE_RQ_WQE_MAX_SHIFT,
+                           &qp->rq);
+        if (st != QROCE_CMD_OK) {
+            qroce_bt_free(s, &qp->sq.bt);
+            return st;
+        }
+    }
+    return QROCE_CMD_OK;
+}
+
+static int qroce_cmd_create_qp(QRoceState *s, const struct qroce_cmd *c,
+                               uint32_t *out)
+{
+    const struct qroce_cmd_create_qp *p = &c->create_qp;
+    uint32_t pdn = le32_to_cpu(p->pdn);
+    uint32_t uar = le32_to_cpu(p->uar);
+    QRoceCQ *scq = qroce_cq_get(s, le32_to_cpu(p->send_cqn));
+    QRoceCQ *rcq = qroce_cq_get(s, le32_to_cpu(p->recv_cqn));
+    QRocePD *pd = qroce_pd_get(s, pdn);
+    QRoceSRQ *srq;
+    QRoceQP *qp = NULL;
+    uint32_t qpn;
+    int st;
+
+    st = qroce_create_qp_check(s, p, &srq);
+    if (st != QROCE_CMD_OK) {
+        return st;
+    }
+    if (!pd || !scq || !rcq) {
+        return QROCE_CMD_ERR_HANDLE;
+    }
+    st = qroce_qp_alloc_qpn(s, p->type, &qpn);
+    if (st != QROCE_CMD_OK) {
+        return st;
+    }
+    qp = &s->qp[qpn];
+    memset(qp, 0, sizeof(*qp));
+    st = qroce_qp_load_wqs(s, p, srq != NULL, qp);
+    if (st != QROCE_CMD_OK) {
+        return st;
+    }
+    qp->qpn = qpn;
+    qp->pdn = pdn;
+    qp->type = p->type;
+    qp->uar = uar;
+    qp->flags = p->flags;
+    qp->scqn = scq->cqn;
+    qp->rcqn = rcq->cqn;
+    qp->state = QROCE_QPS_RESET;
+    qp->valid = true;
+    pd->refs++;
+    scq->refs++;
+    rcq->refs++;
+    if (srq) {
+        qp->srqn = srq->srqn;
+        srq->refs++;
+    }
+    qroce_data_qp_create(s, qp);
+    out[0] = qpn;
+    return QROCE_CMD_OK;
+}
+
+#define A(x) QROCE_QP_ATTR_##x
+
+#define T_RC QROCE_QPT_RC
+
+#define T_UC QROCE_QPT_UC
+
+#define T_UD QROCE_QPT_UD
+
+#define T_GSI QROCE_QPT_GSI
+
+typedef struct QRoceQpTrans {
+    bool valid;
+    uint32_t req[QROCE_QPT_GSI + 1], opt[QROCE_QPT_GSI + 1];  /* by type */
+} QRoceQpTrans;
+
+/*
+ * The IB QP state machine: the valid transitions and, per QP type, the
+ * attributes each one requires and the ones it allows -- the table of the
+ * kernel's ib_modify_qp_is_ok() for the types this device has.  Note that
+ * RESET -> ERR is not a valid transition; every other state may go to
+ * RESET or ERR, with no attribute but the state.
+ */
+static const QRoceQpTrans
+qroce_qp_trans[QROCE_QPS_ERR + 1][QROCE_QPS_ERR + 1] = {
+    [QROCE_QPS_RESET] = {
+        [QROCE_QPS_RESET] = { .valid = true },
+        [QROCE_QPS_INIT] = { .valid = true,
+            .req = {
+                [T_UD] = A(PKEY_INDEX) | A(PORT) | A(QKEY),
+                [T_UC] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
+                [T_RC] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
+                [T_GSI] = A(PKEY_INDEX) | A(QKEY),
+            } },
+    },
+    [QROCE_QPS_INIT] = {
+        [QROCE_QPS_RESET] = { .valid = true },
+        [QROCE_QPS_ERR] = { .valid = true },
+        [QROCE_QPS_INIT] = { .valid = true,
+            .opt = {
+                [T_UD] = A(PKEY_INDEX) | A(PORT) | A(QKEY),
+                [T_UC] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
+                [T_RC] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
+                [T_GSI] = A(PKEY_INDEX) | A(QKEY),
+            } },
+        [QROCE_QPS_RTR] = { .valid = true,
+            .req = {
+                [T_UC] = A(AV) | A(PATH_MTU) | A(DEST_QPN) | A(RQ_PSN),
+                [T_RC] = A(AV) | A(PATH_MTU) | A(DEST_QPN) | A(RQ_PSN) |
+                       A(MAX_DEST_RD_ATOMIC) | A(MIN_RNR_TIMER),
+            },
+            .opt = {
+                [T_UD] = A(PKEY_INDEX) | A(QKEY),
+                [T_UC] = A(ALT_PATH) | A(ACCESS_FLAGS) | A(PKEY_INDEX),
+                [T_RC] = A(ALT_PATH) | A(ACCESS_FLAGS) | A(PKEY_INDEX),
+                [T_GSI] = A(PKEY_INDEX) | A(QKEY),
+            } },
+    },
+    [QROCE_QPS_RTR] = {
+        [QROCE_QPS_RESET] = { .valid = true },
+        [QROCE_QPS_ERR] = { .valid = true },
+        [QROCE_QPS_RTS] = { .valid = true,
+            .req = {
+                [T_UD] = A(SQ_PSN),
+                [T_UC] = A(SQ_PSN),
+                [T_RC] = A(TIMEOUT) | A(RETRY_CNT) | A(RNR_RETRY) | A(SQ_PSN) |
+                       A(MAX_QP_RD_ATOMIC),
+                [T_GSI] = A(SQ_PSN),
+            },
+            .opt = {
+                [T_UD] = A(CUR_STATE) | A(QKEY),
+                [T_UC] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) |
+                       A(PATH_MIG_STATE),
+                [T_RC] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) |
+                       A(MIN_RNR_TIMER) | A(PATH_MIG_STATE),
+                [T_GSI] = A(CUR_STATE) | A(QKEY),
+            } },
+    },
+    [QROCE_QPS_RTS] = {
+        [QROCE_QPS_RESET] = { .valid = true },
+        [QROCE_QPS_ERR] = { .valid = true },
+        [QROCE_QPS_RTS] = { .valid = true,
+            .opt = {
+                [T_UD] = A(CUR_STATE) | A(QKEY),
+                [T_UC] = A(CUR_STATE) | A(ACCESS_FLAGS) | A(ALT_PATH) |
+                       A(PATH_MIG_STATE),
+                [T_RC] = A(CUR_STATE) | A(ACCESS_FLAGS) | A(ALT_PATH) |
+                       A(PATH_MIG_STATE) | A(MIN_RNR_TIMER),
+                [T_GSI] = A(CUR_STATE) | A(QKEY),
+            } },
+        [QROCE_QPS_SQD] = { .valid = true,
+            .opt = {
+                [T_UD] = A(EN_SQD_ASYNC),
+                [T_UC] = A(EN_SQD_ASYNC),
+                [T_RC] = A(EN_SQD_ASYNC),
+                [T_GSI] = A(EN_SQD_ASYNC),
+            } },
+    },
+    [QROCE_QPS_SQD] = {
+        [QROCE_QPS_RESET] = { .valid = true },
+        [QROCE_QPS_ERR] = { .valid = true },
+        [QROCE_QPS_RTS] = { .valid = true,
+            .opt = {
+                [T_UD] = A(CUR_STATE) | A(QKEY),
+                [T_UC] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) |
+                       A(PATH_MIG_STATE),
+                [T_RC] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) |
+                       A(MIN_RNR_TIMER) | A(PATH_MIG_STATE),
+                [T_GSI] = A(CUR_STATE) | A(QKEY),
+            } },
+        [QROCE_QPS_SQD] = { .valid = true,
+            .opt = {
+                [T_UD] = A(PKEY_INDEX) | A(QKEY),
+                [T_UC] = A(AV) | A(ALT_PATH) | A(ACCESS_FLAGS) |
+                       A(PKEY_INDEX) | A(PATH_MIG_STATE),
+                [T_RC] = A(PORT) | A(AV) | A(TIMEOUT) | A(RETRY_CNT) |
+                       A(RNR_RETRY) | A(MAX_QP_RD_ATOMIC) |
+                       A(MAX_DEST_RD_ATOMIC) | A(ALT_PATH) |
+                       A(ACCESS_FLAGS) | A(PKEY_INDEX) | A(MIN_RNR_TIMER) |
+                       A(PATH_MIG_STATE),
+                [T_GSI] = A(PKEY_INDEX) | A(QKEY),
+            } },
+    },
+    [QROCE_QPS_SQE] = {
+        [QROCE_QPS_RESET] = { .valid = true },
+        [QROCE_QPS_ERR] = { .valid = true },
+        [QROCE_QPS_RTS] = { .valid = true,
+            .opt = {
+                [T_UD] = A(CUR_STATE) | A(QKEY),
+                [T_UC] = A(CUR_STATE) | A(ACCESS_FLAGS),
+                [T_GSI] = A(CUR_STATE) | A(QKEY),
+            } },
+    },
+    [QROCE_QPS_ERR] = {
+        [QROCE_QPS_RESET] = { .valid = true },
+        [QROCE_QPS_ERR] = { .valid = true },
+    },
+};
+
+static bool qroce_qp_trans_ok(uint32_t type, uint32_t cur, uint32_t next,
+                              uint32_t mask)
+{
+    const QRoceQpTrans *t;
+    uint32_t req, opt;
+
+    if (type > QROCE_QPT_GSI || cur > QROCE_QPS_ERR || next > QROCE_QPS_ERR) {
+        return false;
+    }
+    if ((mask & A(CUR_STATE)) && cur != QROCE_QPS_RTR &&
+        cur != QROCE_QPS_RTS && cur != QROCE_QPS_SQD &&
+        cur != QROCE_QPS_SQE) {
+        return false;
+    }
+    t = &qroce_qp_trans[cur][next];
+    if (!t->valid) {
+        return false;
+    }
+    req = t->req[type];
+    opt = t->opt[type];
+    if ((mask & req) != req) {
+        return false;
+    }
+    return !(mask & ~(req | opt | A(STATE)));
+}
+
+#undef T_RC
+
+#undef T_UC
+
+#undef T_UD
+
+#undef T_GSI
+
+#undef A
+
+/* Check MODIFY_QP's attribute values before changing anything. */
+static int qroce_modify_qp_check(QRoceState *s,
+                                 const struct qroce_cmd_modify_qp *p,
+                                 uint32_t mask)
+{
+    uint8_t gid[16];
+
+    if (((mask & QROCE_QP_ATTR_PATH_MTU) &&
+         (p->path_mtu < QROCE_MTU_256 || p->path_mtu > QROCE_MTU_4096)) ||
+        ((mask & QROCE_QP_ATTR_RETRY_CNT) && p->retry_cnt > 7) ||
+        ((mask & QROCE_QP_ATTR_RNR_RETRY) && p->rnr_retry > 7) ||
+        ((mask & QROCE_QP_ATTR_MIN_RNR_TIMER) && p->min_rnr_timer > 31) ||
+        ((mask & QROCE_QP_ATTR_TIMEOUT) && p->timeout > 31) ||
+        ((mask & QROCE_QP_ATTR_MAX_QP_RD_ATOMIC) &&
+         p->max_rd_atomic > QROCE_DEF_MAX_RD_ATOM) ||
+        ((mask & QROCE_QP_ATTR_MAX_DEST_RD_ATOMIC) &&
+         p->max_dest_rd_atomic > QROCE_DEF_MAX_RD_ATOM) ||
+        ((mask & QROCE_QP_ATTR_ACCESS_FLAGS) &&
+         (le32_to_cpu(p->access_flags) & ~QROCE_ACCESS_MASK)) ||
+        ((mask & QROCE_QP_ATTR_SQ_PSN) && (le32_to_cpu(p->sq_psn) >> 24)) ||
+        ((mask & QROCE_QP_ATTR_RQ_PSN) && (le32_to_cpu(p->rq_psn) >> 24)) ||
+        ((mask & QROCE_QP_ATTR_DEST_QPN) &&
+         (le32_to_cpu(p->dest_qpn) >> 24))) {
+        return QROCE_CMD_ERR_PARAM;
+    }
+    if (mask & QROCE_QP_ATTR_AV) {
+        if ((p->av.net_type != QROCE_NET_IPV4 &&
+             p->av.net_type != QROCE_NET_IPV6) || p->av.rsvd ||
+            !qroce_gid_get(s, p->av.sgid_index, gid)) {
+            return QROCE_CMD_ERR_PARAM;
+        }
+    }
+    return QROCE_CMD_OK;
+}
+
+/* Copy the attributes of @mask into @qp. */
+static void qroce_modify_qp_apply(QRoceQP *qp,
+                                  const struct qroce_cmd_modify_qp *p,
+                                  uint32_t mask)
+{
+    if (mask & QROCE_QP_ATTR_PATH_MTU) {
+        qp->path_mtu = p->path_mtu;
+    }
+    if (mask & QROCE_QP_ATTR_TIMEOUT) {
+        qp->timeout = p->timeout;
+    }
+    if (mask & QROCE_QP_ATTR_RETRY_CNT) {
+        qp->retry_cnt = p->retry_cnt;
+    }
+    if (mask & QROCE_QP_ATTR_RNR_RETRY) {
+        qp->rnr_retry = p->rnr_retry;
+    }
+    if (mask & QROCE_QP_ATTR_MIN_RNR_TIMER) {
+        qp->min_rnr_timer = p->min_rnr_timer;
+    }
+    if (mask & QROCE_QP_ATTR_MAX_QP_RD_ATOMIC) {
+        qp->max_rd_atomic = p->max_rd_atomic;
+    }
+    if (mask & QROCE_QP_ATTR_MAX_DEST_RD_ATOMIC) {
+        qp->max_dest_rd_atomic = p->max_dest_rd_atomic;
+    }
+    if (mask & QROCE_QP_ATTR_ACCESS_FLAGS) {
+        qp->access_flags = le32_to_cpu(p->access_flags);
+    }
+    if (mask & QROCE_QP_ATTR_QKEY) {
+        qp->qkey = le32_to_cpu(p->qkey);
+    }
+    if (mask & QROCE_QP_ATTR_SQ_PSN) {
+        qp->sq_psn = le32_to_cpu(p->sq_psn);
+    }
+    if (mask & QROCE_QP_ATTR_RQ_PSN) {
+        qp->rq_psn = le32_to_cpu(p->rq_psn);
+    }
+    if (mask & QROCE_QP_ATTR_DEST_QPN) {
+        qp->dest_qpn = le32_to_cpu(p->dest_qpn);
+    }
+    if (mask & QROCE_QP_ATTR_AV) {
+        memcpy(qp->av.dgid, p->av.dgid, 16);
+        memcpy(qp->av.dmac, p->av.dmac, 6);
+        qp->av.sgid_index = p->av.sgid_index;
+        qp->av.hop_limit = p->av.hop_limit;
+        qp->av.traffic_class = p->av.traffic_class;
+        qp->av.net_type = p->av.net_type;
+        qp->av.flow_label = le32_to_cpu(p->av.flow_label) & 0xfffff;
+    }
+}
+
+static int qroce_cmd_modify_qp(QRoceState *s, const struct qroce_cmd *c,
+                               uint32_t *out)
+{
+    const struct qroce_cmd_modify_qp *p = &c->modify_qp;
+    QRoceQP *qp = qroce_qp_get(s, le32_to_cpu(p->qpn));
+    uint32_t mask = le32_to_cpu(p->attr_mask);
+    uint32_t cur, next;
+
+    if (!qp) {
+        return QROCE_CMD_ERR_HANDLE;
+    }
+    if ((mask & ~((QROCE_QP_ATTR_DEST_QPN << 1) - 1)) ||
+        !qroce_mbz(p->rsvd0, sizeof(p->rsvd0)) || p->rsvd1) {
+        return QROCE_CMD_ERR_PARAM;
+    }
+    cur = qp->state;
+    if (mask & QROCE_QP_ATTR_CUR_STATE) {
+        if (p->cur_state > QROCE_QPS_ERR) {
+            return QROCE_CMD_ERR_PARAM;
+        }
+        if (p->cur_state != cur) {
+            return QROCE_CMD_ERR_STATE;
+        }
+    }
+    next = (mask & QROCE_QP_ATTR_STATE) ? p->new_state : cur;
+    if (next > QROCE_QPS_ERR) {
+        return QROCE_CMD_ERR_PARAM;
+    }
+    if (!qroce_qp_trans_ok(qp->type, cur, next, mask)) {
+        return QROCE_CMD_ERR_STATE;
+    }
+    /* Check every value before changing anything. */
+    if (qroce_modify_qp_check(s, p, mask) != QROCE_CMD_OK) {
+        return QROCE_CMD_ERR_PARAM;
+    }
+    qroce_modify_qp_apply(qp, p, mask);
+    qp->state = next;
+    trace_qroce_qp_state(qp->qpn, cur, next, mask);
+    qroce_data_qp_modify(s, qp, cur, mask);
+    return QROCE_CMD_OK;
+}
+
+static int qroce_cmd_query_qp(QRoceState *s, const struct qroce_cmd *c,
+                              uint32_t *out)
+{
+    QRoceQP *qp = qroce_qp_get(s, le32_to_cpu(c->qpn.qpn));
+
+    if (!qp) {
+        return QROCE_CMD_ERR_HANDLE;
+    }
+    out[0] = qp->state;
+    out[1] = qp->rc.npsn;
+    out[2] = qp->rc.epsn;
+    out[3] = qp->sq.ci;
+    out[4] = qp->rq.ci;
+    return QROCE_CMD_OK;
+}
+
+static void qroce_qp_free(QRoceState *s, QRoceQP *qp)
+{
+    qroce_data_qp_destroy(s, qp);
+    qroce_bt_free(s, &qp->sq.bt);
+    qroce_bt_free(s, &qp->rq.bt);
+    s->pd[qp->pdn].refs--;
+    s->cq[qp->scqn].refs--;
+    s->cq[qp->rcqn].refs--;
+    if (qp->flags & QROCE_CREATE_QP_SRQ) {
+        s->srq[qp->srqn].refs--;
+    }
+    memset(qp, 0, sizeof(*qp));
+}
+
+static int qroce_cmd_destroy_qp(QRoceState *s, const struct qroce_cmd *c,
+                                uint32_t *out)
+{
+    QRoceQP *qp = qroce_qp_get(s, le32_to_cpu(c->qpn.qpn));
+
+    if (!qp) {
+        return QROCE_CMD_ERR_HANDLE;
+    }
+    qroce_qp_free(s, qp);
+    return QROCE_CMD_OK;
+}
+
+static int qroce_cmd_reg_mr(QRoceState *s, const struct qroce_cmd *c,
+                            uint32_t *out)
+{
+    const struct qroce_cmd_reg_mr *p = &c->reg_mr;
+    uint32_t pdn = le32_to_cpu(p->pdn);
+    uint32_t access = le32_to_cpu(p->access);
+    uint64_t iova = le64_to_cpu(p->iova);
+    uint64_t length = le64_to_cpu(p->length);
+    uint32_t fpo = le32_to_cpu(p->first_page_offset);
+    QRocePD *pd = qroce_pd_get(s, pdn);
+    QRoceMR *mr = NULL;
+    uint32_t i = 0, n;
+    int st;
+
+    if ((access & ~QROCE_ACCESS_MASK) || p->rsvd ||
+        iova + length < iova) {
+        return QROCE_CMD_ERR_PARAM;
+    }
+    if (!pd) {
+        return QROCE_CMD_ERR_HANDLE;
+    }
+    /* the next free slot after the last one given: a key comes back late */
+    for (n = 0; n < s->max_mr - 1; n++) {
+        i = 1 + (s->next_mr - 1 + n) % (s->max_mr - 1);
+        if (!s->mr[i].valid) {
+            mr = &s->mr[i];
+            break;
+        }
+    }
+    if (!mr) {
+        return QROCE_CMD_ERR_NORES;
+    }
+    s->next_mr = i + 1 < s->max_mr ? i + 1 : 1;
+    if (!qroce_bt_exact(&p->pages, fpo, length)) {
+        return QROCE_CMD_ERR_PARAM;     /* the table covers exactly the MR */
+    }
+    st = qroce_bt_load(s, &p->pages, p->inline_pages, true, true, &mr->bt);
+    if (st != QROCE_CMD_OK) {
+        return st;
+    }
+    if (mr->bt.phys) {
+        if (access & ~QROCE_ACCESS_LOCAL_WRITE) {
+            qroce_bt_free(s, &mr->bt);
+            return QROCE_CMD_ERR_PARAM;
+        }
+    }
+    mr->variant++;
+    mr->key = (i << QROCE_MR_KEY_INDEX_SHIFT) | mr->variant;
+    mr->pdn = pdn;
+    mr->access = access;
+    mr->iova = iova;
+    mr->length = length;
+    mr->first_page_offset = fpo;
+    mr->valid = true;
+    pd->refs++;
+    out[0] = mr->key;
+    return QROCE_CMD_OK;
+}
+
+static int qroce_cmd_dereg_mr(QRoceState *s, const struct qroce_cmd *c,
+                              uint32_t *out)
+{
+    QRoceMR *mr = qroce_mr_get(s, le32_to_cpu(c->key.key));
+    uint8_t variant;
+
+    if (!mr) {
+        return QROCE_CMD_ERR_HANDLE;
+    }
+    s->pd[mr->pdn].refs--;
+    qroce_bt_free(s, &mr->bt);
+    variant = mr->variant;
+    memset(mr, 0, sizeof(*mr));
+    mr->variant = variant;
+    return QROCE_CMD_OK;
+}
+
+static int qroce_cmd_create_ah(QRoceState *s, const struct qroce_cmd *c,
+                               uint32_t *out)
+{
+    const struct qroce_cmd_create_ah *p = &c->create_ah;
+    uint32_t pdn = le32_to_cpu(p->pdn);
+    QRocePD *pd = qroce_pd_get(s, pdn);
+    uint8_t gid[16];
+    uint32_t i;
+
+    if (p->rsvd || p->av.rsvd ||
+        (p->av.net_type != QROCE_NET_IPV4 &&
+         p->av.net_type != QROCE_NET_IPV6)) {
+        return QROCE_CMD_ERR_PARAM;
+    }
+    if (!pd) {
+        return QROCE_CMD_ERR_HANDLE;
+    }
+    if (!qroce_gid_get(s, p->av.sgid_index, gid)) {
+        return QROCE_CMD_ERR_PARAM;
+    }
+    for (i = 1; i < s->max_ah; i++) {
+        if (!s->ah[i].valid) {
+            QRoceAH *ah = &s->ah[i];
+
+            memcpy(ah->av.dgid, p->av.dgid, 16);
+            memcpy(ah->av.dmac, p->av.dmac, 6);
+            ah->av.sgid_index = p->av.sgid_index;
+            ah->av.hop_limit = p->av.hop_limit;
+            ah->av.traffic_class = p->av.traffic_class;
+            ah->av.net_type = p->av.net_type;
+            ah->av.flow_label = le32_to_cpu(p->av.flow_label) & 0xfffff;
+            ah->pdn = pdn;
+            ah->valid = true;
+            pd->refs++;
+            out[0] = i;
+            return QROCE_CMD_OK;
+        }
+    }
+    return QROCE_CMD_ERR_NORES;
+}
+
+static int qroce_cmd_destroy_ah(QRoceState *s, const struct qroce_cmd *c,
+                                uint32_t *out)
+{
+    QRoceAH *ah = qroce_ah_get(s, le32_to_cpu(c->handle.handle));
+
+    if (!ah) {
+        return QROCE_CMD_ERR_HANDLE;
+    }
+    s->pd[ah->pdn].refs--;
+    memset(ah, 0, sizeof(*ah));
+    return QROCE_CMD_OK;
+}
+
+static int qroce_cmd_create_srq(QRoceState *s, const struct qroce_cmd *c,
+                                uint32_t *out)
+{
+    const struct qroce_cmd_create_srq *p = &c->create_srq;
+    uint32_t pdn = le32_to_cpu(p->pdn);
+    uint32_t uar = le32_to_cpu(p->uar);
+    uint32_t limit = le32_to_cpu(p->limit);
+    QRocePD *pd = qroce_pd_get(s, pdn);
+    QRoceSRQ *srq = NULL;
+    uint32_t i;
+    int st;
+
+    /* cqn is for XRC SRQs, which this device does not have: MBZ */
+    if (uar >= QROCE_DB_PAGES || p->cqn || p->rsvd || p->rsvd1 ||
+        p->log2_entries < 1 || p->log2_entries > QROCE_WQ_MAX_LOG2 ||
+        limit >= (1u << p->log2_entries)) {
+        return QROCE_CMD_ERR_PARAM;
+    }
+    if (!pd) {
+        return QROCE_CMD_ERR_HANDLE;
+    }
+    for (i = 1; i < s->max_srq; i++) {
+        if (!s->srq[i].valid) {
+            srq = &s->srq[i];
+            break;
+        }
+    }
+    if (!srq) {
+        return QROCE_CMD_ERR_NORES;
+    }
+    memset(srq, 0, sizeof(*srq));
+    st = qroce_wq_load(s, &p->ring, p->log2_entries, p->wqe_shift,
+                       QROCE_RQ_WQE_MIN_SHIFT, QROCE_RQ_WQE_MAX_SHIFT,
+                       &srq->wq);
+    if (st != QROCE_CMD_OK) {
+        return st;
+    }
+    srq->srqn = i;
+    srq->pdn = pdn;
+    srq->uar = uar;
+    srq->limit = limit;
+    srq->valid = true;
+    pd->refs++;
+    out[0] = i;
+    return QROCE_CMD_OK;
+}
+
+static int qroce_cmd_modify_srq(QRoceState *s, const struct qroce_cmd *c,
+                                uint32_t *out)
+{
+    QRoceSRQ *srq = qroce_srq_get(s, le32_to_cpu(c->modify_srq.srqn));
+    uint32_t limit = le32_to_cpu(c->modify_srq.limit);
+
+    if (!srq) {
+        return QROCE_CMD_ERR_HANDLE;
+    }
+    if (limit >= (1u << srq->wq.log2)) {
+        return QROCE_CMD_ERR_PARAM;
+    }
+    srq->limit = limit;     /* (re)arms the limit event; 0 disarms */
+    return QROCE_CMD_OK;
+}
+
+static int qroce_cmd_query_srq(QRoceState *s, const struct qroce_cmd *c,
+                               uint32_t *out)
+{
+    QRoceSRQ *srq = qroce_srq_get(s, le32_to_cpu(c->handle.handle));
+
+    if (!srq) {
+        return QROCE_CMD_ERR_HANDLE;
+    }
+    out[0] = srq->limit;
+    out[1] = srq->wq.ci;
+    return QROCE_CMD_OK;
+}
+
+static int qroce_cmd_destroy_srq(QRoceState *s, const struct qroce_cmd *c,
+                                 uint32_t *out)
+{
+    QRoceSRQ *srq = qroce_srq_get(s, le32_to_cpu(c->handle.handle));
+
+    if (!srq) {
+        return QROCE_CMD_ERR_HANDLE;
+    }
+    if (srq->refs) {
+        return QROCE_CMD_ERR_BUSY;
+    }
+    s->pd[srq->pdn].refs--;
+    qroce_bt_free(s, &srq->wq.bt);
+    memset(srq, 0, sizeof(*srq));
+    return QROCE_CMD_OK;
+}
+
+static int qroce_cmd_set_gid(QRoceState *s, const struct qroce_cmd *c,
+                             uint32_t *out)
+{
+    const struct qroce_cmd_set_gid *p = &c->set_gid;
+    uint32_t idx = le32_to_cpu(p->index);
+
+    if (idx >= QROCE_DEF_MAX_GID || p->type != QROCE_GID_ROCE_V2 ||
+        !qroce_mbz(p->rsvd, sizeof(p->rsvd))) {
+        return QROCE_CMD_ERR_PARAM;
+    }
+    s->gid[idx].valid = true;
+    s->gid[idx].type = p->type;
+    memcpy(s->gid[idx].gid, p->gid, 16);
+    return QROCE_CMD_OK;
+}
+
+static int qroce_cmd_del_gid(QRoceState *s, const struct qroce_cmd *c,
+                             uint32_t *out)
+{
+    uint32_t idx = le32_to_cpu(c->handle.handle);
+
+    if (idx >= QROCE_DEF_MAX_GID) {
+        return QROCE_CMD_ERR_PARAM;
+    }
+    if (!s->gid[idx].valid) {
+        return QROCE_CMD_ERR_HANDLE;
+    }
+    memset(&s->gid[idx], 0, sizeof(s->gid[idx]));
+    return QROCE_CMD_OK;
+}
+
+typedef struct QRoceCmdDesc {
+    const char *name;
+    QRoceCmdFn fn;
+} QRoceCmdDesc;
+
+static const QRoceCmdDesc qroce_cmds[QROCE_CMD_MAX] = {
+    [QROCE_CMD_NOP] = { "NOP", qroce_cmd_nop },
+    [QROCE_CMD_CREATE_EQ] = { "CREATE_EQ", qroce_cmd_create_eq },
+    [QROCE_CMD_DESTROY_EQ] = { "DESTROY_EQ", qroce_cmd_destroy_eq },
+    [QROCE_CMD_ALLOC_PD] = { "ALLOC_PD", qroce_cmd_alloc_pd },
+    [QROCE_CMD_DEALLOC_PD] = { "DEALLOC_PD", qroce_cmd_dealloc_pd },
+    [QROCE_CMD_CREATE_CQ] = { "CREATE_CQ", qroce_cmd_create_cq },
+    [QROCE_CMD_DESTROY_CQ] = { "DESTROY_CQ", qroce_cmd_destroy_cq },
+    [QROCE_CMD_CREATE_QP] = { "CREATE_QP", qroce_cmd_create_qp },
+    [QROCE_CMD_MODIFY_QP] = { "MODIFY_QP", qroce_cmd_modify_qp },
+    [QROCE_CMD_QUERY_QP] = { "QUERY_QP", qroce_cmd_query_qp },
+    [QROCE_CMD_DESTROY_QP] = { "DESTROY_QP", qroce_cmd_destroy_qp },
+    [QROCE_CMD_REG_MR] = { "REG_MR", qroce_cmd_reg_mr },
+    [QROCE_CMD_DEREG_MR] = { "DEREG_MR", qroce_cmd_dereg_mr },
+    [QROCE_CMD_CREATE_AH] = { "CREATE_AH", qroce_cmd_create_ah },
+    [QROCE_CMD_DESTROY_AH] = { "DESTROY_AH", qroce_cmd_destroy_ah },
+    [QROCE_CMD_SET_GID] = { "SET_GID", qroce_cmd_set_gid },
+    [QROCE_CMD_DEL_GID] = { "DEL_GID", qroce_cmd_del_gid },
+    [QROCE_CMD_CREATE_SRQ] = { "CREATE_SRQ", qroce_cmd_create_srq },
+    [QROCE_CMD_MODIFY_SRQ] = { "MODIFY_SRQ", qroce_cmd_modify_srq },
+    [QROCE_CMD_QUERY_SRQ] = { "QUERY_SRQ", qroce_cmd_query_srq },
+    [QROCE_CMD_DESTROY_SRQ] = { "DESTROY_SRQ", qroce_cmd_destroy_srq },
+};
+
+void qroce_fatal(QRoceState *s, uint32_t code)
+{
+    qemu_log_mask(LOG_GUEST_ERROR, "qroce: fatal error %u\n", code);
+    s->status = (s->status & ~QROCE_STATUS_READY) | QROCE_STATUS_FATAL;
+    s->fatal_code = code;
+}
+
+void qroce_cmd_bh(void *opaque)
+{
+    QRoceState *s = opaque;
+    uint32_t size = 1u << s->cmdq_log2;
+    int budget = QROCE_CMD_BUDGET;
+    bool done = false;
+
+    s->bt_work = 0;
+    while ((s->status & QROCE_STATUS_READY) && s->cmdq_ci != s->cmdq_pi) {
+        uint32_t slot = s->cmdq_ci & (size - 1);
+        struct qroce_cmd cmd;
+        struct qroce_cmd_comp comp = {};
+        uint32_t out[6] = {};
+        const QRoceCmdDesc *d = NULL;
+        uint64_t caddr = s->cmdq_cq + (uint64_t)slot * sizeof(comp);
+        int st, i;
+
+        if (budget-- == 0) {
+            qemu_bh_schedule(s->cmd_bh);
+            break;
+        }
+        if (!qroce_dma_read(s, s->cmdq_base + (uint64_t)slot * sizeof(cmd),
+                            &cmd, sizeof(cmd))) {
+            qroce_fatal(s, QROCE_FATAL_CMDQ_DMA);
+            break;
+        }
+        if (cmd.hdr.opcode < QROCE_CMD_MAX) {
+            d = &qroce_cmds[cmd.hdr.opcode];
+        }
+        if (!d || !d->fn) {
+            st = QROCE_CMD_ERR_OPCODE;
+        } else if (cmd.hdr.flags || cmd.hdr.rsvd) {
+            st = QROCE_CMD_ERR_PARAM;
+        } else {
+            st = d->fn(s, &cmd, out);
+        }
+        if (st != QROCE_CMD_OK) {
+            qroce_count(s, QROCE_CNT_CMD_ERRS);
+            qemu_log_mask(LOG_GUEST_ERROR, "qroce: command %s (0x%x) failed: "
+                          "status %d\n", d && d->name ? d->name : "?",
+                          cmd.hdr.opcode, st);
+        }
+        qroce_count(s, QROCE_CNT_CMDS);
+        trace_qroce_cmd(s->cmdq_ci, cmd.hdr.opcode,
+                        le32_to_cpu(cmd.hdr.cookie), st, out[0]);
+        comp.cookie = cmd.hdr.cookie;
+        comp.status = st;
+        comp.opcode = cmd.hdr.opcode;
+        for (i = 0; i < 6; i++) {
+            comp.out[i] = cpu_to_le32(out[i]);
+        }
+        /* body first (everything but the owner byte), then the owner */
+        if (!qroce_dma_write(s, caddr + 8, comp.out, sizeof(comp.out)) ||
+            !qroce_dma_write(s, caddr, &comp, 7)) {
+            qroce_fatal(s, QROCE_FATAL_CMDQ_DMA);
+            break;
+        }
+        comp.owner = qroce_owner_for(s->cmdq_ci, s->cmdq_log2);
+        smp_wmb(); /* the completion is visible before its owner byte */
+        if (!qroce_dma_write(s, caddr + 7, &comp.owner, 1)) {
+            qroce_fatal(s, QROCE_FATAL_CMDQ_DMA);
+            break;
+        }
+        s->cmdq_ci++;
+        done = true;
+        if (s->bt_work >= QROCE_CMD_WORK_BUDGET) {
+            /* long commands: yield to the guest, go on next time */
+            qemu_bh_schedule(s->cmd_bh);
+            break;
+        }
+    }
+    if (done) {
+        qroce_irq(s, QROCE_MSIX_VEC_CMD);
+    }
+}
+
+void qroce_ctrl_reset(QRoceState *s)
+{
+    uint32_t i;
+
+    for (i = 0; i < s->max_qp; i++) {
+        if (s->qp[i].valid) {
+            qroce_qp_free(s, &s->qp[i]);
+        }
+    }
+    for (i = 0; i < s->max_cq; i++) {
+        qroce_bt_free(s, &s->cq[i].bt);
+    }
+    for (i = 0; i < s->max_mr; i++) {
+        uint8_t v = s->mr[i].variant;
+
+        qroce_bt_free(s, &s->mr[i].bt);
+        memset(&s->mr[i], 0, sizeof(s->mr[i]));
+        s->mr[i].variant = v;   /* keys stay unique across resets */
+    }
+    for (i = 0; i < s->max_srq; i++) {
+        qroce_bt_free(s, &s->srq[i].wq.bt);
+    }
+    memset(s->srq, 0, sizeof(*s->srq) * s->max_srq);
+    for (i = 0; i < QROCE_NUM_EQS; i++) {
+        qroce_bt_free(s, &s->eq[i].bt);
+    }
+    memset(s->eq, 0, sizeof(s->eq));
+    memset(s->cq, 0, sizeof(*s->cq) * s->max_cq);
+    memset(s->pd, 0, sizeof(*s->pd) * s->max_pd);
+    memset(s->ah, 0, sizeof(*s->ah) * s->max_ah);
+    memset(s->gid, 0, sizeof(s->gid));
+}

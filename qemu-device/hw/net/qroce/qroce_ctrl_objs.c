@@ -1,0 +1,344 @@
+/*
+ * qroce: the object tables (PD, CQ, QP, MR, SRQ, AH, GID) as the data path
+ * reads them, and the buffer tables that describe guest memory.
+ *
+ * Every value the guest supplies is checked before use.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/bswap.h"
+#include "qroce_ctrl_objs.h"
+#include "qroce_ring.h"
+#include "trace.h"
+
+/* ------------------------------------------------------------------ */
+/* Buffer tables                                                       */
+/* ------------------------------------------------------------------ */
+
+void qroce_bt_free(QRoceState *s, QRoceBT *bt)
+{
+    if (bt->pages) {
+        s->bt_pages -= bt->npages;
+    }
+    g_free(bt->pages);
+    memset(bt, 0, sizeof(*bt));
+}
+
+/*
+ * The page list of a LIST2 table at @addr: a list of the pages that hold
+ * the page list.  Returns a QROCE_CMD_* status.
+ */
+static int qroce_bt_read_list2(QRoceState *s, uint64_t addr, QRoceBT *bt)
+{
+    uint32_t npages = bt->npages;
+    uint32_t nl1 = DIV_ROUND_UP(npages, QROCE_BT_L2_ENTRIES);
+    g_autofree uint64_t *l1 = g_new(uint64_t, nl1);
+    uint32_t i;
+
+    if (addr & 7) {
+        return QROCE_CMD_ERR_PARAM;
+    }
+    if (!qroce_dma_read(s, addr, l1, (uint64_t)nl1 * 8)) {
+        return QROCE_CMD_ERR_DMA;
+    }
+    for (i = 0; i < nl1; i++) {
+        uint32_t n = MIN(QROCE_BT_L2_ENTRIES,
+                         npages - i * QROCE_BT_L2_ENTRIES);
+        uint64_t p = le64_to_cpu(l1[i]);
+
+        if ((p & 0xfff) ||
+            !qroce_dma_read(s, p, bt->pages + i * QROCE_BT_L2_ENTRIES,
+                            (uint64_t)n * 8)) {
+            return QROCE_CMD_ERR_DMA;
+        }
+    }
+    for (i = 0; i < npages; i++) {
+        bt->pages[i] = le64_to_cpu(bt->pages[i]);
+    }
+    return QROCE_CMD_OK;
+}
+
+/*
+ * Fill bt->pages (bt->npages of 2^bt->page_shift bytes) as table @gbt's
+ * level says.  Returns a QROCE_CMD_* status.
+ */
+static int qroce_bt_fill(QRoceState *s, const struct qroce_bt *gbt,
+                         const __le64 *inline_pages, bool allow_inline,
+                         QRoceBT *bt)
+{
+    uint64_t addr = le64_to_cpu(gbt->addr);
+    uint32_t npages = bt->npages;
+    uint8_t shift = bt->page_shift;
+    uint32_t i;
+
+    switch (gbt->level) {
+    case QROCE_BT_CONTIG:
+        if (addr & ((1ULL << shift) - 1)) {
+            return QROCE_CMD_ERR_PARAM;
+        }
+        for (i = 0; i < npages; i++) {
+            bt->pages[i] = addr + ((uint64_t)i << shift);
+        }
+        return QROCE_CMD_OK;
+    case QROCE_BT_INLINE:
+        if (!allow_inline || npages > QROCE_BT_MAX_INLINE || addr) {
+            return QROCE_CMD_ERR_PARAM;
+        }
+        for (i = 0; i < npages; i++) {
+            bt->pages[i] = le64_to_cpu(inline_pages[i]);
+        }
+        return QROCE_CMD_OK;
+    case QROCE_BT_LIST1:
+        if (addr & 7) {
+            return QROCE_CMD_ERR_PARAM;
+        }
+        if (!qroce_dma_read(s, addr, bt->pages, (uint64_t)npages * 8)) {
+            return QROCE_CMD_ERR_DMA;
+        }
+        for (i = 0; i < npages; i++) {
+            bt->pages[i] = le64_to_cpu(bt->pages[i]);
+        }
+        return QROCE_CMD_OK;
+    case QROCE_BT_LIST2:
+        return qroce_bt_read_list2(s, addr, bt);
+    default:
+        return QROCE_CMD_ERR_PARAM;
+    }
+}
+
+/*
+ * Copy a guest buffer table into @bt.  @inline_pages holds the page list
+ * of an INLINE table (REG_MR only).  Returns a QROCE_CMD_* status.
+ */
+int qroce_bt_load(QRoceState *s, const struct qroce_bt *gbt,
+                  const __le64 *inline_pages, bool allow_inline,
+                  bool allow_phys, QRoceBT *bt)
+{
+    uint32_t npages = le32_to_cpu(gbt->npages);
+    uint8_t shift = gbt->page_shift;
+    uint64_t mask;
+    uint32_t i;
+    int st;
+
+    memset(bt, 0, sizeof(*bt));
+    if (gbt->rsvd) {
+        return QROCE_CMD_ERR_PARAM;
+    }
+    if (gbt->level == QROCE_BT_PHYS) {
+        if (!allow_phys) {
+            return QROCE_CMD_ERR_PARAM;
+        }
+        bt->phys = true;
+        return QROCE_CMD_OK;
+    }
+    if (shift < QROCE_BT_MIN_PAGE_SHIFT || shift > QROCE_BT_MAX_PAGE_SHIFT ||
+        npages == 0 || npages > QROCE_BT_MAX_PAGES) {
+        return QROCE_CMD_ERR_PARAM;
+    }
+    mask = (1ULL << shift) - 1;
+    if (s->bt_pages + npages > s->max_bt_pages) {
+        /* the device's translation memory is full (max-bt-pages) */
+        trace_qroce_ub_bt("translation memory full", npages, s->bt_pages);
+        return QROCE_CMD_ERR_NORES;
+    }
+    bt->pages = g_try_new(uint64_t, npages);
+    if (!bt->pages) {
+        return QROCE_CMD_ERR_NORES;
+    }
+    s->bt_pages += npages;
+    s->bt_work += npages;
+    bt->npages = npages;
+    bt->page_shift = shift;
+
+    st = qroce_bt_fill(s, gbt, inline_pages, allow_inline, bt);
+    for (i = 0; st == QROCE_CMD_OK && i < npages; i++) {
+        if (bt->pages[i] & mask) {
+            st = QROCE_CMD_ERR_PARAM;
+        }
+    }
+    if (st != QROCE_CMD_OK) {
+        qroce_bt_free(s, bt);
+    }
+    return st;
+}
+
+/* ------------------------------------------------------------------ */
+/* Objects                                                             */
+/* ------------------------------------------------------------------ */
+
+QRoceQP *qroce_qp_get(QRoceState *s, uint32_t qpn)
+{
+    if (qpn == 0 || qpn >= s->max_qp || !s->qp[qpn].valid) {
+        return NULL;
+    }
+    return &s->qp[qpn];
+}
+
+QRoceCQ *qroce_cq_get(QRoceState *s, uint32_t cqn)
+{
+    if (cqn >= s->max_cq || !s->cq[cqn].valid) {
+        return NULL;
+    }
+    return &s->cq[cqn];
+}
+
+QRoceAH *qroce_ah_get(QRoceState *s, uint32_t ahn)
+{
+    if (ahn >= s->max_ah || !s->ah[ahn].valid) {
+        return NULL;
+    }
+    return &s->ah[ahn];
+}
+
+QRoceSRQ *qroce_srq_get(QRoceState *s, uint32_t srqn)
+{
+    if (srqn >= s->max_srq || !s->srq[srqn].valid) {
+        return NULL;
+    }
+    return &s->srq[srqn];
+}
+
+QRoceWQ *qroce_qp_recv_wq(QRoceState *s, QRoceQP *qp, QRoceSRQ **srq)
+{
+    QRoceSRQ *q = NULL;
+
+    if (qp->flags & QROCE_CREATE_QP_SRQ) {
+        q = qroce_srq_get(s, qp->srqn);
+    }
+    if (srq) {
+        *srq = q;
+    }
+    return q ? &q->wq : &qp->rq;
+}
+
+void qroce_srq_consumed(QRoceState *s, QRoceSRQ *srq)
+{
+    if (srq->limit && srq->wq.pi - srq->wq.ci < srq->limit) {
+        srq->limit = 0;         /* one event per arming (MODIFY_SRQ) */
+        qroce_async_event(s, QROCE_EQE_SRQ_LIMIT, srq->srqn, 0);
+    }
+}
+
+QRocePD *qroce_pd_get(QRoceState *s, uint32_t pdn)
+{
+    if (pdn >= s->max_pd || !s->pd[pdn].valid) {
+        return NULL;
+    }
+    return &s->pd[pdn];
+}
+
+QRoceMR *qroce_mr_get(QRoceState *s, uint32_t key)
+{
+    uint32_t idx = key >> QROCE_MR_KEY_INDEX_SHIFT;
+
+    if (idx >= s->max_mr || !s->mr[idx].valid || s->mr[idx].key != key) {
+        return NULL;
+    }
+    return &s->mr[idx];
+}
+
+int qroce_mr_check(QRoceState *s, uint32_t key, uint32_t pdn, uint64_t va,
+                   uint64_t len, uint32_t need_access, QRoceMR **out)
+{
+    QRoceMR *mr = qroce_mr_get(s, key);
+
+    *out = mr;
+    if (!mr || mr->pdn != pdn) {
+        return QROCE_WC_LOC_PROT_ERR;
+    }
+    if ((mr->access & need_access) != need_access) {
+        return QROCE_WC_LOC_PROT_ERR;
+    }
+    if (len == 0 || mr->bt.phys) {
+        return QROCE_WC_SUCCESS;
+    }
+    if (va < mr->iova || va - mr->iova > mr->length ||
+        len > mr->length - (va - mr->iova)) {
+        return QROCE_WC_LOC_PROT_ERR;
+    }
+    return QROCE_WC_SUCCESS;
+}
+
+int qroce_mr_rw(QRoceState *s, QRoceMR *mr, uint64_t va, void *buf,
+                uint64_t len, bool to_guest)
+{
+    if (mr->bt.phys) {
+        return qroce_bt_rw(s, &mr->bt, va, buf, len, to_guest);
+    }
+    return qroce_bt_rw(s, &mr->bt, va - mr->iova + mr->first_page_offset,
+                       buf, len, to_guest);
+}
+
+bool qroce_gid_get(QRoceState *s, unsigned idx, uint8_t gid[16])
+{
+    if (idx >= QROCE_DEF_MAX_GID || !s->gid[idx].valid) {
+        return false;
+    }
+    memcpy(gid, s->gid[idx].gid, 16);
+    return true;
+}
+
+int qroce_gid_find(QRoceState *s, const uint8_t gid[16])
+{
+    int i;
+
+    for (i = 0; i < QROCE_DEF_MAX_GID; i++) {
+        if (s->gid[i].valid && !memcmp(s->gid[i].gid, gid, 16)) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Buffer tables of new objects                                        */
+/* ------------------------------------------------------------------ */
+
+/* Does table @gbt hold exactly the pages of @bytes from offset @fpo? */
+bool qroce_bt_exact(const struct qroce_bt *gbt, uint64_t fpo,
+                    uint64_t bytes)
+{
+    uint8_t shift = gbt->page_shift;
+
+    if (gbt->level == QROCE_BT_PHYS) {
+        return true;
+    }
+    if (shift < QROCE_BT_MIN_PAGE_SHIFT || shift > QROCE_BT_MAX_PAGE_SHIFT) {
+        return false;       /* qroce_bt_load() says why */
+    }
+    if (bytes > ((uint64_t)QROCE_BT_MAX_PAGES << shift) ||
+        fpo >= (1ULL << shift) ||
+        le32_to_cpu(gbt->npages) !=
+        MAX(1, DIV_ROUND_UP(fpo + bytes, 1ULL << shift))) {
+        trace_qroce_ub_bt("table does not match its object",
+                          le32_to_cpu(gbt->npages), bytes);
+        return false;
+    }
+    return true;
+}
+
+int qroce_ring_bt(QRoceState *s, const struct qroce_bt *gbt,
+                  uint64_t bytes, QRoceBT *bt)
+{
+    /* exactly the pages the ring needs: no more, no less */
+    if (!qroce_bt_exact(gbt, 0, bytes)) {
+        memset(bt, 0, sizeof(*bt));
+        return QROCE_CMD_ERR_PARAM;
+    }
+    return qroce_bt_load(s, gbt, NULL, false, false, bt);
+}
+
+int qroce_wq_load(QRoceState *s, const struct qroce_bt *gbt,
+                  uint8_t log2, uint8_t shift, uint8_t min_shift,
+                  uint8_t max_shift, QRoceWQ *wq)
+{
+    memset(wq, 0, sizeof(*wq));
+    if (log2 > QROCE_WQ_MAX_LOG2 || shift < min_shift || shift > max_shift) {
+        return QROCE_CMD_ERR_PARAM;
+    }
+    wq->log2 = log2;
+    wq->wqe_shift = shift;
+    return qroce_ring_bt(s, gbt, 1ULL << (log2 + shift), &wq->bt);
+}

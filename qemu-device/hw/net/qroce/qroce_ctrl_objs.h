@@ -1,0 +1,48 @@
+/*
+ * qroce: object and buffer tables (qroce_ctrl_objs.c) -- the control path
+ * creates and destroys objects, the data path looks them up: lookups by
+ * handle, memory-region checks and access, the GID table, and loading
+ * buffer tables from the guest.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef HW_NET_QROCE_CTRL_OBJS_H
+#define HW_NET_QROCE_CTRL_OBJS_H
+
+#include "qroce.h"
+
+/* Buffer tables: load a guest table (a QROCE_CMD_* status), free one. */
+int qroce_bt_load(QRoceState *s, const struct qroce_bt *gbt,
+                  const __le64 *inline_pages, bool allow_inline,
+                  bool allow_phys, QRoceBT *bt);
+void qroce_bt_free(QRoceState *s, QRoceBT *bt);
+/* Does table @gbt hold exactly the pages of @bytes from offset @fpo? */
+bool qroce_bt_exact(const struct qroce_bt *gbt, uint64_t fpo, uint64_t bytes);
+/* The table of a ring of @bytes (CQ, EQ, WQ); a QROCE_CMD_* status. */
+int qroce_ring_bt(QRoceState *s, const struct qroce_bt *gbt, uint64_t bytes,
+                  QRoceBT *bt);
+/* A work queue of 2^@log2 WQEs of 2^@shift bytes; a QROCE_CMD_* status. */
+int qroce_wq_load(QRoceState *s, const struct qroce_bt *gbt, uint8_t log2,
+                  uint8_t shift, uint8_t min_shift, uint8_t max_shift,
+                  QRoceWQ *wq);
+
+/* Lookups: NULL if there is no such valid object. */
+QRoceQP *qroce_qp_get(QRoceState *s, uint32_t qpn);
+QRoceCQ *qroce_cq_get(QRoceState *s, uint32_t cqn);
+QRoceAH *qroce_ah_get(QRoceState *s, uint32_t ahn);
+QRoceSRQ *qroce_srq_get(QRoceState *s, uint32_t srqn);
+QRocePD *qroce_pd_get(QRoceState *s, uint32_t pdn);
+QRoceMR *qroce_mr_get(QRoceState *s, uint32_t key);
+/* The WQ @qp receives into: its SRQ's (*srq set) or its own RQ (NULL). */
+QRoceWQ *qroce_qp_recv_wq(QRoceState *s, QRoceQP *qp, QRoceSRQ **srq);
+/* Call after advancing srq->wq.ci: raises SRQ_LIMIT when it is due. */
+void qroce_srq_consumed(QRoceState *s, QRoceSRQ *srq);
+/* May @len bytes at @va of MR @key be used so?  A QROCE_WC_* status. */
+int qroce_mr_check(QRoceState *s, uint32_t key, uint32_t pdn, uint64_t va,
+                   uint64_t len, uint32_t need_access, QRoceMR **out);
+int qroce_mr_rw(QRoceState *s, QRoceMR *mr, uint64_t va, void *buf,
+                uint64_t len, bool to_guest);
+bool qroce_gid_get(QRoceState *s, unsigned idx, uint8_t gid[16]);
+int qroce_gid_find(QRoceState *s, const uint8_t gid[16]);
+
+#endif

@@ -1,0 +1,437 @@
+/*
+ * qroce: the data path -- the transport scheduler and the entry points of
+ * the RoCEv2 transport engine.
+ *
+ * Doorbells, responses, timers and flushes only queue a QP; a bottom half
+ * runs the queued QPs in turn, RC_QUANTUM packets each and RC_BUDGET a
+ * run, through the table of transports (qroce_data_rc.c, qroce_data_uc.c,
+ * qroce_data_ud.c) indexed by QP type; a QP in ERR is flushed here.
+ * Received frames come up from the port, are checked here and handed to
+ * the QP's transport; the CNPs of the notification point go out from here.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/main-loop.h"
+#include "qemu/timer.h"
+#include "qroce_data.h"
+#include "qroce_data_xport.h"
+#include "qroce_data_common.h"
+#include "qroce_data_cc.h"
+#include "qroce_ctrl_objs.h"
+#include "qroce_port.h"
+#include "trace.h"
+
+#define RC_BUDGET       64      /* packets per bottom-half run */
+#define RC_QUANTUM      16      /* packets per QP per turn */
+#define RC_FLUSH_BUDGET 256     /* flush CQEs per QP per bottom-half run */
+#define RC_CWND_INIT    16      /* PSNs before the first ACK */
+
+static void rc_unschedule(QRoceState *s, QRoceQP *qp)
+{
+    if (qp->rc.on_runq) {
+        QTAILQ_REMOVE(&s->rc->runq, qp, rc.runq_link);
+        qp->rc.on_runq = false;
+    }
+}
+
+static void rc_pace_timer(void *opaque)
+{
+    QRoceQP *qp = opaque;
+
+    qroce_dp_schedule(qp->rc.s, qp);
+}
+
+static void rc_timer(void *opaque)
+{
+    QRoceQP *qp = opaque;
+
+    /* DMA and interrupts only from the guarded bottom half */
+    qp->rc.timer_fired = true;
+    qroce_dp_schedule(qp->rc.s, qp);
+}
+
+/* Complete every posted, unconsumed WQE of @wq with WR_FLUSH_ERR. */
+static bool rc_flush_wq(QRoceState *s, QRoceQP *qp, QRoceWQ *wq, bool sq,
+                        int *budget)
+{
+    while (wq->ci != wq->pi) {
+        if (*budget <= 0) {
+            return true;
+        }
+        (*budget)--;
+        qroce_dp_cqe(s, qp, sq, wq->ci, sq ? QROCE_CQE_SEND : QROCE_CQE_RECV,
+                     QROCE_WC_WR_FLUSH_ERR, 0, false, 0, false);
+        wq->ci++;
+    }
+    return false;
+}
+
+/* A QP in ERR: flush its SQ and RQ, a budget at a time. */
+static bool rc_flush(QRoceState *s, QRoceQP *qp, int *budget)
+{
+    bool more = rc_flush_wq(s, qp, &qp->sq, true, budget);
+
+    qp->rc.sq_sent = qp->sq.ci;
+    if (!(qp->flags & QROCE_CREATE_QP_SRQ)) {
+        more |= rc_flush_wq(s, qp, &qp->rq, false, budget);
+    }
+    return more;
+}
+
+/*
+ * How the engine runs a QP of each type.  @opclass: the BTH opcode class
+ * (opcode >> 5) of the packets the transport takes.  @connected: the QP
+ * has an AV that received packets must match, and takes CNPs.
+ * process: send (and answer) with a packet budget; true if it stopped for
+ * the budget.  timeout: its retry/RNR timer fired (NULL: never armed).
+ * rx_response: ACKs, NAKs and responses to its requests (NULL: none).
+ * rx: requests, in a ready state for a connected QP.
+ */
+typedef struct QRoceTransportOps {
+    const char *name;
+    uint8_t opclass;
+    bool connected;
+    bool (*process)(QRoceState *s, QRoceQP *qp, int *budget);
+    void (*timeout)(QRoceState *s, QRoceQP *qp);
+    void (*rx_response)(QRoceState *s, QRoceQP *qp, RocePktIn *p);
+    void (*rx)(QRoceState *s, QRoceQP *qp, RocePktIn *p);
+} QRoceTransportOps;
+
+static const QRoceTransportOps qroce_transports[QROCE_QPT_GSI + 1] = {
+    [QROCE_QPT_RC] = {
+        .name = "RC", .opclass = 0, .connected = true,
+        .process = qroce_rc_process, .timeout = qroce_rc_timeout,
+        .rx_response = qroce_rc_requester_rx, .rx = qroce_rc_responder_rx,
+    },
+    [QROCE_QPT_UC] = {
+        .name = "UC", .opclass = 1, .connected = true,
+        .process = qroce_uc_sq_process, .rx = qroce_uc_rx,
+    },
+    [QROCE_QPT_UD] = {
+        .name = "UD", .opclass = 3,
+        .process = qroce_ud_sq_process, .rx = qroce_ud_rx,
+    },
+    [QROCE_QPT_GSI] = {
+        .name = "GSI", .opclass = 3,
+        .process = qroce_ud_sq_process, .rx = qroce_ud_rx,
+    },
+};
+
+/* Run one QP; true if it has more to do. */
+static bool rc_qp_run(QRoceState *s, QRoceQP *qp, int *budget)
+{
+    const QRoceTransportOps *t = &qroce_transports[qp->type];
+
+    if (qp->rc.timer_fired) {
+        qp->rc.timer_fired = false;
+        if (t->timeout) {
+            t->timeout(s, qp);
+        }
+    }
+    if (qp->state == QROCE_QPS_ERR) {
+        return rc_flush(s, qp, budget);
+    }
+    return t->process(s, qp, budget);
+}
+
+/*
+ * The engine: each QP queued by a doorbell, a response, a timer or a
+ * flush runs in turn, with RC_BUDGET packets (or flush CQEs) a run.
+ */
+static void rc_bh(void *opaque)
+{
+    QRoceState *s = opaque;
+    QRoceRc *rc = s->rc;
+    int budget = RC_BUDGET;
+    QRoceQP *qp, *last = QTAILQ_LAST(&rc->runq);
+
+    /* round robin: a QP with more to do goes to the back of the queue */
+    while (budget > 0 && last && (qp = QTAILQ_FIRST(&rc->runq))) {
+        int quantum = MIN(budget, RC_QUANTUM), left = quantum;
+
+        rc_unschedule(s, qp);
+        if (rc_qp_run(s, qp, &left)) {
+            qroce_dp_schedule(s, qp);
+        }
+        budget -= quantum - left;
+        if (qp == last) {
+            break;
+        }
+    }
+    if (!QTAILQ_EMPTY(&rc->runq)) {
+        qemu_bh_schedule(rc->bh);
+    }
+}
+
+/*
+ * Notification point: a CE-marked request or READ response on @qp sends
+ * a CNP to the QP at the other end, at most one per cnp-interval-us.
+ */
+static void rc_notify(QRoceState *s, QRoceQP *qp)
+{
+    QRoceRcQP *r = &qp->rc;
+    int64_t now = rc_now();
+    RocePktOut o = {};
+    uint8_t sgid[16];
+
+    if (now < r->cnp_at || !qroce_dp_addr(s, qp, &o, sgid)) {
+        return;
+    }
+    r->cnp_at = now + (int64_t)s->cnp_interval_us * 1000;
+    o.opcode = ROCE_CNP;
+    o.psn = 0;
+    qroce_count(s, QROCE_CNT_CNP_SENT);
+    trace_qroce_cnp_tx(qp->qpn, qp->dest_qpn);
+    qroce_dp_tx(s, qp, &o, 0);
+}
+
+/* Checks common to every RoCE packet: false if it is dropped. */
+static bool rc_rx_check(QRoceState *s, int ret, RocePktIn *p)
+{
+    if (ret < 0) {
+        qroce_dp_drop(s, ret == ROCE_ERR_CSUM ? "bad IPv4 header checksum" :
+                      "malformed");
+        return false;
+    }
+    if (!p->icrc_ok) {
+        qroce_count(s, QROCE_CNT_ROCE_ICRC_ERRS);
+        qroce_dp_drop(s, "bad ICRC");
+        return false;
+    }
+    if (p->tver || p->pkey != 0xffff) {
+        qroce_dp_drop(s, "TVer or P_Key");
+        return false;
+    }
+    return true;
+}
+
+/* The QP's AV names the packet's addresses (RC and UC). */
+static bool rc_rx_addr_ok(QRoceState *s, QRoceQP *qp, RocePktIn *p)
+{
+    uint8_t sgid[16];
+
+    return !memcmp(p->sgid, qp->av.dgid, 16) &&
+           qroce_gid_get(s, qp->av.sgid_index, sgid) &&
+           !memcmp(p->dgid, sgid, 16);
+}
+
+/*
+ * A frame from the wire (@wire) or from the device itself, from the port:
+ * true if it was RoCE for this device.
+ */
+static bool qroce_data_rx(QRoceState *s, const uint8_t *frame, size_t len,
+                          bool wire)
+{
+    const QRoceTransportOps *t;
+    RocePktIn p;
+    QRoceQP *qp;
+    bool ce;
+    int ret = roce_parse(frame, len, &p);
+
+    if (ret == ROCE_NOT_ROCE) {
+        return false;
+    }
+    if (memcmp(frame, qroce_mac(s), 6) || qroce_gid_find(s, p.dgid) < 0) {
+        return false;       /* not for us: a plain Ethernet or UDP frame */
+    }
+    qroce_count(s, QROCE_CNT_ROCE_RX_PKTS);
+    if (!rc_rx_check(s, ret, &p)) {
+        return true;
+    }
+    qp = qroce_qp_get(s, p.dqpn);
+    if (!qp) {
+        qroce_dp_drop(s, "no such QP");
+        return true;
+    }
+    ce = qroce_cc_congested(s, &p, wire);
+    t = &qroce_transports[qp->type];
+    if ((p.opcode >> 5) == t->opclass && !t->connected) {
+        trace_qroce_rc_rx(qp->qpn, p.opcode, p.psn, p.paylen);
+        t->rx(s, qp, &p);
+        return true;
+    }
+    if ((p.opcode != ROCE_CNP && (p.opcode >> 5) != t->opclass) ||
+        !t->connected) {
+        qroce_dp_drop(s, "no such RC or UC QP");
+        return true;
+    }
+    if (!rc_rx_addr_ok(s, qp, &p)) {
+        qroce_dp_drop(s, "addresses differ from the QP's AV");
+        return true;
+    }
+    trace_qroce_rc_rx(qp->qpn, p.opcode, p.psn, p.paylen);
+    if (p.opcode == ROCE_CNP) {
+        trace_qroce_cnp_rx(qp->qpn);
+        qroce_dc_cnp(s, qp);
+        return true;
+    }
+    if (ce && p.opcode != ROCE_ACK && p.opcode != ROCE_ATOMIC_ACK &&
+        qp->state >= QROCE_QPS_RTR && qp->state != QROCE_QPS_ERR) {
+        rc_notify(s, qp);
+    }
+    if (t->rx_response &&
+        p.opcode >= ROCE_READ_RESP_FIRST && p.opcode <= ROCE_ATOMIC_ACK) {
+        if (qp->state != QROCE_QPS_RTS && qp->state != QROCE_QPS_SQD) {
+            qroce_dp_drop(s, "response to a QP not in RTS");
+            return true;
+        }
+        t->rx_response(s, qp, &p);
+        return true;
+    }
+    if (qp->state < QROCE_QPS_RTR || qp->state == QROCE_QPS_ERR) {
+        qroce_dp_drop(s, "request to a QP not ready");
+        return true;
+    }
+    t->rx(s, qp, &p);
+    return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* QP lifecycle                                                        */
+/* ------------------------------------------------------------------ */
+
+static void rc_reset_qp(QRoceState *s, QRoceQP *qp)
+{
+    QRoceRcQP *r = &qp->rc;
+
+    timer_del(r->timer);
+    timer_del(r->pace_timer);
+    r->timer_fired = false;
+    r->npsn = r->una_psn = r->hi_psn = qp->sq_psn;
+    r->wqe_off = 0;
+    r->sq_sent = qp->sq.ci;
+    r->nsent = r->nsent_hi = 0;
+    r->inflight_head = 0;
+    r->retry_left = qp->retry_cnt;
+    r->rnr_left = qp->rnr_retry;
+    r->rnr_wait = false;
+    r->resync = false;
+    r->txw_valid = r->rdw_valid = false;
+    r->cwnd = RC_CWND_INIT * RC_CWND_ONE;
+    r->ssthresh = RC_WINDOW * RC_CWND_ONE;
+    r->cut_psn = qp->sq_psn;
+    r->backoff = 0;
+    qroce_dc_reset(s, qp);
+    r->cnp_at = 0;
+    r->epsn = qp->rq_psn;
+    r->msn = 0;
+    r->recv_off = 0;
+    r->in_msg = false;
+    r->nak_sent = false;
+    r->nrd = 0;
+    r->rsp_head = r->rsp_count = 0;
+    memset(r->ahist, 0, sizeof(r->ahist));
+    r->ahist_next = 0;
+}
+
+void qroce_data_qp_create(QRoceState *s, QRoceQP *qp)
+{
+    qp->rc.s = s;
+    qp->rc.timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, rc_timer, qp);
+    qp->rc.pace_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, rc_pace_timer, qp);
+    qp->rc.inflight = g_new0(QRoceRcInflight, 1u << qp->sq.log2);
+    qp->rc.txw = g_new0(RcWqe, 1);
+    qp->rc.rdw = g_new0(RcWqe, 1);
+    rc_reset_qp(s, qp);
+}
+
+void qroce_data_qp_modify(QRoceState *s, QRoceQP *qp, uint32_t old_state,
+                          uint32_t attr_mask)
+{
+    QRoceRcQP *r = &qp->rc;
+
+    if (qp->state == QROCE_QPS_ERR) {
+        qroce_dp_qp_to_err(s, qp, old_state);
+        return;
+    }
+    if (qp->state == QROCE_QPS_RESET) {
+        qp->sq.pi = qp->sq.ci = 0;
+        qp->rq.pi = qp->rq.ci = 0;
+        rc_reset_qp(s, qp);
+        return;
+    }
+    if (attr_mask & QROCE_QP_ATTR_RQ_PSN) {
+        r->epsn = qp->rq_psn;
+    }
+    if (attr_mask & QROCE_QP_ATTR_SQ_PSN) {
+        r->npsn = r->una_psn = r->hi_psn = qp->sq_psn;
+    }
+    if (attr_mask & QROCE_QP_ATTR_RETRY_CNT) {
+        r->retry_left = qp->retry_cnt;
+    }
+    if (attr_mask & QROCE_QP_ATTR_RNR_RETRY) {
+        r->rnr_left = qp->rnr_retry;
+    }
+    if (qp->state == QROCE_QPS_RTS && qp->sq.pi != r->sq_sent) {
+        qroce_dp_schedule(s, qp);
+    }
+}
+
+void qroce_data_qp_destroy(QRoceState *s, QRoceQP *qp)
+{
+    rc_unschedule(s, qp);
+    if (qp->rc.timer) {
+        timer_free(qp->rc.timer);
+        qp->rc.timer = NULL;
+    }
+    if (qp->rc.pace_timer) {
+        timer_free(qp->rc.pace_timer);
+        qp->rc.pace_timer = NULL;
+    }
+    g_free(qp->rc.inflight);
+    g_free(qp->rc.txw);
+    g_free(qp->rc.rdw);
+    qp->rc.inflight = NULL;
+    qp->rc.txw = qp->rc.rdw = NULL;
+}
+
+/*
+ * Doorbells only record: the engine sends, or flushes a QP in ERR, from
+ * its bottom half with a budget.
+ */
+void qroce_data_sq_doorbell(QRoceState *s, QRoceQP *qp)
+{
+    qroce_dp_schedule(s, qp);
+}
+
+void qroce_data_rq_doorbell(QRoceState *s, QRoceQP *qp)
+{
+    if (qp->state == QROCE_QPS_ERR) {
+        qroce_dp_schedule(s, qp);
+    }
+}
+
+void qroce_data_init(QRoceState *s)
+{
+    QRoceRc *rc = g_new0(QRoceRc, 1);
+
+    QTAILQ_INIT(&rc->runq);
+    rc->pkt = g_malloc(QROCE_ETH_MAX_FRAME + 64);
+    rc->bh = qemu_bh_new_guarded(rc_bh, s,
+                                 &DEVICE(s)->mem_reentrancy_guard);
+    rc->burst_bh = qemu_bh_new_guarded(qroce_cc_burst_bh, s,
+                                       &DEVICE(s)->mem_reentrancy_guard);
+    s->rc = rc;
+    qroce_port_set_roce_rx(s, qroce_data_rx);
+}
+
+void qroce_data_reset(QRoceState *s)
+{
+    QRoceQP *qp, *next;
+
+    QTAILQ_FOREACH_SAFE(qp, &s->rc->runq, rc.runq_link, next) {
+        rc_unschedule(s, qp);
+    }
+    s->rc->rx_burst = 0;
+}
+
+void qroce_data_fini(QRoceState *s)
+{
+    qemu_bh_delete(s->rc->bh);
+    qemu_bh_delete(s->rc->burst_bh);
+    g_free(s->rc->pkt);
+    g_free(s->rc);
+    s->rc = NULL;
+}

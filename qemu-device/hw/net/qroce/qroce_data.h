@@ -1,0 +1,23 @@
+/*
+ * qroce: the data path (qroce_data.c) -- what the shell, the register
+ * file and the control path call: engine set-up, QP lifecycle hooks and
+ * doorbells.  Received frames reach it through the port (qroce_port.h).
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef HW_NET_QROCE_DATA_H
+#define HW_NET_QROCE_DATA_H
+
+#include "qroce.h"
+
+void qroce_data_init(QRoceState *s);
+void qroce_data_reset(QRoceState *s);
+void qroce_data_fini(QRoceState *s);
+void qroce_data_qp_create(QRoceState *s, QRoceQP *qp);
+void qroce_data_qp_modify(QRoceState *s, QRoceQP *qp, uint32_t old_state,
+                          uint32_t attr_mask);
+void qroce_data_qp_destroy(QRoceState *s, QRoceQP *qp);
+void qroce_data_sq_doorbell(QRoceState *s, QRoceQP *qp);
+void qroce_data_rq_doorbell(QRoceState *s, QRoceQP *qp);
+
+#endif

@@ -1,0 +1,271 @@
+/*
+ * qroce: congestion control (docs/hw-spec.md §14) -- the congestion
+ * window of RC loss recovery, the congestion point that marks received
+ * frames CE, and the DCQCN reaction point that cuts and restores a QP's
+ * rate and paces it.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/main-loop.h"
+#include "qroce_data_cc.h"
+#include "qroce_data_common.h"
+#include "trace.h"
+
+#define RC_PACE_BURST_NS 100000 /* a paced QP may send 100 us ahead */
+
+/* ------------------------------------------------------------------ */
+/* DCQCN reaction point                                                */
+/* ------------------------------------------------------------------ */
+
+static uint64_t dc_mbps(uint32_t mbps)
+{
+    return (uint64_t)mbps * 1000000;
+}
+
+void qroce_dc_reset(QRoceState *s, QRoceQP *qp)
+{
+    QRoceRcQP *r = &qp->rc;
+
+    r->rate_cur = r->rate_tgt = dc_mbps(s->dcqcn_line_mbps);
+    r->alpha = 1024;
+    r->dc_t = r->dc_bc = 0;
+    r->dc_bytes = 0;
+    r->dc_alpha_at = r->dc_timer_at = 0;
+    r->dc_cnp_seen = false;
+    r->pace_at = 0;
+    r->meas_at = 0;
+    r->meas_bytes = r->meas_rate = 0;
+}
+
+/* A rate increase event (timer or byte counter). */
+static void dc_increase(QRoceState *s, QRoceQP *qp)
+{
+    QRoceRcQP *r = &qp->rc;
+    uint64_t line = dc_mbps(s->dcqcn_line_mbps);
+    uint32_t f = s->dcqcn_f;
+
+    if (r->rate_cur >= line) {
+        return;
+    }
+    if (MAX(r->dc_t, r->dc_bc) < f) {
+        /* fast recovery: halfway back to the rate before the cut */
+    } else if (MIN(r->dc_t, r->dc_bc) > f) {
+        r->rate_tgt += dc_mbps(s->dcqcn_hai_mbps) *
+                       (MIN(r->dc_t, r->dc_bc) - f);
+    } else {
+        r->rate_tgt += dc_mbps(s->dcqcn_ai_mbps);
+    }
+    r->rate_tgt = MIN(r->rate_tgt, line);
+    r->rate_cur = MIN((r->rate_tgt + r->rate_cur) / 2, line);
+    trace_qroce_dcqcn_rate(qp->qpn, r->rate_cur / 1000000,
+                           r->rate_tgt / 1000000, r->alpha);
+}
+
+/* Bring the alpha and rate timers up to @now (they run lazily). */
+static void dc_advance(QRoceState *s, QRoceQP *qp, int64_t now)
+{
+    QRoceRcQP *r = &qp->rc;
+    int64_t k = (int64_t)MAX(s->dcqcn_alpha_us, 1) * 1000;
+    int64_t t = (int64_t)MAX(s->dcqcn_timer_us, 1) * 1000;
+    int n;
+
+    if (!r->dc_alpha_at) {
+        r->dc_alpha_at = now + k;
+        r->dc_timer_at = now + t;
+        return;
+    }
+    for (n = 0; now >= r->dc_alpha_at && n < 64; n++) {
+        if (!r->dc_cnp_seen) {
+            r->alpha = r->alpha * (1024 - MIN(s->dcqcn_g, 1024)) / 1024;
+        }
+        r->dc_cnp_seen = false;
+        r->dc_alpha_at += k;
+    }
+    if (now >= r->dc_alpha_at) {
+        r->alpha = 0;           /* idle for long: alpha has decayed */
+        r->dc_alpha_at = now + k;
+    }
+    for (n = 0; now >= r->dc_timer_at && n < 64; n++) {
+        r->dc_t++;
+        dc_increase(s, qp);
+        r->dc_timer_at += t;
+    }
+    if (now >= r->dc_timer_at) {
+        r->rate_cur = r->rate_tgt = dc_mbps(s->dcqcn_line_mbps);
+        r->dc_timer_at = now + t;
+    }
+}
+
+/* A CNP for this QP: cut the rate by alpha / 2. */
+void qroce_dc_cnp(QRoceState *s, QRoceQP *qp)
+{
+    QRoceRcQP *r = &qp->rc;
+    int64_t now = rc_now();
+    uint32_t g = MIN(s->dcqcn_g, 1024);
+
+    qroce_count(s, QROCE_CNT_CNP_HANDLED);
+    if (!s->dcqcn) {
+        return;
+    }
+    dc_advance(s, qp, now);
+    /*
+     * An emulated port has no fixed speed: a QP still at the line rate
+     * starts from the rate it really sent at in the last milliseconds.
+     */
+    if (r->rate_cur >= dc_mbps(s->dcqcn_line_mbps)) {
+        if (r->meas_rate) {
+            r->rate_cur = MIN(r->rate_cur, r->meas_rate);
+        }
+        r->alpha = 1024;        /* a flow's first cut halves it */
+    }
+    r->rate_tgt = r->rate_cur;
+    r->rate_cur = r->rate_cur * (2048 - r->alpha) / 2048;
+    r->rate_cur = MAX(r->rate_cur, dc_mbps(MAX(s->dcqcn_min_mbps, 1)));
+    /*
+     * The window shrinks by the same factor (as DCTCP's does): a rate
+     * limit alone lags an RTT of an emulated guest by many rate periods.
+     */
+    if (psn_cmp(r->una_psn, r->cut_psn) >= 0) {
+        /* at most once a window: the CNPs of one window are one signal */
+        r->cwnd = MAX((uint64_t)r->cwnd * (2048 - r->alpha) / 2048,
+                      2 * RC_CWND_ONE);
+        r->ssthresh = r->cwnd;
+        r->cut_psn = r->npsn;
+    }
+    r->alpha = (r->alpha * (1024 - g) + g * 1024) / 1024;
+    r->dc_t = r->dc_bc = 0;
+    r->dc_bytes = 0;
+    r->dc_cnp_seen = true;
+    r->dc_alpha_at = now + (int64_t)MAX(s->dcqcn_alpha_us, 1) * 1000;
+    r->dc_timer_at = now + (int64_t)MAX(s->dcqcn_timer_us, 1) * 1000;
+    qroce_count(s, QROCE_CNT_RATE_CUTS);
+    trace_qroce_dcqcn_cut(qp->qpn, r->rate_cur / 1000000,
+                          r->rate_tgt / 1000000, r->alpha);
+}
+
+/*
+ * May @qp send now?  A QP below the line rate sends at most
+ * RC_PACE_BURST_NS ahead of its rate; otherwise its pacing timer is
+ * armed and the engine leaves it until then.
+ */
+bool qroce_dc_may_send(QRoceState *s, QRoceQP *qp)
+{
+    QRoceRcQP *r = &qp->rc;
+    int64_t now;
+
+    if (!s->dcqcn || r->rate_cur >= dc_mbps(s->dcqcn_line_mbps)) {
+        return true;
+    }
+    now = rc_now();
+    dc_advance(s, qp, now);
+    if (r->pace_at <= now + RC_PACE_BURST_NS) {
+        return true;
+    }
+    timer_mod(r->pace_timer, r->pace_at - RC_PACE_BURST_NS);
+    return false;
+}
+
+/* Account a sent frame of @bytes to the QP's rate. */
+void qroce_dc_sent(QRoceState *s, QRoceQP *qp, size_t bytes)
+{
+    QRoceRcQP *r = &qp->rc;
+    uint64_t bc = (uint64_t)MAX(s->dcqcn_byte_kb, 1) * 1024;
+    int64_t now;
+
+    if (!s->dcqcn) {
+        return;
+    }
+    /* the rate really sent at, measured over 1 ms periods */
+    now = rc_now();
+    r->meas_bytes += bytes;
+    if (now - r->meas_at >= 1000000) {
+        if (now - r->meas_at < 10000000) {
+            r->meas_rate = r->meas_bytes * 8 * 1000000000ULL /
+                           (now - r->meas_at);
+        } else {
+            r->meas_rate = 0;           /* idle: nothing to go by */
+        }
+        r->meas_at = now;
+        r->meas_bytes = 0;
+    }
+    if (r->rate_cur >= dc_mbps(s->dcqcn_line_mbps)) {
+        return;
+    }
+    r->pace_at = MAX(r->pace_at, now) +
+                 (int64_t)(bytes * 8 * 1000000000ULL / MAX(r->rate_cur, 1));
+    r->dc_bytes += bytes;
+    if (r->dc_bytes >= bc) {
+        r->dc_bytes -= bc;
+        r->dc_bc++;
+        dc_increase(s, qp);
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Congestion window                                                   */
+/* ------------------------------------------------------------------ */
+
+/* Congestion window: grow by @n acknowledged PSNs (slow start, then AIMD). */
+void qroce_cc_cwnd_grow(QRoceQP *qp, uint32_t n)
+{
+    QRoceRcQP *r = &qp->rc;
+
+    if (r->cwnd < r->ssthresh) {
+        r->cwnd += n * RC_CWND_ONE;
+    } else {
+        r->cwnd += MAX(n * RC_CWND_ONE * RC_CWND_ONE / r->cwnd, 1);
+    }
+    r->cwnd = MIN(r->cwnd, RC_WINDOW * RC_CWND_ONE);
+}
+
+/* A loss: halve the window (a sequence NAK) or start over (a timeout). */
+void qroce_cc_cwnd_cut(QRoceState *s, QRoceQP *qp, bool timeout)
+{
+    QRoceRcQP *r = &qp->rc;
+
+    r->ssthresh = MAX(r->cwnd / 2, 2 * RC_CWND_ONE);
+    r->cwnd = timeout ? 2 * RC_CWND_ONE : r->ssthresh;
+    trace_qroce_rc_cwnd(qp->qpn, r->cwnd / RC_CWND_ONE,
+                        r->ssthresh / RC_CWND_ONE, timeout);
+}
+
+/* ------------------------------------------------------------------ */
+/* Congestion point                                                    */
+/* ------------------------------------------------------------------ */
+
+void qroce_cc_burst_bh(void *opaque)
+{
+    QRoceState *s = opaque;
+
+    s->rc->rx_burst = 0;
+}
+
+/*
+ * Congestion point: a frame that arrives while more than ecn-threshold
+ * RoCE frames came in since the engine last ran (the receive backlog of
+ * the port) is marked CE, as a switch marks when its queue towards this
+ * port is long.  Only ECN-capable frames are marked.
+ */
+bool qroce_cc_congested(QRoceState *s, RocePktIn *p, bool wire)
+{
+    QRoceRc *rc = s->rc;
+
+    if (!wire) {
+        return p->ecn == ROCE_ECN_CE;   /* loopback: no port queue */
+    }
+    if (rc->rx_burst++ == 0) {
+        qemu_bh_schedule(rc->burst_bh);
+    }
+    if (p->ecn == ROCE_ECN_CE) {
+        return true;                    /* marked on the way */
+    }
+    if (p->ecn != ROCE_ECN_NOT_ECT && s->ecn_threshold &&
+        rc->rx_burst > s->ecn_threshold) {
+        qroce_count(s, QROCE_CNT_ECN_MARKED);
+        trace_qroce_ecn_mark(p->dqpn, p->psn, rc->rx_burst);
+        return true;
+    }
+    return false;
+}

@@ -1,0 +1,450 @@
+/*
+ * qroce: what the transports share -- the run queue they put QPs on,
+ * addressing and sending packets, reading, checking and copying send
+ * WQEs, scattering into RECV WQEs, completions, and the move of a QP to
+ * ERR.  It sits below the transports and the scheduler and calls neither.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/main-loop.h"
+#include "qemu/bswap.h"
+#include "qroce_data_common.h"
+#include "qroce_data_cc.h"
+#include "qroce_ctrl_objs.h"
+#include "qroce_ring.h"
+#include "qroce_port.h"
+#include "trace.h"
+
+void qroce_dp_schedule(QRoceState *s, QRoceQP *qp)
+{
+    QRoceRc *rc = s->rc;
+
+    if (!qp->rc.on_runq) {
+        qp->rc.on_runq = true;
+        QTAILQ_INSERT_TAIL(&rc->runq, qp, rc.runq_link);
+    }
+    qemu_bh_schedule(rc->bh);
+}
+
+void qroce_dp_cqe(QRoceState *s, QRoceQP *qp, bool sq, uint32_t idx,
+                  uint8_t opcode, uint8_t status, uint32_t len, bool imm,
+                  uint32_t imm_wire, bool solicited)
+{
+    QRoceCQ *cq = qroce_cq_get(s, sq ? qp->scqn : qp->rcqn);
+    struct qroce_cqe cqe = {
+        .wqe_index = cpu_to_le32(idx),
+        .qpn = cpu_to_le32(qp->qpn),
+        .byte_len = cpu_to_le32(len),
+        .opcode = opcode,
+        .status = status,
+        .flags = (sq ? QROCE_CQE_F_SQ : 0) | (imm ? QROCE_CQE_F_IMM : 0),
+    };
+
+    if (imm) {
+        stl_be_p(&cqe.imm_data, imm_wire);
+    }
+    if (cq) {
+        qroce_cq_post(s, cq, &cqe, solicited);
+    }
+}
+
+void qroce_dp_drop(QRoceState *s, const char *why)
+{
+    qroce_count(s, QROCE_CNT_ROCE_RX_DROPS);
+    trace_qroce_rc_drop(why);
+}
+
+/* ------------------------------------------------------------------ */
+/* Sending                                                             */
+/* ------------------------------------------------------------------ */
+
+/* Fill the address part of an outgoing packet from the QP's AV. */
+bool qroce_dp_addr(QRoceState *s, QRoceQP *qp, RocePktOut *o,
+                   uint8_t sgid[16])
+{
+    if (!qroce_gid_get(s, qp->av.sgid_index, sgid)) {
+        return false;
+    }
+    o->dmac = qp->av.dmac;
+    o->smac = qroce_mac(s);
+    o->sgid = sgid;
+    o->dgid = qp->av.dgid;
+    o->tclass = qp->av.traffic_class;
+    o->hop_limit = qp->av.hop_limit ? qp->av.hop_limit : 64;
+    o->flow_label = qp->av.flow_label;
+    o->sport = rc_sport(qp->qpn);
+    o->dqpn = qp->dest_qpn;
+    return true;
+}
+
+void qroce_dp_tx(QRoceState *s, QRoceQP *qp, RocePktOut *o, uint32_t paylen)
+{
+    struct iovec iov;
+    QRoceRcQP *r = &qp->rc;
+    bool request = o->opcode != ROCE_ACK && o->opcode != ROCE_CNP &&
+                   (o->opcode < ROCE_READ_RESP_FIRST ||
+                    o->opcode > ROCE_ATOMIC_ACK);
+
+    if (s->ecn) {
+        o->tclass = (o->tclass & ~ROCE_ECN_MASK) | ROCE_ECN_ECT0;
+    }
+    iov.iov_base = s->rc->pkt;
+    iov.iov_len = roce_build(s->rc->pkt, o, paylen);
+    trace_qroce_rc_tx(qp->qpn, o->opcode, o->psn, paylen);
+    qroce_count(s, QROCE_CNT_ROCE_TX_PKTS);
+    if (request && qp->type == QROCE_QPT_RC) {
+        if (psn_cmp(o->psn, r->hi_psn) < 0) {
+            qroce_count(s, QROCE_CNT_ROCE_RETRANS);
+        } else {
+            r->hi_psn = psn_add(o->psn, 1);
+        }
+    }
+    if (o->opcode != ROCE_CNP) {
+        qroce_dc_sent(s, qp, iov.iov_len);
+    }
+    qroce_wire_tx(s, &iov, 1);
+}
+
+/* Read send WQE @idx and check it; returns a QROCE_WC_* status. */
+int qroce_dp_read_wqe(QRoceState *s, QRoceQP *qp, uint32_t idx, RcWqe *w)
+{
+    uint64_t off = (uint64_t)(idx & ((1u << qp->sq.log2) - 1)) <<
+                   qp->sq.wqe_shift;
+    uint32_t stride = 1u << qp->sq.wqe_shift;
+    uint64_t total = 0;
+    uint32_t access;
+    int i;
+
+    if (qroce_bt_rw(s, &qp->sq.bt, off, &w->hdr, sizeof(w->hdr), false)) {
+        return QROCE_WC_LOC_QP_OP_ERR;
+    }
+    w->len = 0;
+    /* READ responses and atomic results are written to the SGEs */
+    access = rc_op_reads(w->hdr.opcode) ? QROCE_ACCESS_LOCAL_WRITE : 0;
+    if ((w->hdr.flags & QROCE_WQE_INLINE) && access) {
+        return QROCE_WC_LOC_QP_OP_ERR;
+    }
+    if (w->hdr.flags & QROCE_WQE_INLINE) {
+        uint32_t n = le32_to_cpu(w->hdr.inline_len);
+
+        if (n > QROCE_MAX_INLINE || sizeof(w->hdr) + n > stride ||
+            qroce_bt_rw(s, &qp->sq.bt, off + sizeof(w->hdr), w->inl, n,
+                        false)) {
+            return QROCE_WC_LOC_LEN_ERR;
+        }
+        w->len = n;
+        return QROCE_WC_SUCCESS;
+    }
+    if (w->hdr.num_sge > QROCE_MAX_SGE ||
+        sizeof(w->hdr) + w->hdr.num_sge * sizeof(struct qroce_sge) > stride ||
+        qroce_bt_rw(s, &qp->sq.bt, off + sizeof(w->hdr), w->sge,
+                    w->hdr.num_sge * sizeof(struct qroce_sge), false)) {
+        return QROCE_WC_LOC_LEN_ERR;
+    }
+    for (i = 0; i < w->hdr.num_sge; i++) {
+        QRoceMR *mr;
+        int st = qroce_mr_check(s, le32_to_cpu(w->sge[i].lkey), qp->pdn,
+                                le64_to_cpu(w->sge[i].addr),
+                                le32_to_cpu(w->sge[i].length), access, &mr);
+
+        if (st != QROCE_WC_SUCCESS) {
+            return st;
+        }
+        total += le32_to_cpu(w->sge[i].length);
+    }
+    if (total > QROCE_DEF_MAX_MSG ||
+        (w->hdr.opcode >= QROCE_WR_ATOMIC_CMP_SWP && total != 8)) {
+        return QROCE_WC_LOC_LEN_ERR;
+    }
+    w->len = total;
+    return QROCE_WC_SUCCESS;
+}
+
+/*
+ * Copy bytes [off, off + n) of the WQE's SGE list to @buf, or from @buf
+ * into it (@to_guest: READ responses, atomic results).
+ */
+int qroce_dp_wqe_copy(QRoceState *s, QRoceQP *qp, RcWqe *w, uint32_t off,
+                      uint8_t *buf, uint32_t n, bool to_guest)
+{
+    uint32_t access = to_guest ? QROCE_ACCESS_LOCAL_WRITE : 0;
+    int i;
+
+    if (w->hdr.flags & QROCE_WQE_INLINE) {
+        if (to_guest || off > w->len || n > w->len - off) {
+            return -1;
+        }
+        memcpy(buf, w->inl + off, n);
+        return 0;
+    }
+    for (i = 0; i < w->hdr.num_sge && n; i++) {
+        uint32_t len = le32_to_cpu(w->sge[i].length);
+        uint64_t addr = le64_to_cpu(w->sge[i].addr);
+        QRoceMR *mr;
+        uint32_t k;
+
+        if (off >= len) {
+            off -= len;
+            continue;
+        }
+        k = MIN(n, len - off);
+        if (qroce_mr_check(s, le32_to_cpu(w->sge[i].lkey), qp->pdn,
+                           addr + off, k, access, &mr) ||
+            qroce_mr_rw(s, mr, addr + off, buf, k, to_guest)) {
+            return -1;
+        }
+        buf += k;
+        n -= k;
+        off = 0;
+    }
+    return n ? -1 : 0;
+}
+
+/* Complete send WQE @idx with an error, then move the QP to ERR. */
+void qroce_dp_sq_error(QRoceState *s, QRoceQP *qp, uint32_t idx, int status)
+{
+    trace_qroce_rc_wqe_err(qp->qpn, idx, status);
+    qroce_dp_cqe(s, qp, true, idx, QROCE_CQE_SEND, status, 0, false, 0, false);
+    qp->sq.ci = idx + 1;
+    qp->rc.sq_sent = qp->sq.ci;
+    qp->rc.nsent = qp->rc.nsent_hi = 0;
+    qp->rc.nrd = 0;
+    qroce_qp_set_error(s, qp, 0);
+}
+
+/*
+ * Send WQE @idx, checked, in the QP's copy: read from the guest at the
+ * first packet of its message (@first) and never again while it is being
+ * segmented.  Going back into a message already in flight (@e, after a
+ * loss) reads it again, and the WQE read must still be the one recorded
+ * (opcode and length): a guest that rewrote it gets an error.
+ */
+int qroce_dp_fetch_wqe(QRoceState *s, QRoceQP *qp, uint32_t idx, bool first,
+                       const QRoceRcInflight *e, RcWqe **out)
+{
+    QRoceRcQP *r = &qp->rc;
+    int st;
+
+    *out = r->txw;
+    if (!first && r->txw_valid && r->txw_idx == idx) {
+        return QROCE_WC_SUCCESS;
+    }
+    r->txw_valid = false;
+    st = qroce_dp_read_wqe(s, qp, idx, r->txw);
+    if (st != QROCE_WC_SUCCESS) {
+        return st;
+    }
+    if (!first && (!e || e->idx != idx || e->len != r->txw->len ||
+                   e->wqe_opcode != r->txw->hdr.opcode)) {
+        trace_qroce_ub_wqe_changed(qp->qpn, idx);
+        return QROCE_WC_LOC_QP_OP_ERR;
+    }
+    r->txw_valid = true;
+    r->txw_idx = idx;
+    return QROCE_WC_SUCCESS;
+}
+
+/*
+ * The RC opcode of the packet of a SEND or WRITE message that carries
+ * @n bytes from offset @off of @len; the RETH with the first WRITE packet.
+ */
+void qroce_dp_seg_opcode(const RcWqe *w, uint32_t off, uint32_t n,
+                         RocePktOut *o)
+{
+    bool imm = w->hdr.opcode == QROCE_WR_SEND_IMM ||
+               w->hdr.opcode == QROCE_WR_RDMA_WRITE_IMM;
+    bool write = w->hdr.opcode == QROCE_WR_RDMA_WRITE ||
+                 w->hdr.opcode == QROCE_WR_RDMA_WRITE_IMM;
+    bool first = off == 0, last = off + n == w->len;
+
+    if (first && last) {
+        o->opcode = write ? (imm ? ROCE_WRITE_ONLY_IMM : ROCE_WRITE_ONLY) :
+                    (imm ? ROCE_SEND_ONLY_IMM : ROCE_SEND_ONLY);
+    } else if (first) {
+        o->opcode = write ? ROCE_WRITE_FIRST : ROCE_SEND_FIRST;
+    } else if (last) {
+        o->opcode = write ? (imm ? ROCE_WRITE_LAST_IMM : ROCE_WRITE_LAST) :
+                    (imm ? ROCE_SEND_LAST_IMM : ROCE_SEND_LAST);
+    } else {
+        o->opcode = write ? ROCE_WRITE_MIDDLE : ROCE_SEND_MIDDLE;
+    }
+    if (write && first) {
+        o->reth_va = le64_to_cpu(w->hdr.rdma.remote_addr);
+        o->reth_rkey = le32_to_cpu(w->hdr.rdma.rkey);
+        o->reth_len = w->len;
+    }
+    o->imm = ldl_be_p(&w->hdr.imm_data);
+}
+
+/* ------------------------------------------------------------------ */
+/* Receiving                                                           */
+/* ------------------------------------------------------------------ */
+
+/* Does RC/UC SEND or WRITE opcode @op (low 5 bits) start / end a message? */
+bool qroce_dp_op_first(uint8_t op)
+{
+    return op == ROCE_SEND_FIRST || op == ROCE_SEND_ONLY ||
+           op == ROCE_SEND_ONLY_IMM || op == ROCE_WRITE_FIRST ||
+           op == ROCE_WRITE_ONLY || op == ROCE_WRITE_ONLY_IMM;
+}
+
+bool qroce_dp_op_last(uint8_t op)
+{
+    return op == ROCE_SEND_LAST || op == ROCE_SEND_LAST_IMM ||
+           op == ROCE_SEND_ONLY || op == ROCE_SEND_ONLY_IMM ||
+           op == ROCE_WRITE_LAST || op == ROCE_WRITE_LAST_IMM ||
+           op == ROCE_WRITE_ONLY || op == ROCE_WRITE_ONLY_IMM;
+}
+
+/* Scatter @n bytes at offset @off of the current RECV WQE. */
+int qroce_dp_scatter(QRoceState *s, QRoceQP *qp, uint32_t off,
+                     const uint8_t *src, uint32_t n)
+{
+    QRoceSRQ *srq;
+    QRoceWQ *wq = qroce_qp_recv_wq(s, qp, &srq);
+    /* an SRQ's WQEs name MRs of the SRQ's PD */
+    uint32_t pdn = srq ? srq->pdn : qp->pdn;
+    uint64_t base = (uint64_t)(wq->ci & ((1u << wq->log2) - 1)) <<
+                    wq->wqe_shift;
+    struct qroce_recv_wqe h;
+    struct qroce_sge sge[QROCE_MAX_SGE];
+    int i;
+
+    if (qroce_bt_rw(s, &wq->bt, base, &h, sizeof(h), false) ||
+        h.num_sge > QROCE_MAX_SGE ||
+        sizeof(h) + h.num_sge * sizeof(sge[0]) > (1u << wq->wqe_shift) ||
+        qroce_bt_rw(s, &wq->bt, base + sizeof(h), sge,
+                    h.num_sge * sizeof(sge[0]), false)) {
+        return QROCE_WC_LOC_QP_OP_ERR;
+    }
+    for (i = 0; i < h.num_sge && n; i++) {
+        uint32_t len = le32_to_cpu(sge[i].length);
+        uint64_t addr = le64_to_cpu(sge[i].addr);
+        QRoceMR *mr;
+        uint32_t k;
+        int st;
+
+        if (off >= len) {
+            off -= len;
+            continue;
+        }
+        k = MIN(n, len - off);
+        st = qroce_mr_check(s, le32_to_cpu(sge[i].lkey), pdn, addr + off,
+                            k, QROCE_ACCESS_LOCAL_WRITE, &mr);
+        if (st) {
+            return st;
+        }
+        if (qroce_mr_rw(s, mr, addr + off, (void *)src, k, true)) {
+            return QROCE_WC_LOC_PROT_ERR;
+        }
+        src += k;
+        n -= k;
+        off = 0;
+    }
+    return n ? QROCE_WC_LOC_LEN_ERR : QROCE_WC_SUCCESS;
+}
+
+/* No RECV WQE posted on the QP's RQ or SRQ. */
+bool qroce_dp_recv_empty(QRoceState *s, QRoceQP *qp)
+{
+    QRoceWQ *wq = qroce_qp_recv_wq(s, qp, NULL);
+
+    return wq->ci == wq->pi;
+}
+
+/*
+ * Write the CQE of the current RECV WQE (@cqe without its index) and
+ * consume the WQE, from the RQ or the SRQ (whose limit event may be due).
+ */
+void qroce_dp_recv_complete(QRoceState *s, QRoceQP *qp,
+                            struct qroce_cqe *cqe, bool solicited)
+{
+    QRoceSRQ *srq;
+    QRoceWQ *wq = qroce_qp_recv_wq(s, qp, &srq);
+    QRoceCQ *cq = qroce_cq_get(s, qp->rcqn);
+
+    cqe->wqe_index = cpu_to_le32(wq->ci);
+    cqe->qpn = cpu_to_le32(qp->qpn);
+    if (srq) {
+        cqe->flags |= QROCE_CQE_F_SRQ;
+    }
+    wq->ci++;
+    if (cq) {
+        qroce_cq_post(s, cq, cqe, solicited);
+    }
+    if (srq) {
+        qroce_srq_consumed(s, srq);
+    }
+}
+
+/* The same for an RC RECV: opcode, status, length, immediate. */
+void qroce_dp_recv_cqe(QRoceState *s, QRoceQP *qp, uint8_t opcode,
+                       uint8_t status, uint32_t len, bool imm,
+                       uint32_t imm_wire, bool solicited)
+{
+    struct qroce_cqe cqe = {
+        .byte_len = cpu_to_le32(len),
+        .opcode = opcode,
+        .status = status,
+        .flags = imm ? QROCE_CQE_F_IMM : 0,
+    };
+
+    if (imm) {
+        stl_be_p(&cqe.imm_data, imm_wire);
+    }
+    qroce_dp_recv_complete(s, qp, &cqe, solicited);
+}
+
+/*
+ * The last packet of a SEND or WRITE message is in: a SEND or a WRITE with
+ * immediate completes its RECV WQE.
+ */
+void qroce_dp_msg_received(QRoceState *s, QRoceQP *qp, RocePktIn *p,
+                           bool write)
+{
+    if (!write || p->has_imm) {
+        qroce_dp_recv_cqe(s, qp,
+                          write ? QROCE_CQE_RECV_RDMA_IMM : QROCE_CQE_RECV,
+                          QROCE_WC_SUCCESS, qp->rc.recv_off, p->has_imm,
+                          p->imm, p->se);
+    }
+    qp->rc.in_msg = false;
+}
+
+void qroce_dp_qp_to_err(QRoceState *s, QRoceQP *qp, uint32_t old_state)
+{
+    QRoceRcQP *r = &qp->rc;
+
+    timer_del(r->timer);
+    timer_del(r->pace_timer);
+    r->timer_fired = false;
+    r->nsent = r->nsent_hi = 0;
+    r->nrd = 0;
+    r->rsp_count = 0;
+    r->rnr_wait = false;
+    r->txw_valid = r->rdw_valid = false;
+    r->sq_sent = qp->sq.ci;
+    r->wqe_off = 0;
+    if ((qp->flags & QROCE_CREATE_QP_SRQ) && old_state != QROCE_QPS_ERR) {
+        /* the SRQ's WQEs stay; the QP will take no more of them */
+        qroce_async_event(s, QROCE_EQE_QP_LAST_WQE, qp->qpn, 0);
+    }
+    qroce_dp_schedule(s, qp);   /* the engine flushes the WQs */
+}
+
+/* Move a QP to ERR on the device's own initiative. */
+void qroce_qp_set_error(QRoceState *s, QRoceQP *qp, uint8_t event)
+{
+    uint32_t old = qp->state;
+
+    if (old == QROCE_QPS_ERR || old == QROCE_QPS_RESET) {
+        return;
+    }
+    qp->state = QROCE_QPS_ERR;
+    if (event) {
+        qroce_async_event(s, event, qp->qpn, 0);
+    }
+    qroce_dp_qp_to_err(s, qp, old);
+}

@@ -1,0 +1,179 @@
+/*
+ * qroce: the UC transport.  UC QPs segment and reassemble like RC with no
+ * ACKs, retries or READs: a send WQE completes once sent, a damaged
+ * message is dropped.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qroce_data_xport.h"
+#include "qroce_data_common.h"
+#include "qroce_data_cc.h"
+#include "qroce_ctrl_objs.h"
+#include "trace.h"
+
+/*
+ * Send from a UC SQ: SENDs and RDMA WRITEs segmented at the path MTU like
+ * RC, with UC opcodes, no AckReq and nothing kept for retransmission: a
+ * WQE completes when its last packet is on the wire.  Returns true if it
+ * stopped for the budget.
+ */
+bool qroce_uc_sq_process(QRoceState *s, QRoceQP *qp, int *budget)
+{
+    QRoceRcQP *r = &qp->rc;
+    QRoceRc *rc = s->rc;
+    uint32_t mtu = rc_mtu(qp);
+    RcWqe *w;
+
+    while (qp->state == QROCE_QPS_RTS && qp->sq.ci != qp->sq.pi) {
+        uint32_t idx = qp->sq.ci, n;
+        bool write, first = r->wqe_off == 0;
+        RocePktOut o = {};
+        uint8_t sgid[16];
+        uint8_t *payload;
+        int st;
+
+        if (*budget <= 0) {
+            return true;
+        }
+        if (!qroce_dc_may_send(s, qp)) {
+            break;              /* paced: the timer runs it again */
+        }
+        st = qroce_dp_fetch_wqe(s, qp, idx, first, NULL, &w);
+        if (st == QROCE_WC_SUCCESS && w->hdr.opcode != QROCE_WR_SEND &&
+            w->hdr.opcode != QROCE_WR_SEND_IMM &&
+            w->hdr.opcode != QROCE_WR_RDMA_WRITE &&
+            w->hdr.opcode != QROCE_WR_RDMA_WRITE_IMM) {
+            st = QROCE_WC_LOC_QP_OP_ERR;    /* no READ or atomics on UC */
+        }
+        if (st == QROCE_WC_SUCCESS && !qroce_dp_addr(s, qp, &o, sgid)) {
+            st = QROCE_WC_LOC_QP_OP_ERR;
+        }
+        if (st != QROCE_WC_SUCCESS) {
+            r->wqe_off = 0;
+            qroce_dp_sq_error(s, qp, idx, st);
+            return false;
+        }
+        if (first) {
+            trace_qroce_rc_wqe(qp->qpn, idx, w->hdr.opcode, w->len);
+        }
+        write = w->hdr.opcode == QROCE_WR_RDMA_WRITE ||
+                w->hdr.opcode == QROCE_WR_RDMA_WRITE_IMM;
+        n = MIN(mtu, w->len - r->wqe_off);
+        qroce_dp_seg_opcode(w, r->wqe_off, n, &o);
+        o.opcode |= ROCE_UC;
+        o.psn = r->npsn;
+        payload = rc->pkt + roce_hdr_len(o.opcode, !roce_gid_is_v4(o.dgid));
+        if (qroce_dp_wqe_copy(s, qp, w, r->wqe_off, payload, n, false)) {
+            /* a message cut short: the responder drops what it got */
+            r->wqe_off = 0;
+            qroce_dp_sq_error(s, qp, idx, QROCE_WC_LOC_PROT_ERR);
+            return false;
+        }
+        r->wqe_off += n;
+        if (r->wqe_off == w->len) {
+            o.se = w->hdr.flags & QROCE_WQE_SOLICITED;
+            r->wqe_off = 0;
+        }
+        r->npsn = psn_add(r->npsn, 1);
+        qroce_dp_tx(s, qp, &o, n);
+        (*budget)--;
+        if (!r->wqe_off) {
+            if ((w->hdr.flags & QROCE_WQE_SIGNALED) ||
+                (qp->flags & QROCE_CREATE_QP_SIG_ALL)) {
+                qroce_dp_cqe(s, qp, true, idx, write ? QROCE_CQE_RDMA_WRITE :
+                             QROCE_CQE_SEND, QROCE_WC_SUCCESS, w->len, false, 0,
+                             false);
+            }
+            qp->sq.ci = idx + 1;
+            r->sq_sent = qp->sq.ci;
+        }
+    }
+    return false;
+}
+
+/*
+ * A UC packet, checked as RC's (AV, state) by the caller.  There are no
+ * ACKs: a packet out of sequence, a message without a RECV WQE, a WRITE
+ * the MR does not allow, or a malformed message is dropped silently up to
+ * the next FIRST or ONLY packet (the RECV WQE is reused for it).
+ */
+void qroce_uc_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p)
+{
+    QRoceRcQP *r = &qp->rc;
+    uint8_t op = p->opcode & 0x1f;
+    bool write = op >= ROCE_WRITE_FIRST && op <= ROCE_WRITE_ONLY_IMM;
+    bool first = qroce_dp_op_first(op), last = qroce_dp_op_last(op);
+    bool needs_wqe = !write || p->has_imm;
+    QRoceMR *mr;
+    int st;
+
+    if (p->psn != r->epsn || first) {
+        /* a new message, or a gap: whatever was in progress is lost */
+        r->in_msg = false;
+        r->epsn = p->psn;
+    }
+    r->epsn = psn_add(r->epsn, 1);
+    if (first != !r->in_msg || (!first && write != r->in_write) ||
+        (!last && p->paylen != rc_mtu(qp)) || p->paylen > rc_mtu(qp)) {
+        r->in_msg = false;
+        qroce_dp_drop(s, "UC packet outside a message, or malformed");
+        return;
+    }
+    if (first) {
+        if ((write && !(qp->access_flags & QROCE_ACCESS_REMOTE_WRITE)) ||
+            (!write && qroce_dp_recv_empty(s, qp)) ||
+            (write && (p->reth_len > QROCE_DEF_MAX_MSG ||
+                       (last && p->paylen != p->reth_len) ||
+                       (!last && p->reth_len <= p->paylen) ||
+                       qroce_mr_check(s, p->reth_rkey, qp->pdn, p->reth_va,
+                                      p->reth_len, QROCE_ACCESS_REMOTE_WRITE,
+                                      &mr)))) {
+            qroce_dp_drop(s, "UC message refused (access, key or no RECV WQE)");
+            return;
+        }
+        r->in_msg = true;
+        r->in_write = write;
+        r->recv_off = 0;
+        if (write) {
+            r->wr_va = p->reth_va;
+            r->wr_rkey = p->reth_rkey;
+            r->wr_len = p->reth_len;
+        }
+    }
+    if ((write && last && r->recv_off + p->paylen != r->wr_len) ||
+        (write && !last && r->recv_off + p->paylen >= r->wr_len) ||
+        (last && needs_wqe && qroce_dp_recv_empty(s, qp))) {
+        r->in_msg = false;
+        qroce_dp_drop(s, "UC WRITE length mismatch or no RECV WQE for its "
+                      "immediate");
+        return;
+    }
+    if (write) {
+        if (p->paylen &&
+            (qroce_mr_check(s, r->wr_rkey, qp->pdn, r->wr_va + r->recv_off,
+                            p->paylen, QROCE_ACCESS_REMOTE_WRITE, &mr) ||
+             qroce_mr_rw(s, mr, r->wr_va + r->recv_off, (void *)p->payload,
+                         p->paylen, true))) {
+            r->in_msg = false;
+            qroce_dp_drop(s, "UC WRITE outside the MR");
+            return;
+        }
+    } else {
+        st = qroce_dp_scatter(s, qp, r->recv_off, p->payload, p->paylen);
+        if (st != QROCE_WC_SUCCESS) {
+            /* the RECV WQE is too small or bad: it completes in error */
+            qroce_dp_recv_cqe(s, qp, QROCE_CQE_RECV, st, r->recv_off, false, 0,
+                              false);
+            r->in_msg = false;
+            qroce_qp_set_error(s, qp, QROCE_EQE_QP_FATAL);
+            return;
+        }
+    }
+    r->recv_off += p->paylen;
+    if (last) {
+        qroce_dp_msg_received(s, qp, p, write);
+        r->in_msg = false;
+    }
+}

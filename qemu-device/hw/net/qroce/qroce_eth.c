@@ -1,0 +1,143 @@
+/*
+ * qroce: the Ethernet function -- a TX and an RX descriptor ring for the
+ * frames that are not RoCE for the device (docs/hw-spec.md).
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/log.h"
+#include "qemu/main-loop.h"
+#include "qemu/bswap.h"
+#include "net/eth.h"
+#include "qroce_eth.h"
+#include "qroce_ring.h"
+#include "trace.h"
+
+#define QROCE_TX_BUDGET     128     /* Ethernet frames per run */
+
+void qroce_eth_irq(QRoceState *s, uint32_t cause)
+{
+    s->eth_irq |= cause;
+    qroce_irq(s, QROCE_MSIX_VEC_ETH);
+}
+
+void qroce_eth_tx_bh(void *opaque)
+{
+    QRoceState *s = opaque;
+    uint32_t size = 1u << s->txq_log2;
+    int budget = QROCE_TX_BUDGET;
+    bool done = false;
+    uint8_t *buf = NULL;
+
+    while ((s->eth_ctrl & QROCE_ETH_CTRL_TX_EN) && s->txq_log2 &&
+           s->txq_ci != s->txq_pi) {
+        uint64_t daddr = s->txq_base +
+                         (uint64_t)(s->txq_ci & (size - 1)) * 16;
+        struct qroce_eth_desc d;
+        uint16_t len, flags = QROCE_ETH_DESC_DONE;
+
+        if (budget-- == 0) {
+            qemu_bh_schedule(s->tx_bh);
+            break;
+        }
+        if (!qroce_dma_read(s, daddr, &d, sizeof(d))) {
+            qemu_log_mask(LOG_GUEST_ERROR, "qroce: TX ring unreadable\n");
+            s->eth_ctrl &= ~QROCE_ETH_CTRL_TX_EN;
+            break;
+        }
+        len = le16_to_cpu(d.len);
+        if (!buf) {
+            buf = g_malloc(QROCE_ETH_MAX_FRAME);
+        }
+        if (len < ETH_HLEN || len > QROCE_ETH_MAX_FRAME ||
+            !qroce_dma_read(s, le64_to_cpu(d.addr), buf, len)) {
+            qemu_log_mask(LOG_GUEST_ERROR, "qroce: bad TX descriptor "
+                          "(len %u)\n", len);
+            flags |= QROCE_ETH_DESC_ERR;
+        } else {
+            trace_qroce_eth_tx(s->txq_ci, len);
+            qroce_count(s, QROCE_CNT_ETH_TX_FRAMES);
+            qemu_send_packet(qemu_get_queue(s->nic), buf, len);
+        }
+        d.flags = cpu_to_le16(flags);
+        if (!qroce_dma_write(s, daddr + 10, &d.flags, 2)) {
+            qemu_log_mask(LOG_GUEST_ERROR, "qroce: TX ring not writable\n");
+            s->eth_ctrl &= ~QROCE_ETH_CTRL_TX_EN;
+            break;
+        }
+        s->txq_ci++;
+        done = true;
+    }
+    g_free(buf);
+    if (done) {
+        qroce_eth_irq(s, QROCE_ETH_IRQ_TX);
+    }
+}
+
+static bool qroce_rx_ready(QRoceState *s)
+{
+    return (s->status & QROCE_STATUS_READY) &&
+           (s->eth_ctrl & QROCE_ETH_CTRL_RX_EN) && s->rxq_log2 &&
+           s->rxq_pi != s->rxq_ci &&
+           s->rxq_pi - s->rxq_ci <= (1u << s->rxq_log2);
+}
+
+static bool qroce_eth_accept(QRoceState *s, const uint8_t *buf)
+{
+    if (s->eth_ctrl & QROCE_ETH_CTRL_PROMISC) {
+        return true;
+    }
+    if (buf[0] & 1) {
+        return true;    /* broadcast and multicast: the driver filters */
+    }
+    return !memcmp(buf, s->conf.macaddr.a, ETH_ALEN);
+}
+
+static void qroce_eth_rx(QRoceState *s, const uint8_t *buf, size_t size)
+{
+    uint64_t daddr;
+    struct qroce_eth_desc d;
+    uint16_t flags = QROCE_ETH_DESC_DONE;
+    size_t n;
+
+    if (!qroce_rx_ready(s)) {
+        qroce_count(s, QROCE_CNT_ETH_RX_DROPS);
+        trace_qroce_wrn_eth_rx_drop(size);
+        return;
+    }
+    daddr = s->rxq_base +
+            (uint64_t)(s->rxq_ci & ((1u << s->rxq_log2) - 1)) * 16;
+    if (!qroce_dma_read(s, daddr, &d, sizeof(d))) {
+        qemu_log_mask(LOG_GUEST_ERROR, "qroce: RX ring unreadable\n");
+        s->eth_ctrl &= ~QROCE_ETH_CTRL_RX_EN;
+        return;
+    }
+    n = MIN(size, le16_to_cpu(d.len));
+    if (n < size) {
+        flags |= QROCE_ETH_DESC_ERR;
+    }
+    if (!qroce_dma_write(s, le64_to_cpu(d.addr), buf, n)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "qroce: RX buffer not writable\n");
+        flags |= QROCE_ETH_DESC_ERR;
+        n = 0;
+    }
+    d.len = cpu_to_le16(n);
+    d.flags = cpu_to_le16(flags);
+    if (!qroce_dma_write(s, daddr + 8, &d.len, 4)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "qroce: RX ring not writable\n");
+        s->eth_ctrl &= ~QROCE_ETH_CTRL_RX_EN;
+        return;
+    }
+    trace_qroce_eth_rx(s->rxq_ci, size);
+    qroce_count(s, QROCE_CNT_ETH_RX_FRAMES);
+    s->rxq_ci++;
+    qroce_eth_irq(s, QROCE_ETH_IRQ_RX);
+}
+
+void qroce_eth_receive(QRoceState *s, const uint8_t *buf, size_t size)
+{
+    if (qroce_eth_accept(s, buf)) {
+        qroce_eth_rx(s, buf, size);
+    }
+}

@@ -1,0 +1,279 @@
+/*
+ * qroce: the port -- frames to and from the netdev.  Outgoing RoCE frames
+ * pass the TX fault knobs and frames to the device's own MAC loop back
+ * through a queue; received frames pass the RX fault knobs and go up
+ * through the functions installed with qroce_port_set_*_rx().
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/main-loop.h"
+#include "qemu/timer.h"
+#include "qemu/bswap.h"
+#include "net/eth.h"
+#include "qroce_port.h"
+#include "trace.h"
+
+#define QROCE_LO_MAX_QUEUED 4096
+#define QROCE_LO_BUDGET     256
+
+/* ------------------------------------------------------------------ */
+/* Wire faults (docs/hw-spec.md §15)                                   */
+/* ------------------------------------------------------------------ */
+
+typedef void QRoceFrameFn(QRoceState *s, const uint8_t *buf, size_t len);
+
+static const char *const qroce_fault_names[QROCE_FAULT_NUM] = {
+    "drop", "dup", "reorder", "corrupt",
+};
+static const char *const qroce_dir_names[2] = { "tx", "rx" };
+
+/* A seeded xorshift64* draw: is there a fault of @kind on this frame? */
+static bool qroce_fault(QRoceState *s, int dir, int kind)
+{
+    uint32_t ppm = s->fault_ppm[dir][kind];
+    uint64_t x;
+
+    if (!ppm) {
+        return false;
+    }
+    if (s->fault_rng_seed != s->fault_seed || !s->fault_rng) {
+        s->fault_rng_seed = s->fault_seed;
+        s->fault_rng = s->fault_seed ? s->fault_seed : 0x9e3779b97f4a7c15ULL;
+    }
+    x = s->fault_rng;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    s->fault_rng = x;
+    return (x * 0x2545f4914f6cdd1dULL >> 11) % 1000000 < ppm;
+}
+
+static bool qroce_faults_on(QRoceState *s, int dir)
+{
+    int k;
+
+    for (k = 0; k < QROCE_FAULT_NUM; k++) {
+        if (s->fault_ppm[dir][k]) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Offset of the BTH of a RoCEv2 frame, or 0 if it is not one. */
+static size_t qroce_roce_bth(const uint8_t *f, size_t len)
+{
+    size_t l3 = ETH_HLEN, l4;
+
+    if (len < ETH_HLEN + 20) {
+        return 0;
+    }
+    if (lduw_be_p(f + 12) == ETH_P_IP && f[l3] == 0x45 && f[l3 + 9] == 17) {
+        l4 = l3 + 20;
+    } else if (lduw_be_p(f + 12) == ETH_P_IPV6 && len >= l3 + 40 &&
+               f[l3 + 6] == 17) {
+        l4 = l3 + 40;
+    } else {
+        return 0;
+    }
+    if (len < l4 + 8 + 12 + 4 || lduw_be_p(f + l4 + 2) != 4791) {
+        return 0;
+    }
+    return l4 + 8;
+}
+
+static void qroce_fault_count(QRoceState *s, int dir, int kind, size_t len)
+{
+    qroce_count(s, QROCE_CNT_WIRE_FAULTS);
+    trace_qroce_wire_fault(qroce_dir_names[dir], qroce_fault_names[kind],
+                           len);
+}
+
+/*
+ * Pass RoCE frame @buf (ours to change) through the fault knobs of @dir
+ * on its way to @out: drop, corrupt one bit after the UDP header (the
+ * ICRC catches it), hold it back behind the next frame, or send it twice.
+ */
+static void qroce_fault_stage(QRoceState *s, int dir, uint8_t *buf,
+                              size_t len, QRoceFrameFn *out)
+{
+    QRoceLoFrame *held;
+    size_t bth = qroce_roce_bth(buf, len);
+
+    if (qroce_fault(s, dir, QROCE_FAULT_DROP)) {
+        qroce_fault_count(s, dir, QROCE_FAULT_DROP, len);
+        return;
+    }
+    if (qroce_fault(s, dir, QROCE_FAULT_CORRUPT)) {
+        size_t at = bth + s->fault_rng % (len - bth);
+
+        buf[at] ^= 1u << (s->fault_rng >> 32) % 8;
+        qroce_fault_count(s, dir, QROCE_FAULT_CORRUPT, len);
+    }
+    if (!s->fault_held[dir] && qroce_fault(s, dir, QROCE_FAULT_REORDER)) {
+        held = g_malloc(sizeof(*held) + len);
+        held->len = len;
+        memcpy(held->data, buf, len);
+        s->fault_held[dir] = held;
+        qroce_fault_count(s, dir, QROCE_FAULT_REORDER, len);
+        timer_mod(s->fault_timer,
+                  qemu_clock_get_ms(QEMU_CLOCK_VIRTUAL) + 1);
+        return;
+    }
+    out(s, buf, len);
+    if (qroce_fault(s, dir, QROCE_FAULT_DUP)) {
+        qroce_fault_count(s, dir, QROCE_FAULT_DUP, len);
+        out(s, buf, len);
+    }
+    held = s->fault_held[dir];
+    if (held) {
+        s->fault_held[dir] = NULL;
+        out(s, held->data, held->len);
+        g_free(held);
+    }
+}
+
+/* Frames to the device's own MAC never reach the wire: queue them. */
+static void qroce_wire_out(QRoceState *s, const uint8_t *buf, size_t len)
+{
+    QRoceLoFrame *f;
+
+    if (!memcmp(buf, s->conf.macaddr.a, ETH_ALEN)) {
+        if (g_queue_get_length(&s->lo_q) >= QROCE_LO_MAX_QUEUED) {
+            qroce_count(s, QROCE_CNT_ROCE_RX_DROPS);
+            return;
+        }
+        f = g_malloc(sizeof(*f) + len);
+        f->len = len;
+        memcpy(f->data, buf, len);
+        g_queue_push_tail(&s->lo_q, f);
+        qemu_bh_schedule(s->lo_bh);
+        return;
+    }
+    qemu_send_packet(qemu_get_queue(s->nic), buf, len);
+}
+
+void qroce_wire_tx(QRoceState *s, const struct iovec *iov, int iovcnt)
+{
+    size_t len = iov_size(iov, iovcnt);
+    g_autofree uint8_t *buf = g_malloc(len);
+
+    iov_to_buf(iov, iovcnt, 0, buf, len);
+    if (qroce_faults_on(s, QROCE_DIR_TX) && qroce_roce_bth(buf, len)) {
+        qroce_fault_stage(s, QROCE_DIR_TX, buf, len, qroce_wire_out);
+        return;
+    }
+    qroce_wire_out(s, buf, len);
+}
+
+/* A frame from the wire (or from ourselves): RoCE engine or Ethernet. */
+static void qroce_rx_frame(QRoceState *s, const uint8_t *buf, size_t size)
+{
+    if (s->port_roce_rx(s, buf, size, true)) {
+        return;
+    }
+    s->port_eth_rx(s, buf, size);
+}
+
+/* Frames held back by the reorder knob go out if nothing overtakes them. */
+static void qroce_fault_bh(void *opaque)
+{
+    QRoceState *s = opaque;
+    QRoceLoFrame *f;
+
+    f = s->fault_held[QROCE_DIR_TX];
+    s->fault_held[QROCE_DIR_TX] = NULL;
+    if (f) {
+        qroce_wire_out(s, f->data, f->len);
+        g_free(f);
+    }
+    f = s->fault_held[QROCE_DIR_RX];
+    s->fault_held[QROCE_DIR_RX] = NULL;
+    if (f) {
+        qroce_rx_frame(s, f->data, f->len);
+        g_free(f);
+    }
+}
+
+static void qroce_fault_timer(void *opaque)
+{
+    QRoceState *s = opaque;
+
+    qemu_bh_schedule(s->fault_bh);     /* DMA only from a guarded BH */
+}
+
+ssize_t qroce_port_receive(NetClientState *nc, const uint8_t *buf,
+                           size_t size)
+{
+    QRoceState *s = qemu_get_nic_opaque(nc);
+
+    if (size < ETH_HLEN || !(s->status & QROCE_STATUS_READY)) {
+        qroce_count(s, QROCE_CNT_ETH_RX_DROPS);
+        trace_qroce_wrn_eth_rx_drop(size);
+        return size;
+    }
+    if (qroce_faults_on(s, QROCE_DIR_RX) && qroce_roce_bth(buf, size)) {
+        g_autofree uint8_t *copy = g_memdup2(buf, size);
+
+        qroce_fault_stage(s, QROCE_DIR_RX, copy, size, qroce_rx_frame);
+        return size;
+    }
+    qroce_rx_frame(s, buf, size);
+    return size;
+}
+
+static void qroce_lo_bh(void *opaque)
+{
+    QRoceState *s = opaque;
+    int budget = QROCE_LO_BUDGET;
+    QRoceLoFrame *f;
+
+    while (budget-- && (f = g_queue_pop_head(&s->lo_q))) {
+        s->port_roce_rx(s, f->data, f->len, false);
+        g_free(f);
+    }
+    if (!g_queue_is_empty(&s->lo_q)) {
+        qemu_bh_schedule(s->lo_bh);
+    }
+}
+
+void qroce_port_set_roce_rx(QRoceState *s, QRoceRoceRxFn *fn)
+{
+    s->port_roce_rx = fn;
+}
+
+void qroce_port_set_eth_rx(QRoceState *s, QRoceEthRxFn *fn)
+{
+    s->port_eth_rx = fn;
+}
+
+void qroce_port_init(QRoceState *s)
+{
+    DeviceState *dev = DEVICE(s);
+
+    s->lo_bh = qemu_bh_new_guarded(qroce_lo_bh, s,
+                                   &dev->mem_reentrancy_guard);
+    g_queue_init(&s->lo_q);
+    s->fault_bh = qemu_bh_new_guarded(qroce_fault_bh, s,
+                                      &dev->mem_reentrancy_guard);
+    s->fault_timer = timer_new_ms(QEMU_CLOCK_VIRTUAL, qroce_fault_timer, s);
+}
+
+void qroce_port_reset(QRoceState *s)
+{
+    g_queue_clear_full(&s->lo_q, g_free);
+    g_free(s->fault_held[QROCE_DIR_TX]);
+    g_free(s->fault_held[QROCE_DIR_RX]);
+    s->fault_held[QROCE_DIR_TX] = s->fault_held[QROCE_DIR_RX] = NULL;
+}
+
+void qroce_port_fini(QRoceState *s)
+{
+    qemu_bh_delete(s->lo_bh);
+    qemu_bh_delete(s->fault_bh);
+    timer_free(s->fault_timer);
+    g_free(s->fault_held[QROCE_DIR_TX]);
+    g_free(s->fault_held[QROCE_DIR_RX]);
+}

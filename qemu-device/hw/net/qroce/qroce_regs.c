@@ -1,0 +1,575 @@
+/*
+ * qroce: the register file (BAR0) and the doorbells (BAR2).  Registers
+ * are dispatched through static const tables indexed by register number;
+ * a doorbell is decoded here and handed to the object or QP it names.
+ * The layout is include/qroce_hw.h and docs/hw-spec.md.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/log.h"
+#include "qemu/main-loop.h"
+#include "qemu/bswap.h"
+#include "qroce_regs.h"
+#include "qroce_ctrl.h"
+#include "qroce_ctrl_objs.h"
+#include "qroce_data.h"
+#include "qroce_data_common.h"
+#include "qroce_port.h"
+#include "trace.h"
+
+/* ------------------------------------------------------------------ */
+/* Reset                                                               */
+/* ------------------------------------------------------------------ */
+
+void qroce_reset_state(QRoceState *s)
+{
+    qroce_data_reset(s);
+    qroce_port_reset(s);
+    qroce_ctrl_reset(s);
+
+    s->ctrl = s->status = s->fatal_code = 0;
+    s->eth_mtu = 1500;
+    s->cmdq_base = s->cmdq_cq = 0;
+    s->cmdq_log2 = s->cmdq_pi = s->cmdq_ci = 0;
+    s->eth_ctrl = s->eth_irq = 0;
+    s->txq_base = s->rxq_base = 0;
+    s->txq_log2 = s->rxq_log2 = 0;
+    s->txq_pi = s->txq_ci = s->rxq_pi = s->rxq_ci = 0;
+}
+
+static void qroce_enable(QRoceState *s)
+{
+    if (s->status & QROCE_STATUS_FATAL) {
+        return;
+    }
+    if (!s->cmdq_base || !s->cmdq_cq || (s->cmdq_base & 0xfff) ||
+        (s->cmdq_cq & 0xfff) || s->cmdq_log2 < 1 ||
+        s->cmdq_log2 > QROCE_CMDQ_MAX_LOG2) {
+        qroce_fatal(s, QROCE_FATAL_CMDQ_CONFIG);
+        return;
+    }
+    s->status |= QROCE_STATUS_READY;
+    qemu_bh_schedule(s->cmd_bh);
+}
+
+/* ------------------------------------------------------------------ */
+/* Register file                                                       */
+/* ------------------------------------------------------------------ */
+
+typedef uint32_t (*QRoceRegRead)(QRoceState *s, hwaddr addr);
+
+typedef void (*QRoceRegWrite)(QRoceState *s, hwaddr addr, uint32_t val);
+
+static uint32_t qroce_rd_const(QRoceState *s, hwaddr addr)
+{
+    switch (addr) {
+    case QROCE_REG_MAGIC:
+        return QROCE_MAGIC_VALUE;
+    case QROCE_REG_VERSION:
+        return QROCE_SPEC_VERSION;
+    case QROCE_REG_FEATURES:
+        return QROCE_FEAT_RC | QROCE_FEAT_UD | QROCE_FEAT_UC |
+               QROCE_FEAT_IPV6 | QROCE_FEAT_ATOMIC | QROCE_FEAT_SRQ;
+    case QROCE_REG_CAP_MAX_QP:
+        return s->max_qp;
+    case QROCE_REG_CAP_MAX_CQ:
+        return s->max_cq;
+    case QROCE_REG_CAP_MAX_MR:
+        return s->max_mr;
+    case QROCE_REG_CAP_MAX_PD:
+        return s->max_pd;
+    case QROCE_REG_CAP_MAX_SRQ:
+        return s->max_srq;
+    case QROCE_REG_CAP_MAX_AH:
+        return s->max_ah;
+    case QROCE_REG_CAP_MAX_QP_WR:
+        return 1u << QROCE_WQ_MAX_LOG2;
+    case QROCE_REG_CAP_MAX_CQE:
+        return (1u << QROCE_CQ_MAX_LOG2) - 1;
+    case QROCE_REG_CAP_MAX_SGE:
+        return QROCE_MAX_SGE;
+    case QROCE_REG_CAP_MAX_INLINE:
+        return QROCE_MAX_INLINE;
+    case QROCE_REG_CAP_MAX_RD_ATOM:
+        return QROCE_DEF_MAX_RD_ATOM;
+    case QROCE_REG_CAP_MAX_MR_SIZE_LO:
+        return 0;
+    case QROCE_REG_CAP_MAX_MR_SIZE_HI:
+        return 1u << 8;             /* 2^40 bytes */
+    case QROCE_REG_CAP_PAGE_SIZES:
+        return ((1u << (QROCE_BT_MAX_PAGE_SHIFT + 1)) - 1) &
+               ~((1u << QROCE_BT_MIN_PAGE_SHIFT) - 1);
+    case QROCE_REG_CAP_MAX_GID:
+        return QROCE_DEF_MAX_GID;
+    case QROCE_REG_CAP_MAX_MSG:
+        return QROCE_DEF_MAX_MSG;
+    case QROCE_REG_CAP_MAX_MTU:
+        return 4096;
+    case QROCE_REG_MAC_LO:
+        return ldl_le_p(s->conf.macaddr.a);
+    case QROCE_REG_MAC_HI:
+        return lduw_le_p(s->conf.macaddr.a + 4);
+    }
+    return 0;
+}
+
+static uint32_t qroce_rd_state(QRoceState *s, hwaddr addr)
+{
+    switch (addr) {
+    case QROCE_REG_STATUS:
+        return s->status;
+    case QROCE_REG_CTRL:
+        return s->ctrl;
+    case QROCE_REG_PORT_STATUS:
+        return qroce_link_up(s) ? QROCE_PORT_LINK_UP | (100 << 8) : 0;
+    case QROCE_REG_ETH_MTU:
+        return s->eth_mtu;
+    case QROCE_REG_FATAL_CODE:
+        return s->fatal_code;
+    case QROCE_REG_CMDQ_BASE_LO:
+        return s->cmdq_base;
+    case QROCE_REG_CMDQ_BASE_HI:
+        return s->cmdq_base >> 32;
+    case QROCE_REG_CMDQ_LOG2:
+        return s->cmdq_log2;
+    case QROCE_REG_CMDQ_CI:
+        return s->cmdq_ci;
+    case QROCE_REG_CMDQ_CQ_LO:
+        return s->cmdq_cq;
+    case QROCE_REG_CMDQ_CQ_HI:
+        return s->cmdq_cq >> 32;
+    case QROCE_REG_ETH_CTRL:
+        return s->eth_ctrl;
+    case QROCE_REG_TXQ_BASE_LO:
+        return s->txq_base;
+    case QROCE_REG_TXQ_BASE_HI:
+        return s->txq_base >> 32;
+    case QROCE_REG_TXQ_LOG2:
+        return s->txq_log2;
+    case QROCE_REG_TXQ_CI:
+        return s->txq_ci;
+    case QROCE_REG_RXQ_BASE_LO:
+        return s->rxq_base;
+    case QROCE_REG_RXQ_BASE_HI:
+        return s->rxq_base >> 32;
+    case QROCE_REG_RXQ_LOG2:
+        return s->rxq_log2;
+    case QROCE_REG_RXQ_CI:
+        return s->rxq_ci;
+    case QROCE_REG_ETH_IRQ:
+        return s->eth_irq;
+    }
+    return 0;
+}
+
+static uint32_t qroce_rd_cnt(QRoceState *s, hwaddr addr)
+{
+    return s->cnt[(addr - QROCE_REG_CNT_BASE) / 4];
+}
+
+static void qroce_set_lo(uint64_t *r, uint32_t v)
+{
+    *r = (*r & ~0xffffffffULL) | v;
+}
+
+static void qroce_set_hi(uint64_t *r, uint32_t v)
+{
+    *r = (*r & 0xffffffffULL) | ((uint64_t)v << 32);
+}
+
+static void qroce_wr_ctrl(QRoceState *s, hwaddr addr, uint32_t val)
+{
+    if (val & QROCE_CTRL_RESET) {
+        trace_qroce_reset();
+        qroce_reset_state(s);
+        return;
+    }
+    if ((val & QROCE_CTRL_ENABLE) && !(s->ctrl & QROCE_CTRL_ENABLE)) {
+        s->ctrl = QROCE_CTRL_ENABLE;
+        qroce_enable(s);
+    } else if (!(val & QROCE_CTRL_ENABLE)) {
+        s->ctrl = 0;
+        s->status &= ~QROCE_STATUS_READY;
+    }
+}
+
+static void qroce_wr_mtu(QRoceState *s, hwaddr addr, uint32_t val)
+{
+    if (val < QROCE_ETH_MIN_MTU || val > QROCE_ETH_MAX_MTU) {
+        qemu_log_mask(LOG_GUEST_ERROR, "qroce: MTU %u out of range\n", val);
+        return;
+    }
+    s->eth_mtu = val;
+}
+
+static void qroce_wr_cmdq(QRoceState *s, hwaddr addr, uint32_t val)
+{
+    if (addr == QROCE_REG_CMDQ_PI) {
+        trace_qroce_cmdq_doorbell(val);
+        if (!(s->status & QROCE_STATUS_READY)) {
+            trace_qroce_ub_reg("CMDQ_PI", val, "device not enabled");
+            return;
+        }
+        s->cmdq_pi = val;
+        if (s->cmdq_pi - s->cmdq_ci > (1u << s->cmdq_log2)) {
+            trace_qroce_ub_reg("CMDQ_PI", val, "overruns the ring");
+            qemu_log_mask(LOG_GUEST_ERROR, "qroce: CMDQ_PI %u overruns the "
+                          "ring\n", val);
+            qroce_fatal(s, QROCE_FATAL_CMDQ_CONFIG);
+            return;
+        }
+        qemu_bh_schedule(s->cmd_bh);
+        return;
+    }
+    if (s->status & QROCE_STATUS_READY) {
+        trace_qroce_ub_reg("CMDQ", val, "reconfigured while enabled");
+        qemu_log_mask(LOG_GUEST_ERROR, "qroce: CMDQ reconfigured while "
+                      "enabled\n");
+        return;
+    }
+    switch (addr) {
+    case QROCE_REG_CMDQ_BASE_LO:
+        qroce_set_lo(&s->cmdq_base, val);
+        break;
+    case QROCE_REG_CMDQ_BASE_HI:
+        qroce_set_hi(&s->cmdq_base, val);
+        break;
+    case QROCE_REG_CMDQ_LOG2:
+        if (val < 1 || val > QROCE_CMDQ_MAX_LOG2) {
+            trace_qroce_ub_reg("CMDQ_LOG2", val, "out of range");
+            qemu_log_mask(LOG_GUEST_ERROR, "qroce: CMDQ_LOG2 %u out of "
+                          "range\n", val);
+            val = 0;            /* enabling now fails with CMDQ_CONFIG */
+        }
+        s->cmdq_log2 = val;
+        break;
+    case QROCE_REG_CMDQ_CQ_LO:
+        qroce_set_lo(&s->cmdq_cq, val);
+        break;
+    case QROCE_REG_CMDQ_CQ_HI:
+        qroce_set_hi(&s->cmdq_cq, val);
+        break;
+    }
+}
+
+static void qroce_wr_eth(QRoceState *s, hwaddr addr, uint32_t val)
+{
+    switch (addr) {
+    case QROCE_REG_ETH_CTRL:
+        s->eth_ctrl = val & (QROCE_ETH_CTRL_TX_EN | QROCE_ETH_CTRL_RX_EN |
+                             QROCE_ETH_CTRL_PROMISC | QROCE_ETH_CTRL_ALLMULTI);
+        if (!(s->eth_ctrl & QROCE_ETH_CTRL_TX_EN)) {
+            s->txq_ci = s->txq_pi = 0;
+        }
+        if (!(s->eth_ctrl & QROCE_ETH_CTRL_RX_EN)) {
+            s->rxq_ci = s->rxq_pi = 0;
+        }
+        qemu_bh_schedule(s->tx_bh);
+        return;
+    case QROCE_REG_ETH_IRQ:
+        s->eth_irq &= ~val;
+        return;
+    case QROCE_REG_TXQ_PI:
+        if (val - s->txq_ci > (1u << s->txq_log2)) {
+            qemu_log_mask(LOG_GUEST_ERROR, "qroce: TXQ_PI overruns\n");
+            return;
+        }
+        s->txq_pi = val;
+        qemu_bh_schedule(s->tx_bh);
+        return;
+    case QROCE_REG_RXQ_PI:
+        if (val - s->rxq_ci > (1u << s->rxq_log2)) {
+            qemu_log_mask(LOG_GUEST_ERROR, "qroce: RXQ_PI overruns\n");
+            return;
+        }
+        s->rxq_pi = val;
+        qemu_flush_queued_packets(qemu_get_queue(s->nic));
+        return;
+    }
+    /* Ring geometry may change only while the ring is disabled. */
+    if (addr >= QROCE_REG_TXQ_BASE_LO && addr <= QROCE_REG_TXQ_LOG2 &&
+        (s->eth_ctrl & QROCE_ETH_CTRL_TX_EN)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "qroce: TX ring changed while on\n");
+        return;
+    }
+    if (addr >= QROCE_REG_RXQ_BASE_LO && addr <= QROCE_REG_RXQ_LOG2 &&
+        (s->eth_ctrl & QROCE_ETH_CTRL_RX_EN)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "qroce: RX ring changed while on\n");
+        return;
+    }
+    switch (addr) {
+    case QROCE_REG_TXQ_BASE_LO:
+        qroce_set_lo(&s->txq_base, val);
+        break;
+    case QROCE_REG_TXQ_BASE_HI:
+        qroce_set_hi(&s->txq_base, val);
+        break;
+    case QROCE_REG_RXQ_BASE_LO:
+        qroce_set_lo(&s->rxq_base, val);
+        break;
+    case QROCE_REG_RXQ_BASE_HI:
+        qroce_set_hi(&s->rxq_base, val);
+        break;
+    case QROCE_REG_TXQ_LOG2:
+    case QROCE_REG_RXQ_LOG2:
+        if (val < QROCE_ETH_RING_MIN_LOG2 || val > QROCE_ETH_RING_MAX_LOG2) {
+            qemu_log_mask(LOG_GUEST_ERROR, "qroce: ring size 2^%u out of "
+                          "range\n", val);
+            val = 0;
+        }
+        if (addr == QROCE_REG_TXQ_LOG2) {
+            s->txq_log2 = val;
+        } else {
+            s->rxq_log2 = val;
+        }
+        break;
+    }
+}
+
+static void qroce_wr_eq_ci(QRoceState *s, hwaddr addr, uint32_t val)
+{
+    unsigned eqn = (addr - QROCE_REG_EQ_CI_BASE) / 4;
+    QRoceEQ *eq = &s->eq[eqn];
+
+    if (!eq->valid || eq->pi - val > (1u << eq->log2)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "qroce: bad EQ_CI %u for EQ %u\n",
+                      val, eqn);
+        return;
+    }
+    eq->ci = val;
+}
+
+#define QROCE_NREGS (QROCE_REGS_SIZE / 4)
+#define R(reg) [QROCE_REG_##reg / 4]
+
+/* The handler of each register, by register number (offset / 4). */
+static const QRoceRegRead qroce_readops[QROCE_NREGS] = {
+    R(MAGIC) = qroce_rd_const,
+    R(VERSION) = qroce_rd_const,
+    R(FEATURES) = qroce_rd_const,
+    R(MAC_LO) = qroce_rd_const,
+    R(MAC_HI) = qroce_rd_const,
+    [QROCE_REG_CAP_MAX_QP / 4 ... QROCE_REG_CAP_MAX_MTU / 4] = qroce_rd_const,
+    R(STATUS) = qroce_rd_state,
+    R(CTRL) = qroce_rd_state,
+    R(PORT_STATUS) = qroce_rd_state,
+    R(ETH_MTU) = qroce_rd_state,
+    R(FATAL_CODE) = qroce_rd_state,
+    R(CMDQ_BASE_LO) = qroce_rd_state,
+    R(CMDQ_BASE_HI) = qroce_rd_state,
+    R(CMDQ_LOG2) = qroce_rd_state,
+    R(CMDQ_CI) = qroce_rd_state,
+    R(CMDQ_CQ_LO) = qroce_rd_state,
+    R(CMDQ_CQ_HI) = qroce_rd_state,
+    R(ETH_CTRL) = qroce_rd_state,
+    R(TXQ_BASE_LO) = qroce_rd_state,
+    R(TXQ_BASE_HI) = qroce_rd_state,
+    R(TXQ_LOG2) = qroce_rd_state,
+    R(TXQ_CI) = qroce_rd_state,
+    R(RXQ_BASE_LO) = qroce_rd_state,
+    R(RXQ_BASE_HI) = qroce_rd_state,
+    R(RXQ_LOG2) = qroce_rd_state,
+    R(RXQ_CI) = qroce_rd_state,
+    R(ETH_IRQ) = qroce_rd_state,
+    [QROCE_REG_CNT(0) / 4 ... QROCE_REG_CNT(QROCE_CNT_NUM - 1) / 4] =
+        qroce_rd_cnt,
+};
+
+static const QRoceRegWrite qroce_writeops[QROCE_NREGS] = {
+    R(CTRL) = qroce_wr_ctrl,
+    R(ETH_MTU) = qroce_wr_mtu,
+    R(CMDQ_BASE_LO) = qroce_wr_cmdq,
+    R(CMDQ_BASE_HI) = qroce_wr_cmdq,
+    R(CMDQ_LOG2) = qroce_wr_cmdq,
+    R(CMDQ_PI) = qroce_wr_cmdq,
+    R(CMDQ_CQ_LO) = qroce_wr_cmdq,
+    R(CMDQ_CQ_HI) = qroce_wr_cmdq,
+    R(ETH_CTRL) = qroce_wr_eth,
+    R(TXQ_BASE_LO) = qroce_wr_eth,
+    R(TXQ_BASE_HI) = qroce_wr_eth,
+    R(TXQ_LOG2) = qroce_wr_eth,
+    R(TXQ_PI) = qroce_wr_eth,
+    R(RXQ_BASE_LO) = qroce_wr_eth,
+    R(RXQ_BASE_HI) = qroce_wr_eth,
+    R(RXQ_LOG2) = qroce_wr_eth,
+    R(RXQ_PI) = qroce_wr_eth,
+    R(ETH_IRQ) = qroce_wr_eth,
+    [QROCE_REG_EQ_CI(0) / 4 ... QROCE_REG_EQ_CI(QROCE_NUM_EQS - 1) / 4] =
+        qroce_wr_eq_ci,
+};
+#undef R
+
+static uint64_t qroce_reg_read(void *opaque, hwaddr addr, unsigned size)
+{
+    QRoceState *s = opaque;
+    QRoceRegRead fn = qroce_readops[addr / 4];
+    uint32_t val;
+
+    if (!fn) {
+        trace_qroce_wrn_reg_read_unknown(addr);
+        return 0;
+    }
+    val = fn(s, addr);
+    trace_qroce_reg_read(addr, val);
+    return val;
+}
+
+static void qroce_reg_write(void *opaque, hwaddr addr, uint64_t val,
+                            unsigned size)
+{
+    QRoceState *s = opaque;
+    QRoceRegWrite fn = qroce_writeops[addr / 4];
+
+    if (!fn) {
+        if (qroce_readops[addr / 4]) {
+            trace_qroce_wrn_reg_write_ro(addr, val);
+        } else {
+            trace_qroce_wrn_reg_write_unknown(addr, val);
+        }
+        return;
+    }
+    trace_qroce_reg_write(addr, val);
+    fn(s, addr, val);
+}
+
+const MemoryRegionOps qroce_reg_ops = {
+    .read = qroce_reg_read,
+    .write = qroce_reg_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = {
+        .min_access_size = 4,
+        .max_access_size = 4,
+    },
+    .impl = {
+        .min_access_size = 4,
+        .max_access_size = 4,
+    },
+};
+
+/* ------------------------------------------------------------------ */
+/* Doorbells (BAR2)                                                    */
+/* ------------------------------------------------------------------ */
+
+static void qroce_db_bad(QRoceState *s, unsigned page, hwaddr off,
+                         uint64_t val, const char *why)
+{
+    qroce_count(s, QROCE_CNT_BAD_DOORBELLS);
+    trace_qroce_wrn_doorbell(page, off, val, why);
+    trace_qroce_ub_doorbell(page, "object", (uint32_t)val, val >> 32, why);
+    qemu_log_mask(LOG_GUEST_ERROR, "qroce: doorbell page %u offset 0x%x "
+                  "value 0x%" PRIx64 " ignored: %s\n", page, (unsigned)off,
+                  val, why);
+}
+
+static void qroce_db_wq(QRoceState *s, unsigned page, QRoceQP *qp,
+                        QRoceWQ *wq, bool sq, uint32_t pi)
+{
+    const char *why = NULL;
+
+    if (pi - wq->ci > (1u << wq->log2)) {
+        why = "producer index overruns the ring";
+    } else if (sq && pi - wq->ci < qp->rc.sq_sent - wq->ci) {
+        why = "producer index behind WQEs already sent";
+    }
+    if (why) {
+        qroce_count(s, QROCE_CNT_BAD_DOORBELLS);
+        trace_qroce_ub_doorbell(page, sq ? "SQ of QP" : "RQ of QP", qp->qpn,
+                                pi, why);
+        qemu_log_mask(LOG_GUEST_ERROR, "qroce: QP %u %s: %s (%u)\n",
+                      qp->qpn, sq ? "SQ" : "RQ", why, pi);
+        qroce_qp_set_error(s, qp, QROCE_EQE_QP_FATAL);
+        return;
+    }
+    wq->pi = pi;
+    if (sq) {
+        qroce_data_sq_doorbell(s, qp);
+    } else {
+        qroce_data_rq_doorbell(s, qp);
+    }
+}
+
+static void qroce_db_write(void *opaque, hwaddr addr, uint64_t val,
+                           unsigned size)
+{
+    QRoceState *s = opaque;
+    unsigned page = addr >> QROCE_DB_PAGE_SHIFT;
+    hwaddr off = addr & (QROCE_DB_PAGE_SIZE - 1);
+    uint32_t obj = val, v = val >> 32;
+    QRoceQP *qp;
+    QRoceCQ *cq;
+    QRoceSRQ *srq;
+
+    trace_qroce_doorbell(page, off, obj, v);
+    if (size != 8) {
+        qroce_db_bad(s, page, off, val, "not a 64-bit write");
+        return;
+    }
+    switch (off) {
+    case QROCE_DB_SQ:
+    case QROCE_DB_RQ:
+        qp = qroce_qp_get(s, obj);
+        if (!qp || qp->uar != page) {
+            qroce_db_bad(s, page, off, val, "no such QP on this page");
+            return;
+        }
+        if (off == QROCE_DB_RQ && (qp->flags & QROCE_CREATE_QP_SRQ)) {
+            qroce_db_bad(s, page, off, val, "the QP receives from an SRQ");
+            return;
+        }
+        qroce_db_wq(s, page, qp, off == QROCE_DB_SQ ? &qp->sq : &qp->rq,
+                    off == QROCE_DB_SQ, v);
+        return;
+    case QROCE_DB_SRQ:
+        srq = qroce_srq_get(s, obj);
+        if (!srq || srq->uar != page) {
+            qroce_db_bad(s, page, off, val, "no such SRQ on this page");
+        } else if (v - srq->wq.ci > (1u << srq->wq.log2)) {
+            qroce_db_bad(s, page, off, val, "SRQ producer index overruns "
+                         "the ring");
+        } else {
+            srq->wq.pi = v;
+        }
+        return;
+    case QROCE_DB_CQ_ARM:
+    case QROCE_DB_CQ_CI:
+        cq = qroce_cq_get(s, obj);
+        if (!cq || cq->uar != page) {
+            qroce_db_bad(s, page, off, val, "no such CQ on this page");
+            return;
+        }
+        if (off == QROCE_DB_CQ_ARM) {
+            cq->arm = v & (QROCE_CQ_ARM_NEXT | QROCE_CQ_ARM_SOLICITED);
+            /* the consumer index travels as its 24 low bits */
+            cq->ci_seen = cq->pi - ((cq->pi - v) & QROCE_CQ_ARM_CI_MASK);
+        } else if (cq->pi - v > (1u << cq->log2)) {
+            qroce_db_bad(s, page, off, val, "CQ consumer index beyond the "
+                         "producer");
+        } else {
+            cq->ci_seen = v;
+        }
+        return;
+    default:
+        qroce_db_bad(s, page, off, val, "unknown doorbell");
+    }
+}
+
+static uint64_t qroce_db_read(void *opaque, hwaddr addr, unsigned size)
+{
+    return 0;
+}
+
+const MemoryRegionOps qroce_db_ops = {
+    .read = qroce_db_read,
+    .write = qroce_db_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = {
+        .min_access_size = 1,
+        .max_access_size = 8,
+    },
+    .impl = {
+        .min_access_size = 1,
+        .max_access_size = 8,
+    },
+};

@@ -1,0 +1,233 @@
+/*
+ * qroce: rings and DMA.  Every guest memory access of the device goes
+ * through here and reaches guest RAM only; the CQ and EQ rings are
+ * written body first, owner byte last; interrupts are MSI-X.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/log.h"
+#include "qemu/bswap.h"
+#include "hw/pci/msix.h"
+#include "system/dma.h"
+#include "qroce_ring.h"
+#include "trace.h"
+
+/*
+ * How many bytes from @addr are guest RAM the device may access directly
+ * (0 if @addr is not): DMA to MMIO, ROM or unassigned space is refused,
+ * never bounced.
+ */
+static uint64_t qroce_dma_ram(QRoceState *s, uint64_t addr, uint64_t len,
+                              bool to_guest)
+{
+    AddressSpace *as = pci_get_address_space(&s->parent_obj);
+    MemoryRegion *mr;
+    hwaddr xlat, l = len;
+
+    RCU_READ_LOCK_GUARD();
+    mr = address_space_translate(as, addr, &xlat, &l, to_guest,
+                                 MEMTXATTRS_UNSPECIFIED);
+    if (!memory_region_is_ram(mr) || memory_region_is_ram_device(mr) ||
+        (to_guest && mr->readonly)) {
+        return 0;
+    }
+    return l;
+}
+
+/*
+ * Payload to or from guest memory: map the range (guest RAM is mapped
+ * straight) and copy once.  Anything but guest RAM fails: the caller turns
+ * that into an error CQE, a command error or FATAL.
+ */
+bool qroce_dma_copy(QRoceState *s, uint64_t addr, void *buf,
+                    uint64_t len, bool to_guest)
+{
+    PCIDevice *d = &s->parent_obj;
+    DMADirection dir = to_guest ? DMA_DIRECTION_FROM_DEVICE :
+                                  DMA_DIRECTION_TO_DEVICE;
+    uint8_t *b = buf;
+
+    while (len) {
+        dma_addr_t plen = qroce_dma_ram(s, addr, len, to_guest);
+        void *p;
+
+        if (!plen || addr + plen < addr) {
+            trace_qroce_ub_dma(to_guest ? "write" : "read", addr, len);
+            return false;
+        }
+        p = pci_dma_map(d, addr, &plen, dir);
+        if (!p || !plen) {
+            if (p) {
+                pci_dma_unmap(d, p, plen, dir, 0);
+            }
+            trace_qroce_ub_dma(to_guest ? "write" : "read", addr, len);
+            return false;
+        }
+        if (to_guest) {
+            memcpy(p, b, plen);
+        } else {
+            memcpy(b, p, plen);
+        }
+        pci_dma_unmap(d, p, plen, dir, plen);
+        addr += plen;
+        b += plen;
+        len -= plen;
+    }
+    return true;
+}
+
+void qroce_irq(QRoceState *s, unsigned vector)
+{
+    PCIDevice *d = &s->parent_obj;
+
+    if (msix_enabled(d)) {
+        trace_qroce_irq(vector);
+        msix_notify(d, vector);
+    }
+}
+
+static uint64_t qroce_bt_size(const QRoceBT *bt)
+{
+    return (uint64_t)bt->npages << bt->page_shift;
+}
+
+int qroce_bt_rw(QRoceState *s, const QRoceBT *bt, uint64_t offset, void *buf,
+                uint64_t len, bool to_guest)
+{
+    uint8_t *p = buf;
+
+    if (bt->phys) {
+        return qroce_dma_copy(s, offset, buf, len, to_guest) ? 0 : -1;
+    }
+    if (offset > qroce_bt_size(bt) || len > qroce_bt_size(bt) - offset) {
+        return -1;
+    }
+    while (len) {
+        uint64_t psize = 1ULL << bt->page_shift;
+        uint64_t in = offset & (psize - 1);
+        uint64_t n = MIN(len, psize - in);
+        uint64_t pg = offset >> bt->page_shift;
+        uint64_t addr = bt->pages[pg] + in;
+
+        /* pages that follow each other in guest memory: one copy */
+        while (n < len && bt->pages[pg + 1] == bt->pages[pg] + psize) {
+            n = MIN(len, n + psize);
+            pg++;
+        }
+        if (!qroce_dma_copy(s, addr, p, n, to_guest)) {
+            return -1;
+        }
+        p += n;
+        offset += n;
+        len -= n;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Event queues and CQs                                                */
+/* ------------------------------------------------------------------ */
+
+static void qroce_eq_post(QRoceState *s, uint32_t eqn, uint8_t type,
+                          uint32_t handle, uint32_t data)
+{
+    QRoceEQ *eq = &s->eq[eqn];
+    struct qroce_eqe e = {};
+    uint32_t size = 1u << eq->log2;
+    uint64_t off;
+
+    if (!eq->valid) {
+        trace_qroce_wrn_eq_missing(eqn, type, handle);
+        return;
+    }
+    if (eq->pi - eq->ci >= size) {
+        eq->overflowed = true;
+        trace_qroce_wrn_eq_overflow(eqn, type, handle);
+        return;
+    }
+    if (eq->overflowed && eq->pi - eq->ci < size - 1) {
+        eq->overflowed = false;
+        qroce_eq_post(s, eqn, QROCE_EQE_EQ_OVERFLOW, eqn, 0);
+    }
+    e.type = type;
+    e.handle = cpu_to_le32(handle);
+    e.data = cpu_to_le32(data);
+    off = (uint64_t)(eq->pi & (size - 1)) * sizeof(e);
+    if (qroce_bt_rw(s, &eq->bt, off, &e, sizeof(e) - 1, true) < 0) {
+        qemu_log_mask(LOG_GUEST_ERROR, "qroce: EQ %u ring not writable\n",
+                      eqn);
+        return;
+    }
+    e.owner = qroce_owner_for(eq->pi, eq->log2);
+    smp_wmb(); /* the EQE body is visible before its owner byte */
+    if (qroce_bt_rw(s, &eq->bt, off + sizeof(e) - 1, &e.owner, 1, true)) {
+        return;
+    }
+    trace_qroce_eqe(eqn, eq->pi, type, handle);
+    eq->pi++;
+    qroce_irq(s, QROCE_EQ_VECTOR(eqn));
+}
+
+void qroce_async_event(QRoceState *s, uint8_t type, uint32_t handle,
+                       uint32_t data)
+{
+    qroce_eq_post(s, QROCE_EQN_ASYNC, type, handle, data);
+}
+
+void qroce_cq_post(QRoceState *s, QRoceCQ *cq, struct qroce_cqe *cqe,
+                   bool solicited)
+{
+    uint32_t size = 1u << cq->log2;
+    uint64_t off;
+
+    if (cq->error) {
+        return;
+    }
+    if (cq->pi - cq->ci_seen >= size) {
+        struct qroce_cq_rec rec;
+
+        if (qroce_bt_rw(s, &cq->bt, (uint64_t)size * sizeof(*cqe),
+                        &rec, sizeof(rec.ci), false) == 0) {
+            cq->ci_seen = le32_to_cpu(rec.ci);
+        }
+        if (cq->pi - cq->ci_seen >= size) {
+            qemu_log_mask(LOG_GUEST_ERROR, "qroce: CQ %u overrun\n", cq->cqn);
+            cq->error = true;
+            qroce_async_event(s, QROCE_EQE_CQ_ERR, cq->cqn, 0);
+            return;
+        }
+    }
+    if (cqe->status != QROCE_WC_SUCCESS) {
+        qroce_count(s, QROCE_CNT_CQE_ERRS);
+    }
+    off = (uint64_t)(cq->pi & (size - 1)) * sizeof(*cqe);
+    cqe->owner = 0;
+    if (qroce_bt_rw(s, &cq->bt, off, cqe, sizeof(*cqe) - 1, true) < 0) {
+        qemu_log_mask(LOG_GUEST_ERROR, "qroce: CQ %u ring not writable\n",
+                      cq->cqn);
+        cq->error = true;
+        qroce_async_event(s, QROCE_EQE_CQ_ERR, cq->cqn, 0);
+        return;
+    }
+    cqe->owner = qroce_owner_for(cq->pi, cq->log2);
+    smp_wmb(); /* the CQE body is visible before its owner byte */
+    if (qroce_bt_rw(s, &cq->bt, off + sizeof(*cqe) - 1, &cqe->owner, 1,
+                    true)) {
+        cq->error = true;
+        qroce_async_event(s, QROCE_EQE_CQ_ERR, cq->cqn, 0);
+        return;
+    }
+    trace_qroce_cqe(cq->cqn, cq->pi, le32_to_cpu(cqe->qpn),
+                    le32_to_cpu(cqe->wqe_index), cqe->opcode, cqe->status,
+                    le32_to_cpu(cqe->byte_len));
+    cq->pi++;
+
+    if ((cq->arm & QROCE_CQ_ARM_NEXT) ||
+        ((cq->arm & QROCE_CQ_ARM_SOLICITED) &&
+         (solicited || cqe->status != QROCE_WC_SUCCESS))) {
+        cq->arm = 0;
+        qroce_eq_post(s, cq->eqn, QROCE_EQE_COMP, cq->cqn, 0);
+    }
+}

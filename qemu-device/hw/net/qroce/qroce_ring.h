@@ -1,0 +1,45 @@
+/*
+ * qroce: rings and DMA (qroce_ring.c) -- guest memory access restricted to
+ * guest RAM, buffer-table reads and writes, CQ and EQ posting with the
+ * owner bit, interrupts and asynchronous events.  Below the control and
+ * data paths; calls nothing above it.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef HW_NET_QROCE_RING_H
+#define HW_NET_QROCE_RING_H
+
+#include "qroce.h"
+
+/*
+ * Payload to or from guest memory (guest RAM only); false if any part of
+ * the range is not guest RAM.
+ */
+bool qroce_dma_copy(QRoceState *s, uint64_t addr, void *buf, uint64_t len,
+                    bool to_guest);
+
+static inline bool qroce_dma_read(QRoceState *s, uint64_t addr, void *buf,
+                                  uint64_t len)
+{
+    return qroce_dma_copy(s, addr, buf, len, false);
+}
+
+static inline bool qroce_dma_write(QRoceState *s, uint64_t addr,
+                                   const void *buf, uint64_t len)
+{
+    return qroce_dma_copy(s, addr, (void *)buf, len, true);
+}
+
+/* MSI-X vector @vector, if MSI-X is enabled. */
+void qroce_irq(QRoceState *s, unsigned vector);
+/* Bytes [offset, offset + len) of the buffer described by @bt; 0 or -1. */
+int qroce_bt_rw(QRoceState *s, const QRoceBT *bt, uint64_t offset, void *buf,
+                uint64_t len, bool to_guest);
+/* An event on the asynchronous EQ. */
+void qroce_async_event(QRoceState *s, uint8_t type, uint32_t handle,
+                       uint32_t data);
+/* Write @cqe (owner byte last), then a completion event if the CQ is armed. */
+void qroce_cq_post(QRoceState *s, QRoceCQ *cq, struct qroce_cqe *cqe,
+                   bool solicited);
+
+#endif
