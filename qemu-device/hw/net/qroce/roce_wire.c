@@ -347,24 +347,10 @@ uint32_t roce_icrc(const uint8_t *l3, size_t len, bool ipv6)
     return ~c;
 }
 
-size_t roce_build(uint8_t *buf, const RocePktOut *p, uint32_t paylen)
+/* The IPv4 or IPv6 header of packet @p, @l4len bytes after it. */
+static void roce_build_ip(uint8_t *ip, const RocePktOut *p, bool v6,
+                          size_t iplen, size_t l4len)
 {
-    bool v6 = !roce_gid_is_v4(p->dgid);
-    unsigned x = roce_ext(p->opcode);
-    size_t iplen = v6 ? ROCE_IP6_HLEN : ROCE_IP4_HLEN;
-    uint8_t *ip = buf + ROCE_ETH_HLEN;
-    uint8_t *udp = ip + iplen;
-    uint8_t *bth = udp + ROCE_UDP_HLEN;
-    uint8_t *e = bth + ROCE_BTH_LEN;
-    uint32_t pad = (-paylen) & 3;
-    size_t hlen = roce_hdr_len(p->opcode, v6);
-    size_t l4len = hlen - ROCE_ETH_HLEN - iplen + paylen + pad + ROCE_ICRC_LEN;
-    size_t flen;
-    uint32_t icrc;
-
-    memcpy(buf, p->dmac, 6);
-    memcpy(buf + 6, p->smac, 6);
-    put16(buf + 12, v6 ? 0x86dd : 0x0800);
     if (v6) {
         put32(ip, 6u << 28 | (uint32_t)p->tclass << 20 |
                   (p->flow_label & 0xfffff));
@@ -386,17 +372,11 @@ size_t roce_build(uint8_t *buf, const RocePktOut *p, uint32_t paylen)
         memcpy(ip + 16, p->dgid + 12, 4);
         put16(ip + 10, roce_ip_csum(ip, ROCE_IP4_HLEN));
     }
-    put16(udp, p->sport);
-    put16(udp + 2, ROCE_UDP_PORT);
-    put16(udp + 4, l4len);
-    put16(udp + 6, 0);
-    bth[0] = p->opcode;
-    bth[1] = (p->se ? 0x80 : 0) | pad << 4;
-    put16(bth + 2, 0xffff);
-    bth[4] = p->opcode == ROCE_CNP ? 0x40 : 0;     /* a CNP has BECN set */
-    put24(bth + 5, p->dqpn);
-    bth[8] = p->ackreq ? 0x80 : 0;
-    put24(bth + 9, p->psn);
+}
+
+/* The extension headers @x of packet @p at @e; returns their end. */
+static uint8_t *roce_build_ext(uint8_t *e, const RocePktOut *p, unsigned x)
+{
     if (x & X_DETH) {
         put32(e, p->deth_qkey);
         e[4] = 0;
@@ -433,8 +413,20 @@ size_t roce_build(uint8_t *buf, const RocePktOut *p, uint32_t paylen)
         memset(e, 0, ROCE_CNP_LEN);
         e += ROCE_CNP_LEN;
     }
-    memset(buf + hlen + paylen, 0, pad);
-    flen = hlen + paylen + pad;
+    return e;
+}
+
+/*
+ * The ICRC after the @flen bytes of the frame in @buf and, over IPv6, the
+ * UDP checksum.
+ */
+static void roce_build_icrc(uint8_t *buf, size_t flen, bool v6)
+{
+    size_t iplen = v6 ? ROCE_IP6_HLEN : ROCE_IP4_HLEN;
+    uint8_t *ip = buf + ROCE_ETH_HLEN;
+    uint8_t *udp = ip + iplen;
+    uint32_t icrc;
+
     if (v6) {
         /* Wireshark rejects a zero UDP checksum over IPv6: compute it. */
         uint32_t sum = 0;
@@ -467,6 +459,40 @@ size_t roce_build(uint8_t *buf, const RocePktOut *p, uint32_t paylen)
         buf[flen + 2] = icrc >> 16;
         buf[flen + 3] = icrc >> 24;
     }
+}
+
+size_t roce_build(uint8_t *buf, const RocePktOut *p, uint32_t paylen)
+{
+    bool v6 = !roce_gid_is_v4(p->dgid);
+    unsigned x = roce_ext(p->opcode);
+    size_t iplen = v6 ? ROCE_IP6_HLEN : ROCE_IP4_HLEN;
+    uint8_t *ip = buf + ROCE_ETH_HLEN;
+    uint8_t *udp = ip + iplen;
+    uint8_t *bth = udp + ROCE_UDP_HLEN;
+    uint32_t pad = (-paylen) & 3;
+    size_t hlen = roce_hdr_len(p->opcode, v6);
+    size_t l4len = hlen - ROCE_ETH_HLEN - iplen + paylen + pad + ROCE_ICRC_LEN;
+    size_t flen;
+
+    memcpy(buf, p->dmac, 6);
+    memcpy(buf + 6, p->smac, 6);
+    put16(buf + 12, v6 ? 0x86dd : 0x0800);
+    roce_build_ip(ip, p, v6, iplen, l4len);
+    put16(udp, p->sport);
+    put16(udp + 2, ROCE_UDP_PORT);
+    put16(udp + 4, l4len);
+    put16(udp + 6, 0);
+    bth[0] = p->opcode;
+    bth[1] = (p->se ? 0x80 : 0) | pad << 4;
+    put16(bth + 2, 0xffff);
+    bth[4] = p->opcode == ROCE_CNP ? 0x40 : 0;     /* a CNP has BECN set */
+    put24(bth + 5, p->dqpn);
+    bth[8] = p->ackreq ? 0x80 : 0;
+    put24(bth + 9, p->psn);
+    roce_build_ext(bth + ROCE_BTH_LEN, p, x);
+    memset(buf + hlen + paylen, 0, pad);
+    flen = hlen + paylen + pad;
+    roce_build_icrc(buf, flen, v6);
     flen += ROCE_ICRC_LEN;
     if (flen < 60) {
         memset(buf + flen, 0, 60 - flen);
@@ -475,27 +501,25 @@ size_t roce_build(uint8_t *buf, const RocePktOut *p, uint32_t paylen)
     return flen;
 }
 
-int roce_parse(const uint8_t *buf, size_t len, RocePktIn *p)
+/*
+ * The Ethernet and IP headers of a frame: the addresses, ECN and the
+ * lengths of the IP header and packet in *@iplen, *@l3len.  0 or
+ * ROCE_NOT_ROCE.
+ */
+static int roce_parse_l3(const uint8_t *buf, size_t len, RocePktIn *p,
+                         size_t *iplen, size_t *l3len)
 {
-    const uint8_t *ip = buf + ROCE_ETH_HLEN, *udp, *bth, *e;
-    size_t iplen, l3len, udplen;
-    uint16_t ethertype;
-    unsigned x;
-    uint32_t icrc, extlen;
+    const uint8_t *ip = buf + ROCE_ETH_HLEN;
+    uint16_t ethertype = get16(buf + 12);
 
-    memset(p, 0, sizeof(*p));
-    if (len < ROCE_ETH_HLEN + ROCE_IP4_HLEN + ROCE_UDP_HLEN) {
-        return ROCE_NOT_ROCE;
-    }
-    ethertype = get16(buf + 12);
     p->smac = buf + 6;
     p->l3 = ip;
     if (ethertype == 0x0800) {
         if (ip[0] != 0x45 || ip[9] != 17 || (get16(ip + 6) & 0x3fff)) {
             return ROCE_NOT_ROCE;       /* options, fragments, not UDP */
         }
-        iplen = ROCE_IP4_HLEN;
-        l3len = get16(ip + 2);
+        *iplen = ROCE_IP4_HLEN;
+        *l3len = get16(ip + 2);
         p->ecn = ip[1] & ROCE_ECN_MASK;
         memset(p->sgid, 0, 16);
         p->sgid[10] = p->sgid[11] = 0xff;
@@ -507,8 +531,8 @@ int roce_parse(const uint8_t *buf, size_t len, RocePktIn *p)
             (ip[0] >> 4) != 6 || ip[6] != 17) {
             return ROCE_NOT_ROCE;
         }
-        iplen = ROCE_IP6_HLEN;
-        l3len = ROCE_IP6_HLEN + get16(ip + 4);
+        *iplen = ROCE_IP6_HLEN;
+        *l3len = ROCE_IP6_HLEN + get16(ip + 4);
         p->ecn = (ip[1] >> 4) & ROCE_ECN_MASK;
         memcpy(p->sgid, ip + 8, 16);
         memcpy(p->dgid, ip + 24, 16);
@@ -516,37 +540,13 @@ int roce_parse(const uint8_t *buf, size_t len, RocePktIn *p)
     } else {
         return ROCE_NOT_ROCE;
     }
-    udp = ip + iplen;
-    if (get16(udp + 2) != ROCE_UDP_PORT) {
-        return ROCE_NOT_ROCE;
-    }
-    udplen = get16(udp + 4);
-    if (l3len > len - ROCE_ETH_HLEN || udplen != l3len - iplen ||
-        udplen < ROCE_UDP_HLEN + ROCE_BTH_LEN + ROCE_ICRC_LEN) {
-        return ROCE_ERR_LEN;
-    }
-    if (!p->ipv6 && roce_ip_csum(ip, ROCE_IP4_HLEN) != 0) {
-        return ROCE_ERR_CSUM;
-    }
-    bth = udp + ROCE_UDP_HLEN;
-    p->opcode = bth[0];
-    p->se = bth[1] & 0x80;
-    p->padcnt = (bth[1] >> 4) & 3;
-    p->tver = bth[1] & 0xf;
-    p->pkey = get16(bth + 2);
-    p->dqpn = get24(bth + 5);
-    p->ackreq = bth[8] & 0x80;
-    p->psn = get24(bth + 9);
-    x = roce_ext(p->opcode);
-    if (!x) {
-        return ROCE_ERR_OPCODE;
-    }
-    extlen = roce_ext_len(x);
-    if (udplen < ROCE_UDP_HLEN + ROCE_BTH_LEN + extlen + p->padcnt +
-        ROCE_ICRC_LEN) {
-        return ROCE_ERR_LEN;
-    }
-    e = bth + ROCE_BTH_LEN;
+    return 0;
+}
+
+/* The extension headers @x at @e into @p; returns their end. */
+static const uint8_t *roce_parse_ext(const uint8_t *e, unsigned x,
+                                     RocePktIn *p)
+{
     if (x & X_DETH) {
         p->deth_qkey = get32(e);
         p->deth_sqp = get24(e + 5);
@@ -579,6 +579,54 @@ int roce_parse(const uint8_t *buf, size_t len, RocePktIn *p)
         p->imm = get32(e);
         e += ROCE_IMMDT_LEN;
     }
+    return e;
+}
+
+int roce_parse(const uint8_t *buf, size_t len, RocePktIn *p)
+{
+    const uint8_t *ip = buf + ROCE_ETH_HLEN, *udp, *bth, *e;
+    size_t iplen, l3len, udplen;
+    unsigned x;
+    uint32_t icrc, extlen;
+
+    memset(p, 0, sizeof(*p));
+    if (len < ROCE_ETH_HLEN + ROCE_IP4_HLEN + ROCE_UDP_HLEN) {
+        return ROCE_NOT_ROCE;
+    }
+    if (roce_parse_l3(buf, len, p, &iplen, &l3len)) {
+        return ROCE_NOT_ROCE;
+    }
+    udp = ip + iplen;
+    if (get16(udp + 2) != ROCE_UDP_PORT) {
+        return ROCE_NOT_ROCE;
+    }
+    udplen = get16(udp + 4);
+    if (l3len > len - ROCE_ETH_HLEN || udplen != l3len - iplen ||
+        udplen < ROCE_UDP_HLEN + ROCE_BTH_LEN + ROCE_ICRC_LEN) {
+        return ROCE_ERR_LEN;
+    }
+    if (!p->ipv6 && roce_ip_csum(ip, ROCE_IP4_HLEN) != 0) {
+        return ROCE_ERR_CSUM;
+    }
+    bth = udp + ROCE_UDP_HLEN;
+    p->opcode = bth[0];
+    p->se = bth[1] & 0x80;
+    p->padcnt = (bth[1] >> 4) & 3;
+    p->tver = bth[1] & 0xf;
+    p->pkey = get16(bth + 2);
+    p->dqpn = get24(bth + 5);
+    p->ackreq = bth[8] & 0x80;
+    p->psn = get24(bth + 9);
+    x = roce_ext(p->opcode);
+    if (!x) {
+        return ROCE_ERR_OPCODE;
+    }
+    extlen = roce_ext_len(x);
+    if (udplen < ROCE_UDP_HLEN + ROCE_BTH_LEN + extlen + p->padcnt +
+        ROCE_ICRC_LEN) {
+        return ROCE_ERR_LEN;
+    }
+    e = roce_parse_ext(bth + ROCE_BTH_LEN, x, p);
     p->payload = e;
     p->paylen = udplen - ROCE_UDP_HLEN - ROCE_BTH_LEN - extlen - p->padcnt -
                 ROCE_ICRC_LEN;
