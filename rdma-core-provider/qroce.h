@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 or OpenIB.org BSD (MIT) See COPYING file */
 /*
  * libqroce: rdma-core provider for the qroce emulated RoCEv2 NIC.
- * The data path (post, poll, arm) touches only memory and the mmapped
- * doorbell page; the hardware interface is qroce_hw.h.
+ * Control path: qroce.c (device, context) and qroce_ctrl.c (ibv_cmd_*
+ * verbs).  Data path: qroce_post.c and qroce_poll.c, which touch only
+ * memory and the mmapped doorbell page.  Calls run one way: control to
+ * data, never back.  The hardware interface is qroce_hw.h.
  */
 #ifndef QROCE_PROVIDER_H
 #define QROCE_PROVIDER_H
@@ -11,6 +13,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <infiniband/driver.h>
+#include <stdatomic.h>
+#include <util/mmio.h>
 #include <util/udma_barrier.h>
 #include "qroce_hw.h"
 
@@ -107,7 +111,74 @@ static inline struct qroce_qp *to_qqp(struct ibv_qp *q)
 	return container_of(q, struct qroce_qp, vqp.qp);
 }
 
+/*
+ * A work queue's pi is moved by its poster (under wq->lock), its ci by the
+ * poller of its CQ (under the CQ's lock); each side reads the other's.
+ */
+static inline uint32_t qroce_wq_ci(struct qroce_wq *wq)
+{
+	return atomic_load_explicit((_Atomic(uint32_t) *)&wq->ci,
+				    memory_order_acquire);
+}
+
+static inline uint32_t qroce_wq_pi(struct qroce_wq *wq)
+{
+	return atomic_load_explicit((_Atomic(uint32_t) *)&wq->pi,
+				    memory_order_relaxed);
+}
+
+/* The data path's only access to the device: a 64-bit doorbell write. */
+static inline void qroce_db(struct qroce_context *ctx, uint32_t off,
+			    uint32_t obj, uint32_t val)
+{
+	mmio_write64_le((uint8_t *)ctx->db + off,
+			htole64(qroce_db_value(obj, val)));
+}
+
+/* The work requests each QP type takes (ibv_qp_ex send_ops_flags). */
+#define QROCE_RC_SEND_OPS (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | \
+			   IBV_QP_EX_WITH_SEND_WITH_INV | \
+			   IBV_QP_EX_WITH_RDMA_WRITE | \
+			   IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
+			   IBV_QP_EX_WITH_RDMA_READ | \
+			   IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
+			   IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
+#define QROCE_UC_SEND_OPS (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | \
+			   IBV_QP_EX_WITH_RDMA_WRITE | \
+			   IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM)
+#define QROCE_UD_SEND_OPS (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
+
+static inline uint64_t qroce_send_ops(enum ibv_qp_type type)
+{
+	switch (type) {
+	case IBV_QPT_RC:
+		return QROCE_RC_SEND_OPS;
+	case IBV_QPT_UC:
+		return QROCE_UC_SEND_OPS;
+	case IBV_QPT_UD:
+		return QROCE_UD_SEND_OPS;
+	default:
+		return 0;
+	}
+}
+
+/* Control path (qroce.c, qroce_ctrl.c): the verbs table. */
 extern const struct verbs_context_ops qroce_ctx_ops;
 void qroce_free_context(struct ibv_context *ibctx);
+
+/* Data path, completions (qroce_poll.c). */
+int qroce_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc);
+int qroce_req_notify_cq(struct ibv_cq *ibcq, int solicited);
+void qroce_cq_ex_ops(struct qroce_cq *cq);
+void qroce_cq_clean(struct qroce_cq *cq, uint32_t qpn, struct qroce_srq *srq);
+
+/* Data path, work requests (qroce_post.c). */
+int qroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		    struct ibv_send_wr **bad);
+int qroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		    struct ibv_recv_wr **bad);
+int qroce_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
+			struct ibv_recv_wr **bad);
+void qroce_qp_ex_ops(struct qroce_qp *qp, uint64_t ops);
 
 #endif

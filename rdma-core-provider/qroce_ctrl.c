@@ -1,0 +1,677 @@
+// SPDX-License-Identifier: GPL-2.0 or OpenIB.org BSD (MIT) See COPYING file
+/*
+ * libqroce control path: every verb that creates, changes or destroys an
+ * object goes to the kernel through ibv_cmd_*(); the rings those objects
+ * use are allocated here, in this process's memory.  The data path
+ * (qroce_post.c, qroce_poll.c) never makes a system call.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <ccan/array_size.h>
+#include <util/mmio.h>
+#include <util/util.h>
+#include <ccan/minmax.h>
+#include <ccan/ilog.h>
+
+#include "qroce.h"
+#include "qroce_abi.h"
+
+static void *qroce_alloc_ring(size_t size, size_t *out_size)
+{
+	size_t psz = sysconf(_SC_PAGESIZE);
+	void *p;
+
+	size = (size + psz - 1) & ~(psz - 1);
+	if (posix_memalign(&p, psz, size))
+		return NULL;
+	memset(p, 0, size);
+	*out_size = size;
+	return p;
+}
+
+
+static unsigned int qroce_log2_up(uint32_t n)
+{
+	return n <= 1 ? 0 : ilog32(n - 1);
+}
+
+/* ------------------------------------------------------------------ */
+/* Device, port, PD, MR                                                */
+/* ------------------------------------------------------------------ */
+
+static int qroce_query_device(struct ibv_context *ctx,
+			      const struct ibv_query_device_ex_input *input,
+			      struct ibv_device_attr_ex *attr, size_t attr_size)
+{
+	struct ib_uverbs_ex_query_device_resp resp;
+	size_t resp_size = sizeof(resp);
+
+	return ibv_cmd_query_device_any(ctx, input, attr, attr_size, &resp,
+					&resp_size);
+}
+
+static int qroce_query_port(struct ibv_context *ctx, uint8_t port,
+			    struct ibv_port_attr *attr)
+{
+	struct ibv_query_port cmd;
+
+	return ibv_cmd_query_port(ctx, port, attr, &cmd, sizeof(cmd));
+}
+
+static struct ibv_pd *qroce_alloc_pd(struct ibv_context *ctx)
+{
+	struct uqroce_alloc_pd_resp resp = {};
+	struct ibv_alloc_pd cmd;
+	struct ibv_pd *pd = calloc(1, sizeof(*pd));
+	int err;
+
+	if (!pd) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = ibv_cmd_alloc_pd(ctx, pd, &cmd, sizeof(cmd), &resp.ibv_resp,
+			       sizeof(resp));
+	if (err) {
+		free(pd);
+		errno = err;
+		return NULL;
+	}
+	return pd;
+}
+
+static int qroce_dealloc_pd(struct ibv_pd *pd)
+{
+	int err = ibv_cmd_dealloc_pd(pd);
+
+	if (!err)
+		free(pd);
+	return err;
+}
+
+static struct ibv_mr *qroce_reg_mr(struct ibv_pd *pd, void *addr,
+				   size_t length, uint64_t hca_va, int access)
+{
+	struct ib_uverbs_reg_mr_resp resp;
+	struct ibv_reg_mr cmd;
+	struct verbs_mr *vmr = calloc(1, sizeof(*vmr));
+	int err;
+
+	if (!vmr) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = ibv_cmd_reg_mr(pd, addr, length, hca_va, access, vmr, &cmd,
+			     sizeof(cmd), &resp, sizeof(resp));
+	if (err) {
+		free(vmr);
+		errno = err;
+		return NULL;
+	}
+	return &vmr->ibv_mr;
+}
+
+static int qroce_dereg_mr(struct verbs_mr *vmr)
+{
+	int err = ibv_cmd_dereg_mr(vmr);
+
+	if (!err)
+		free(vmr);
+	return err;
+}
+
+/* ------------------------------------------------------------------ */
+/* CQ                                                                  */
+/* ------------------------------------------------------------------ */
+
+#define QROCE_CQ_WC_FLAGS	IBV_WC_STANDARD_FLAGS
+
+
+static struct ibv_cq_ex *qroce_create_cq_common(struct ibv_context *ibctx,
+						struct ibv_cq_init_attr_ex *attr)
+{
+	struct uqroce_create_cq_ex cmd = {};
+	struct uqroce_create_cq_ex_resp resp = {};
+	struct qroce_cq *cq;
+	uint32_t log2;
+	int err;
+
+	if (attr->comp_mask & ~(uint32_t)(IBV_CQ_INIT_ATTR_MASK_FLAGS |
+					  IBV_CQ_INIT_ATTR_MASK_PD) ||
+	    attr->wc_flags & ~(uint64_t)QROCE_CQ_WC_FLAGS ||
+	    ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+	     attr->flags & ~(uint32_t)IBV_CREATE_CQ_ATTR_SINGLE_THREADED)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (attr->cqe < 1 || attr->cqe >= (1u << QROCE_CQ_MAX_LOG2)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	cq = calloc(1, sizeof(*cq));
+	if (!cq) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	log2 = max_t(uint32_t, 1, qroce_log2_up(attr->cqe + 1));
+	cq->log2 = log2;
+	cq->buf = qroce_alloc_ring((sizeof(struct qroce_cqe) << log2) +
+				   sizeof(struct qroce_cq_rec), &cq->buf_size);
+	if (!cq->buf) {
+		errno = ENOMEM;
+		goto err_free;
+	}
+	cq->cqes = cq->buf;
+	cq->rec = (struct qroce_cq_rec *)(cq->cqes + (1u << log2));
+	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
+	cmd.buf_addr = (uintptr_t)cq->buf;
+	cmd.buf_size = cq->buf_size;
+	cmd.log2_entries = log2;
+	/* The ring holds 2^n - 1 usable entries' worth of what was asked. */
+	attr->cqe = (1u << log2) - 1;
+	err = ibv_cmd_create_cq_ex(ibctx, attr, &cq->vcq, &cmd.ibv_cmd,
+				   sizeof(cmd), &resp.ibv_resp, sizeof(resp), 0);
+	if (err) {
+		errno = err;
+		goto err_ring;
+	}
+	cq->cqn = resp.cqn;
+	qroce_cq_ex_ops(cq);
+	return &cq->vcq.cq_ex;
+
+err_ring:
+	pthread_spin_destroy(&cq->lock);
+	free(cq->buf);
+err_free:
+	free(cq);
+	return NULL;
+}
+
+static struct ibv_cq *qroce_create_cq(struct ibv_context *ibctx, int cqe,
+				      struct ibv_comp_channel *channel,
+				      int comp_vector)
+{
+	struct ibv_cq_init_attr_ex attr = {
+		.cqe = cqe < 0 ? 0 : cqe,
+		.channel = channel,
+		.comp_vector = comp_vector,
+		.wc_flags = IBV_WC_STANDARD_FLAGS,
+	};
+	struct ibv_cq_ex *cq_ex;
+
+	if (cqe < 1) {
+		errno = EINVAL;
+		return NULL;
+	}
+	cq_ex = qroce_create_cq_common(ibctx, &attr);
+	return cq_ex ? ibv_cq_ex_to_cq(cq_ex) : NULL;
+}
+
+static struct ibv_cq_ex *qroce_create_cq_ex(struct ibv_context *ibctx,
+					    struct ibv_cq_init_attr_ex *attr)
+{
+	return qroce_create_cq_common(ibctx, attr);
+}
+
+static int qroce_destroy_cq(struct ibv_cq *ibcq)
+{
+	struct qroce_cq *cq = to_qcq(ibcq);
+	int err = ibv_cmd_destroy_cq(ibcq);
+
+	if (err)
+		return err;
+	pthread_spin_destroy(&cq->lock);
+	free(cq->buf);
+	free(cq);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* QP                                                                  */
+/* ------------------------------------------------------------------ */
+
+static int qroce_wq_init(struct qroce_wq *wq, uint32_t n, uint32_t stride)
+{
+	wq->log2 = qroce_log2_up(max_t(uint32_t, n, 1));
+	wq->shift = qroce_log2_up(stride);
+	wq->buf = qroce_alloc_ring((size_t)1 << (wq->log2 + wq->shift),
+				   &wq->buf_size);
+	wq->wrid = calloc(1u << wq->log2, sizeof(uint64_t));
+	if (!wq->buf || !wq->wrid) {
+		free(wq->buf);
+		free(wq->wrid);
+		return ENOMEM;
+	}
+	pthread_spin_init(&wq->lock, PTHREAD_PROCESS_PRIVATE);
+	return 0;
+}
+
+static void qroce_wq_fini(struct qroce_wq *wq)
+{
+	if (!wq->wrid)
+		return;		/* never set up (a QP's RQ with an SRQ) */
+	pthread_spin_destroy(&wq->lock);
+	free(wq->buf);
+	free(wq->wrid);
+}
+
+
+/*
+ * Check a QP's requested capabilities against the context's limits and
+ * size its WQEs: 0, or the errno for ibv_create_qp().
+ */
+static int qroce_qp_check(struct qroce_context *ctx,
+			  struct ibv_qp_init_attr_ex *attr,
+			  uint32_t *sbytes, uint32_t *rbytes)
+{
+	struct ibv_qp_cap *cap = &attr->cap;
+
+	if (attr->comp_mask & ~(uint32_t)(IBV_QP_INIT_ATTR_PD |
+					  IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) ||
+	    !(attr->comp_mask & IBV_QP_INIT_ATTR_PD) ||
+	    !qroce_send_ops(attr->qp_type))
+		return EOPNOTSUPP;
+	if ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
+	    attr->send_ops_flags & ~qroce_send_ops(attr->qp_type))
+		return EOPNOTSUPP;
+	if (cap->max_send_sge > ctx->max_sge ||
+	    cap->max_recv_sge > ctx->max_sge ||
+	    cap->max_inline_data > ctx->max_inline ||
+	    cap->max_send_wr > (1u << QROCE_WQ_MAX_LOG2) ||
+	    cap->max_recv_wr > (1u << QROCE_WQ_MAX_LOG2))
+		return EINVAL;
+	*sbytes = sizeof(struct qroce_send_wqe) +
+		  max_t(uint32_t, cap->max_send_sge * sizeof(struct qroce_sge),
+			cap->max_inline_data);
+	*rbytes = sizeof(struct qroce_recv_wqe) +
+		  max_t(uint32_t, 1, cap->max_recv_sge) *
+		  sizeof(struct qroce_sge);
+	*sbytes = max_t(uint32_t, *sbytes, 1u << QROCE_SQ_WQE_MIN_SHIFT);
+	*rbytes = max_t(uint32_t, *rbytes, 1u << QROCE_RQ_WQE_MIN_SHIFT);
+	if (qroce_log2_up(*sbytes) > ctx->sq_wqe_max_shift ||
+	    qroce_log2_up(*rbytes) > ctx->rq_wqe_max_shift)
+		return EINVAL;
+	return 0;
+}
+
+/*
+ * Allocate a QP's rings and report in attr->cap what they really hold.
+ * With an SRQ the QP has no RQ ring.
+ */
+static int qroce_qp_rings(struct qroce_context *ctx, struct qroce_qp *qp,
+			  struct ibv_qp_init_attr_ex *attr,
+			  uint32_t sbytes, uint32_t rbytes)
+{
+	struct ibv_qp_cap *cap = &attr->cap;
+	int err;
+
+	err = qroce_wq_init(&qp->sq, cap->max_send_wr, sbytes);
+	if (err)
+		return err;
+	if (attr->srq) {
+		/* receives come from the SRQ: no RQ ring */
+		qp->srq = to_qsrq(attr->srq);
+		cap->max_recv_wr = 0;
+		cap->max_recv_sge = 0;
+	} else {
+		err = qroce_wq_init(&qp->rq, cap->max_recv_wr, rbytes);
+		if (err) {
+			qroce_wq_fini(&qp->sq);
+			return err;
+		}
+		cap->max_recv_wr = 1u << qp->rq.log2;
+		cap->max_recv_sge = min_t(uint32_t, ctx->max_sge,
+					  ((1u << qp->rq.shift) -
+					   sizeof(struct qroce_recv_wqe)) /
+					  sizeof(struct qroce_sge));
+	}
+	cap->max_send_wr = 1u << qp->sq.log2;
+	cap->max_send_sge = min_t(uint32_t, ctx->max_sge,
+				  ((1u << qp->sq.shift) -
+				   sizeof(struct qroce_send_wqe)) /
+				  sizeof(struct qroce_sge));
+	cap->max_inline_data = min_t(uint32_t, ctx->max_inline,
+				     (1u << qp->sq.shift) -
+				     sizeof(struct qroce_send_wqe));
+	qp->max_send_sge = cap->max_send_sge;
+	qp->max_recv_sge = cap->max_recv_sge;
+	qp->max_inline = cap->max_inline_data;
+	qp->sig_all = attr->sq_sig_all;
+	return 0;
+}
+
+static struct ibv_qp *qroce_create_qp_common(struct ibv_context *ibctx,
+					     struct ibv_qp_init_attr_ex *attr)
+{
+	struct qroce_context *ctx = to_qctx(ibctx);
+	struct uqroce_create_qp cmd = {};
+	struct uqroce_create_qp_resp resp = {};
+	uint32_t sbytes, rbytes;
+	struct qroce_qp *qp;
+	int err;
+
+	err = qroce_qp_check(ctx, attr, &sbytes, &rbytes);
+	if (err) {
+		errno = err;
+		return NULL;
+	}
+	qp = calloc(1, sizeof(*qp));
+	if (!qp) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = qroce_qp_rings(ctx, qp, attr, sbytes, rbytes);
+	if (err)
+		goto err_free;
+
+	cmd.sq_buf_addr = (uintptr_t)qp->sq.buf;
+	cmd.rq_buf_addr = (uintptr_t)qp->rq.buf;
+	cmd.sq_buf_size = qp->sq.buf_size;
+	cmd.rq_buf_size = qp->rq.buf_size;
+	cmd.sq_log2_entries = qp->sq.log2;
+	cmd.rq_log2_entries = qp->rq.log2;
+	cmd.sq_wqe_shift = qp->sq.shift;
+	cmd.rq_wqe_shift = qp->srq ? QROCE_RQ_WQE_MIN_SHIFT : qp->rq.shift;
+	err = ibv_cmd_create_qp_ex(ibctx, &qp->vqp, attr, &cmd.ibv_cmd,
+				   sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	if (err)
+		goto err_rings;
+	qp->qpn = resp.qpn;
+	if (qp->qpn >= ctx->qp_table_size) {
+		verbs_err(&ctx->ibv_ctx, "qroce: QPN %u out of range\n",
+			  qp->qpn);
+		ibv_cmd_destroy_qp(&qp->vqp.qp);
+		err = EINVAL;
+		goto err_rings;
+	}
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
+		qroce_qp_ex_ops(qp, attr->send_ops_flags);
+		qp->vqp.comp_mask |= VERBS_QP_EX;
+	}
+	pthread_mutex_lock(&ctx->qp_table_mutex);
+	atomic_store_explicit((_Atomic(struct qroce_qp *) *)&ctx->qp_table[qp->qpn],
+			      qp, memory_order_release);
+	pthread_mutex_unlock(&ctx->qp_table_mutex);
+	return &qp->vqp.qp;
+
+err_rings:
+	qroce_wq_fini(&qp->rq);
+	qroce_wq_fini(&qp->sq);
+err_free:
+	free(qp);
+	errno = err;
+	return NULL;
+}
+
+static struct ibv_qp *qroce_create_qp(struct ibv_pd *pd,
+				      struct ibv_qp_init_attr *attr)
+{
+	struct ibv_qp_init_attr_ex attr_ex = {};
+	struct ibv_qp *qp;
+
+	memcpy(&attr_ex, attr, sizeof(*attr));
+	attr_ex.comp_mask = IBV_QP_INIT_ATTR_PD;
+	attr_ex.pd = pd;
+	qp = qroce_create_qp_common(pd->context, &attr_ex);
+	if (qp)
+		memcpy(attr, &attr_ex, sizeof(*attr));
+	return qp;
+}
+
+static struct ibv_qp *qroce_create_qp_ex(struct ibv_context *ibctx,
+					 struct ibv_qp_init_attr_ex *attr)
+{
+	return qroce_create_qp_common(ibctx, attr);
+}
+
+static int qroce_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+			   int mask)
+{
+	struct qroce_qp *qp = to_qqp(ibqp);
+	struct ibv_modify_qp cmd = {};
+	int err;
+
+	err = ibv_cmd_modify_qp(ibqp, attr, mask, &cmd, sizeof(cmd));
+	if (err)
+		return err;
+	if ((mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET) {
+		pthread_spin_lock(&qp->sq.lock);
+		qp->sq.pi = qp->sq.ci = 0;
+		pthread_spin_unlock(&qp->sq.lock);
+		if (!qp->srq) {
+			pthread_spin_lock(&qp->rq.lock);
+			qp->rq.pi = qp->rq.ci = 0;
+			pthread_spin_unlock(&qp->rq.lock);
+		}
+	}
+	return 0;
+}
+
+static int qroce_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+			  int mask, struct ibv_qp_init_attr *init)
+{
+	struct ibv_query_qp cmd;
+
+	return ibv_cmd_query_qp(ibqp, attr, mask, init, &cmd, sizeof(cmd));
+}
+
+/* Lock a QP's send and receive CQs in CQN order; once if they are one. */
+static void qroce_lock_cqs(struct qroce_cq *scq, struct qroce_cq *rcq)
+{
+	if (scq == rcq) {
+		pthread_spin_lock(&scq->lock);
+	} else if (scq->cqn < rcq->cqn) {
+		pthread_spin_lock(&scq->lock);
+		pthread_spin_lock(&rcq->lock);
+	} else {
+		pthread_spin_lock(&rcq->lock);
+		pthread_spin_lock(&scq->lock);
+	}
+}
+
+static void qroce_unlock_cqs(struct qroce_cq *scq, struct qroce_cq *rcq)
+{
+	pthread_spin_unlock(&scq->lock);
+	if (rcq != scq)
+		pthread_spin_unlock(&rcq->lock);
+}
+
+static int qroce_destroy_qp(struct ibv_qp *ibqp)
+{
+	struct qroce_context *ctx = to_qctx(ibqp->context);
+	struct qroce_qp *qp = to_qqp(ibqp);
+	struct qroce_cq *scq = to_qcq(ibqp->send_cq);
+	struct qroce_cq *rcq = to_qcq(ibqp->recv_cq);
+	int err;
+
+	/*
+	 * The device may give this QPN to a new QP as soon as the destroy is
+	 * done; the table mutex keeps any new QP of this context out of the
+	 * table, and so without CQEs, until this one's are cleaned out.
+	 * Pollers look QPs up under their CQ's lock: with both locks held no
+	 * poller is using this QP, and afterwards none finds it or its CQEs.
+	 */
+	pthread_mutex_lock(&ctx->qp_table_mutex);
+	err = ibv_cmd_destroy_qp(ibqp);
+	if (err) {
+		pthread_mutex_unlock(&ctx->qp_table_mutex);
+		return err;
+	}
+	qroce_lock_cqs(scq, rcq);
+	atomic_store_explicit((_Atomic(struct qroce_qp *) *)&ctx->qp_table[qp->qpn],
+			      NULL, memory_order_relaxed);
+	qroce_cq_clean(rcq, qp->qpn, qp->srq);
+	if (scq != rcq)
+		qroce_cq_clean(scq, qp->qpn, NULL);
+	qroce_unlock_cqs(scq, rcq);
+	pthread_mutex_unlock(&ctx->qp_table_mutex);
+	qroce_wq_fini(&qp->sq);
+	qroce_wq_fini(&qp->rq);
+	free(qp);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* SRQ                                                                 */
+/* ------------------------------------------------------------------ */
+
+static struct ibv_srq *qroce_create_srq(struct ibv_pd *pd,
+					struct ibv_srq_init_attr *init)
+{
+	struct qroce_context *ctx = to_qctx(pd->context);
+	struct uqroce_create_srq cmd = {};
+	struct uqroce_create_srq_resp resp = {};
+	struct ibv_srq_attr *attr = &init->attr;
+	struct qroce_srq *srq;
+	uint32_t bytes;
+	int err;
+
+	if (attr->max_sge > ctx->max_sge ||
+	    attr->max_wr > (1u << QROCE_WQ_MAX_LOG2)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	bytes = sizeof(struct qroce_recv_wqe) +
+		max_t(uint32_t, 1, attr->max_sge) * sizeof(struct qroce_sge);
+	bytes = max_t(uint32_t, bytes, 1u << QROCE_RQ_WQE_MIN_SHIFT);
+	if (qroce_log2_up(bytes) > ctx->rq_wqe_max_shift) {
+		errno = EINVAL;
+		return NULL;
+	}
+	srq = calloc(1, sizeof(*srq));
+	if (!srq) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = qroce_wq_init(&srq->wq, attr->max_wr, bytes);
+	if (err)
+		goto err_free;
+	srq->done = calloc(1u << srq->wq.log2, 1);
+	if (!srq->done) {
+		err = ENOMEM;
+		goto err_wq;
+	}
+	attr->max_wr = 1u << srq->wq.log2;
+	attr->max_sge = min_t(uint32_t, ctx->max_sge,
+			      ((1u << srq->wq.shift) -
+			       sizeof(struct qroce_recv_wqe)) /
+			      sizeof(struct qroce_sge));
+	srq->max_sge = attr->max_sge;
+	cmd.buf_addr = (uintptr_t)srq->wq.buf;
+	cmd.buf_size = srq->wq.buf_size;
+	cmd.log2_entries = srq->wq.log2;
+	cmd.wqe_shift = srq->wq.shift;
+	err = ibv_cmd_create_srq(pd, &srq->vsrq.srq, init, &cmd.ibv_cmd,
+				 sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	if (err)
+		goto err_done;
+	srq->srqn = resp.srqn;
+	return &srq->vsrq.srq;
+
+err_done:
+	free(srq->done);
+err_wq:
+	qroce_wq_fini(&srq->wq);
+err_free:
+	free(srq);
+	errno = err;
+	return NULL;
+}
+
+static int qroce_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
+			    int mask)
+{
+	struct ibv_modify_srq cmd;
+
+	/* the ring is the provider's: it cannot be resized behind its back */
+	if (mask & IBV_SRQ_MAX_WR)
+		return EINVAL;
+	return ibv_cmd_modify_srq(ibsrq, attr, mask, &cmd, sizeof(cmd));
+}
+
+static int qroce_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr)
+{
+	struct ibv_query_srq cmd;
+
+	return ibv_cmd_query_srq(ibsrq, attr, &cmd, sizeof(cmd));
+}
+
+static int qroce_destroy_srq(struct ibv_srq *ibsrq)
+{
+	struct qroce_srq *srq = to_qsrq(ibsrq);
+	int err = ibv_cmd_destroy_srq(ibsrq);
+
+	if (err)
+		return err;
+	free(srq->done);
+	qroce_wq_fini(&srq->wq);
+	free(srq);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* AH                                                                  */
+/* ------------------------------------------------------------------ */
+
+static struct ibv_ah *qroce_create_ah(struct ibv_pd *pd,
+				      struct ibv_ah_attr *attr)
+{
+	struct uqroce_create_ah_resp resp = {};
+	struct qroce_ah *ah = calloc(1, sizeof(*ah));
+	int err;
+
+	if (!ah) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = ibv_cmd_create_ah(pd, &ah->ibv_ah, attr, &resp.ibv_resp,
+				sizeof(resp));
+	if (err) {
+		free(ah);
+		errno = err;
+		return NULL;
+	}
+	ah->ahn = resp.ahn;
+	return &ah->ibv_ah;
+}
+
+static int qroce_destroy_ah(struct ibv_ah *ibah)
+{
+	int err = ibv_cmd_destroy_ah(ibah);
+
+	if (!err)
+		free(container_of(ibah, struct qroce_ah, ibv_ah));
+	return err;
+}
+
+const struct verbs_context_ops qroce_ctx_ops = {
+	.alloc_pd = qroce_alloc_pd,
+	.create_ah = qroce_create_ah,
+	.create_cq = qroce_create_cq,
+	.create_cq_ex = qroce_create_cq_ex,
+	.create_qp = qroce_create_qp,
+	.create_qp_ex = qroce_create_qp_ex,
+	.create_srq = qroce_create_srq,
+	.dealloc_pd = qroce_dealloc_pd,
+	.dereg_mr = qroce_dereg_mr,
+	.destroy_ah = qroce_destroy_ah,
+	.destroy_cq = qroce_destroy_cq,
+	.destroy_qp = qroce_destroy_qp,
+	.destroy_srq = qroce_destroy_srq,
+	.free_context = qroce_free_context,
+	.modify_qp = qroce_modify_qp,
+	.modify_srq = qroce_modify_srq,
+	.poll_cq = qroce_poll_cq,
+	.post_recv = qroce_post_recv,
+	.post_send = qroce_post_send,
+	.post_srq_recv = qroce_post_srq_recv,
+	.query_device_ex = qroce_query_device,
+	.query_port = qroce_query_port,
+	.query_qp = qroce_query_qp,
+	.query_srq = qroce_query_srq,
+	.reg_mr = qroce_reg_mr,
+	.req_notify_cq = qroce_req_notify_cq,
+};

@@ -1,0 +1,516 @@
+// SPDX-License-Identifier: GPL-2.0 or OpenIB.org BSD (MIT) See COPYING file
+/*
+ * libqroce data path, work requests: write send and receive WQEs into
+ * the rings (ibv_post_* and the ibv_wr_* API) and ring the doorbell
+ * page.  No system calls.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <ccan/array_size.h>
+#include <util/mmio.h>
+#include <util/util.h>
+#include <ccan/minmax.h>
+#include <ccan/ilog.h>
+
+#include "qroce.h"
+#include "qroce_abi.h"
+
+static const uint8_t qroce_wr_opcode[] = {
+	[IBV_WR_SEND] = QROCE_WR_SEND,
+	[IBV_WR_SEND_WITH_IMM] = QROCE_WR_SEND_IMM,
+	[IBV_WR_SEND_WITH_INV] = QROCE_WR_SEND_INV,
+	[IBV_WR_RDMA_WRITE] = QROCE_WR_RDMA_WRITE,
+	[IBV_WR_RDMA_WRITE_WITH_IMM] = QROCE_WR_RDMA_WRITE_IMM,
+	[IBV_WR_RDMA_READ] = QROCE_WR_RDMA_READ,
+	[IBV_WR_ATOMIC_CMP_AND_SWP] = QROCE_WR_ATOMIC_CMP_SWP,
+	[IBV_WR_ATOMIC_FETCH_AND_ADD] = QROCE_WR_ATOMIC_FETCH_ADD,
+};
+
+/* As on rxe: the SQ takes work from RTS on (ERR flushes it). */
+static bool qroce_sq_open(struct qroce_qp *qp)
+{
+	enum ibv_qp_state s = qp->vqp.qp.state;
+
+	return s != IBV_QPS_RESET && s != IBV_QPS_INIT && s != IBV_QPS_RTR;
+}
+
+/*
+ * Start the send WQE at the SQ's producer index: clear its header, set
+ * opcode and flags, remember wr_id.  The caller fills the rest and then
+ * advances sq.pi.  NULL when the SQ is full.
+ */
+static struct qroce_send_wqe *qroce_sq_wqe(struct qroce_qp *qp, uint8_t op,
+					   unsigned int send_flags,
+					   uint64_t wr_id)
+{
+	struct qroce_wq *wq = &qp->sq;
+	uint32_t slot = wq->pi & ((1u << wq->log2) - 1);
+	struct qroce_send_wqe *w;
+
+	if (wq->pi - qroce_wq_ci(wq) >= (1u << wq->log2))
+		return NULL;
+	w = (void *)((uint8_t *)wq->buf + ((size_t)slot << wq->shift));
+	memset(w, 0, sizeof(*w));
+	w->opcode = op;
+	w->flags = ((send_flags & IBV_SEND_SIGNALED) || qp->sig_all ?
+		    QROCE_WQE_SIGNALED : 0) |
+		   (send_flags & IBV_SEND_SOLICITED ? QROCE_WQE_SOLICITED : 0) |
+		   (send_flags & IBV_SEND_FENCE ? QROCE_WQE_FENCE : 0);
+	wq->wrid[slot] = wr_id;
+	return w;
+}
+
+static void qroce_wqe_set_sge(struct qroce_send_wqe *w, uint32_t i,
+			      uint64_t addr, uint32_t length, uint32_t lkey)
+{
+	struct qroce_sge *sge = (struct qroce_sge *)(w + 1) + i;
+
+	sge->addr = htole64(addr);
+	sge->length = htole32(length);
+	sge->lkey = htole32(lkey);
+}
+
+/* Append inline bytes to w's payload; EINVAL past the QP's inline limit. */
+static int qroce_wqe_add_inline(struct qroce_qp *qp, struct qroce_send_wqe *w,
+				const void *addr, size_t length)
+{
+	uint32_t len = le32toh(w->inline_len);
+
+	if (length > qp->max_inline - len)
+		return EINVAL;
+	memcpy((uint8_t *)(w + 1) + len, addr, length);
+	w->inline_len = htole32(len + length);
+	w->flags |= QROCE_WQE_INLINE;
+	return 0;
+}
+
+static void qroce_wqe_set_ud(struct qroce_send_wqe *w, struct ibv_ah *ibah,
+			     uint32_t remote_qpn, uint32_t remote_qkey)
+{
+	struct qroce_ah *ah = container_of(ibah, struct qroce_ah, ibv_ah);
+
+	w->ud.ahn = htole32(ah->ahn);
+	w->ud.remote_qpn = htole32(remote_qpn);
+	w->ud.remote_qkey = htole32(remote_qkey);
+}
+
+static int qroce_write_send_wqe(struct qroce_qp *qp, struct ibv_send_wr *wr)
+{
+	struct qroce_send_wqe *w;
+	int i, err;
+
+	if ((unsigned int)wr->opcode >= ARRAY_SIZE(qroce_wr_opcode) ||
+	    !((1ull << wr->opcode) & qroce_send_ops(qp->vqp.qp.qp_type)))
+		return EINVAL;
+	if (wr->num_sge < 0 ||
+	    (!(wr->send_flags & IBV_SEND_INLINE) &&
+	     (uint32_t)wr->num_sge > qp->max_send_sge))
+		return EINVAL;
+	if (qp->vqp.qp.qp_type == IBV_QPT_UD && !wr->wr.ud.ah)
+		return EINVAL;
+	w = qroce_sq_wqe(qp, qroce_wr_opcode[wr->opcode], wr->send_flags,
+			 wr->wr_id);
+	if (!w)
+		return ENOMEM;
+	if (wr->opcode == IBV_WR_SEND_WITH_INV)
+		w->imm_data = htole32(wr->invalidate_rkey);
+	else if (wr->opcode == IBV_WR_SEND_WITH_IMM ||
+		 wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM)
+		w->imm_data = (__force __le32)wr->imm_data; /* raw big-endian */
+	switch (wr->opcode) {
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+	case IBV_WR_RDMA_READ:
+		w->rdma.remote_addr = htole64(wr->wr.rdma.remote_addr);
+		w->rdma.rkey = htole32(wr->wr.rdma.rkey);
+		break;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		w->rdma.remote_addr = htole64(wr->wr.atomic.remote_addr);
+		w->rdma.rkey = htole32(wr->wr.atomic.rkey);
+		w->rdma.compare_add = htole64(wr->wr.atomic.compare_add);
+		w->rdma.swap = htole64(wr->wr.atomic.swap);
+		break;
+	default:
+		break;
+	}
+	if (qp->vqp.qp.qp_type == IBV_QPT_UD)
+		qroce_wqe_set_ud(w, wr->wr.ud.ah, wr->wr.ud.remote_qpn,
+				 wr->wr.ud.remote_qkey);
+	if (wr->send_flags & IBV_SEND_INLINE) {
+		for (i = 0; i < wr->num_sge; i++) {
+			err = qroce_wqe_add_inline(qp, w,
+				(void *)(uintptr_t)wr->sg_list[i].addr,
+				wr->sg_list[i].length);
+			if (err)
+				return err;
+		}
+		/* a zero-length inline send is still inline */
+		w->flags |= QROCE_WQE_INLINE;
+	} else {
+		for (i = 0; i < wr->num_sge; i++)
+			qroce_wqe_set_sge(w, i, wr->sg_list[i].addr,
+					  wr->sg_list[i].length,
+					  wr->sg_list[i].lkey);
+		w->num_sge = wr->num_sge;
+	}
+	qp->sq.pi++;
+	return 0;
+}
+
+static void qroce_ring_sq(struct qroce_qp *qp)
+{
+	/* WQEs must be visible before the device hears of them */
+	udma_to_device_barrier();
+	qroce_db(to_qctx(qp->vqp.qp.context), QROCE_DB_SQ, qp->qpn, qp->sq.pi);
+}
+
+int qroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		    struct ibv_send_wr **bad)
+{
+	struct qroce_qp *qp = to_qqp(ibqp);
+	uint32_t start;
+	int err = 0;
+
+	if (!qroce_sq_open(qp)) {
+		*bad = wr;
+		return EINVAL;
+	}
+	pthread_spin_lock(&qp->sq.lock);
+	start = qp->sq.pi;
+	for (; wr; wr = wr->next) {
+		err = qroce_write_send_wqe(qp, wr);
+		if (err) {
+			*bad = wr;
+			break;
+		}
+	}
+	if (qp->sq.pi != start)
+		qroce_ring_sq(qp);
+	pthread_spin_unlock(&qp->sq.lock);
+	return err;
+}
+
+/* ------------------------------------------------------------------ */
+/* Extended send API (ibv_wr_*): WQEs are built in place between        */
+/* wr_start and wr_complete, which rings the doorbell once.  The first  */
+/* error sticks and makes wr_complete drop the whole batch.             */
+/* ------------------------------------------------------------------ */
+
+static inline struct qroce_qp *to_qqp_ex(struct ibv_qp_ex *q)
+{
+	return container_of(q, struct qroce_qp, vqp.qp_ex);
+}
+
+static void qroce_wr_start(struct ibv_qp_ex *ibqp)
+{
+	struct qroce_qp *qp = to_qqp_ex(ibqp);
+
+	pthread_spin_lock(&qp->sq.lock);
+	qp->ex_start = qp->sq.pi;
+	qp->cur_wqe = NULL;
+	qp->ex_err = qroce_sq_open(qp) ? 0 : EINVAL;
+}
+
+static int qroce_wr_complete(struct ibv_qp_ex *ibqp)
+{
+	struct qroce_qp *qp = to_qqp_ex(ibqp);
+	int err = qp->ex_err;
+
+	if (err)
+		qp->sq.pi = qp->ex_start;
+	else if (qp->sq.pi != qp->ex_start)
+		qroce_ring_sq(qp);
+	qp->cur_wqe = NULL;
+	pthread_spin_unlock(&qp->sq.lock);
+	return err;
+}
+
+static void qroce_wr_abort(struct ibv_qp_ex *ibqp)
+{
+	struct qroce_qp *qp = to_qqp_ex(ibqp);
+
+	qp->sq.pi = qp->ex_start;
+	qp->cur_wqe = NULL;
+	pthread_spin_unlock(&qp->sq.lock);
+}
+
+/* Open a new WQE for opcode op; NULL (and the error recorded) if it cannot. */
+static struct qroce_send_wqe *qroce_wr_new(struct qroce_qp *qp, uint8_t op)
+{
+	struct qroce_send_wqe *w;
+
+	qp->cur_wqe = NULL;
+	if (qp->ex_err)
+		return NULL;
+	w = qroce_sq_wqe(qp, op, qp->vqp.qp_ex.wr_flags, qp->vqp.qp_ex.wr_id);
+	if (!w) {
+		qp->ex_err = ENOMEM;
+		return NULL;
+	}
+	if (qp->vqp.qp_ex.wr_flags & IBV_SEND_INLINE)
+		w->flags |= QROCE_WQE_INLINE;
+	qp->sq.pi++;
+	qp->cur_wqe = w;
+	return w;
+}
+
+static void qroce_wr_rdma(struct qroce_qp *qp, uint8_t op, uint32_t rkey,
+			  uint64_t remote_addr, __le32 imm)
+{
+	struct qroce_send_wqe *w = qroce_wr_new(qp, op);
+
+	if (!w)
+		return;
+	w->rdma.remote_addr = htole64(remote_addr);
+	w->rdma.rkey = htole32(rkey);
+	w->imm_data = imm;
+}
+
+static void qroce_wr_send(struct ibv_qp_ex *ibqp)
+{
+	qroce_wr_new(to_qqp_ex(ibqp), QROCE_WR_SEND);
+}
+
+static void qroce_wr_send_imm(struct ibv_qp_ex *ibqp, __be32 imm_data)
+{
+	struct qroce_send_wqe *w = qroce_wr_new(to_qqp_ex(ibqp),
+						QROCE_WR_SEND_IMM);
+
+	if (w)
+		w->imm_data = (__force __le32)imm_data;	/* raw big-endian */
+}
+
+static void qroce_wr_send_inv(struct ibv_qp_ex *ibqp, uint32_t rkey)
+{
+	struct qroce_send_wqe *w = qroce_wr_new(to_qqp_ex(ibqp),
+						QROCE_WR_SEND_INV);
+
+	if (w)
+		w->imm_data = htole32(rkey);
+}
+
+static void qroce_wr_rdma_write(struct ibv_qp_ex *ibqp, uint32_t rkey,
+				uint64_t remote_addr)
+{
+	qroce_wr_rdma(to_qqp_ex(ibqp), QROCE_WR_RDMA_WRITE, rkey, remote_addr,
+		      0);
+}
+
+static void qroce_wr_rdma_write_imm(struct ibv_qp_ex *ibqp, uint32_t rkey,
+				    uint64_t remote_addr, __be32 imm_data)
+{
+	qroce_wr_rdma(to_qqp_ex(ibqp), QROCE_WR_RDMA_WRITE_IMM, rkey,
+		      remote_addr, (__force __le32)imm_data);
+}
+
+static void qroce_wr_rdma_read(struct ibv_qp_ex *ibqp, uint32_t rkey,
+			       uint64_t remote_addr)
+{
+	qroce_wr_rdma(to_qqp_ex(ibqp), QROCE_WR_RDMA_READ, rkey, remote_addr,
+		      0);
+}
+
+static void qroce_wr_atomic_cmp_swp(struct ibv_qp_ex *ibqp, uint32_t rkey,
+				    uint64_t remote_addr, uint64_t compare,
+				    uint64_t swap)
+{
+	struct qroce_qp *qp = to_qqp_ex(ibqp);
+
+	qroce_wr_rdma(qp, QROCE_WR_ATOMIC_CMP_SWP, rkey, remote_addr, 0);
+	if (qp->cur_wqe) {
+		qp->cur_wqe->rdma.compare_add = htole64(compare);
+		qp->cur_wqe->rdma.swap = htole64(swap);
+	}
+}
+
+static void qroce_wr_atomic_fetch_add(struct ibv_qp_ex *ibqp, uint32_t rkey,
+				      uint64_t remote_addr, uint64_t add)
+{
+	struct qroce_qp *qp = to_qqp_ex(ibqp);
+
+	qroce_wr_rdma(qp, QROCE_WR_ATOMIC_FETCH_ADD, rkey, remote_addr, 0);
+	if (qp->cur_wqe)
+		qp->cur_wqe->rdma.compare_add = htole64(add);
+}
+
+static void qroce_wr_set_ud_addr(struct ibv_qp_ex *ibqp, struct ibv_ah *ah,
+				 uint32_t remote_qpn, uint32_t remote_qkey)
+{
+	struct qroce_qp *qp = to_qqp_ex(ibqp);
+
+	if (!qp->cur_wqe)
+		return;
+	if (!ah) {
+		qp->ex_err = EINVAL;
+		return;
+	}
+	qroce_wqe_set_ud(qp->cur_wqe, ah, remote_qpn, remote_qkey);
+}
+
+static void qroce_wr_set_sge_list(struct ibv_qp_ex *ibqp, size_t num_sge,
+				  const struct ibv_sge *sg_list)
+{
+	struct qroce_qp *qp = to_qqp_ex(ibqp);
+	struct qroce_send_wqe *w = qp->cur_wqe;
+	size_t i;
+
+	if (!w)
+		return;
+	if (num_sge > qp->max_send_sge) {
+		qp->ex_err = EINVAL;
+		return;
+	}
+	w->flags &= ~QROCE_WQE_INLINE;
+	w->inline_len = 0;
+	for (i = 0; i < num_sge; i++)
+		qroce_wqe_set_sge(w, i, sg_list[i].addr, sg_list[i].length,
+				  sg_list[i].lkey);
+	w->num_sge = num_sge;
+}
+
+static void qroce_wr_set_sge(struct ibv_qp_ex *ibqp, uint32_t lkey,
+			     uint64_t addr, uint32_t length)
+{
+	struct ibv_sge sge = { .addr = addr, .length = length, .lkey = lkey };
+
+	qroce_wr_set_sge_list(ibqp, 1, &sge);
+}
+
+static void qroce_wr_set_inline_data_list(struct ibv_qp_ex *ibqp,
+					  size_t num_buf,
+					  const struct ibv_data_buf *buf_list)
+{
+	struct qroce_qp *qp = to_qqp_ex(ibqp);
+	struct qroce_send_wqe *w = qp->cur_wqe;
+	size_t i;
+
+	if (!w)
+		return;
+	w->num_sge = 0;
+	w->inline_len = 0;
+	w->flags |= QROCE_WQE_INLINE;
+	for (i = 0; i < num_buf; i++) {
+		if (qroce_wqe_add_inline(qp, w, buf_list[i].addr,
+					 buf_list[i].length)) {
+			qp->ex_err = EINVAL;
+			return;
+		}
+	}
+}
+
+static void qroce_wr_set_inline_data(struct ibv_qp_ex *ibqp, void *addr,
+				     size_t length)
+{
+	struct ibv_data_buf buf = { .addr = addr, .length = length };
+
+	qroce_wr_set_inline_data_list(ibqp, 1, &buf);
+}
+
+void qroce_qp_ex_ops(struct qroce_qp *qp, uint64_t ops)
+{
+	struct ibv_qp_ex *q = &qp->vqp.qp_ex;
+
+	q->wr_start = qroce_wr_start;
+	q->wr_complete = qroce_wr_complete;
+	q->wr_abort = qroce_wr_abort;
+	if (ops & IBV_QP_EX_WITH_SEND)
+		q->wr_send = qroce_wr_send;
+	if (ops & IBV_QP_EX_WITH_SEND_WITH_IMM)
+		q->wr_send_imm = qroce_wr_send_imm;
+	if (ops & IBV_QP_EX_WITH_SEND_WITH_INV)
+		q->wr_send_inv = qroce_wr_send_inv;
+	if (ops & IBV_QP_EX_WITH_RDMA_WRITE)
+		q->wr_rdma_write = qroce_wr_rdma_write;
+	if (ops & IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM)
+		q->wr_rdma_write_imm = qroce_wr_rdma_write_imm;
+	if (ops & IBV_QP_EX_WITH_RDMA_READ)
+		q->wr_rdma_read = qroce_wr_rdma_read;
+	if (ops & IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP)
+		q->wr_atomic_cmp_swp = qroce_wr_atomic_cmp_swp;
+	if (ops & IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
+		q->wr_atomic_fetch_add = qroce_wr_atomic_fetch_add;
+	if (qp->vqp.qp.qp_type == IBV_QPT_UD)
+		q->wr_set_ud_addr = qroce_wr_set_ud_addr;
+	q->wr_set_sge = qroce_wr_set_sge;
+	q->wr_set_sge_list = qroce_wr_set_sge_list;
+	q->wr_set_inline_data = qroce_wr_set_inline_data;
+	q->wr_set_inline_data_list = qroce_wr_set_inline_data_list;
+}
+
+/*
+ * Write a chain of receive WRs into @wq (an RQ or an SRQ) and ring
+ * @db_off for object @obj once.  Called without wq->lock held.
+ */
+static int qroce_post_recv_wq(struct qroce_context *ctx, struct qroce_wq *wq,
+			      uint32_t max_sge, uint32_t db_off, uint32_t obj,
+			      struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+	uint32_t start, mask = (1u << wq->log2) - 1;
+	int err = 0, i;
+
+	pthread_spin_lock(&wq->lock);
+	start = wq->pi;
+	for (; wr; wr = wr->next) {
+		struct qroce_recv_wqe *w;
+		struct qroce_sge *sge;
+
+		if (wq->pi - qroce_wq_ci(wq) >= (1u << wq->log2)) {
+			err = ENOMEM;
+			*bad = wr;
+			break;
+		}
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > max_sge) {
+			err = EINVAL;
+			*bad = wr;
+			break;
+		}
+		w = (void *)((uint8_t *)wq->buf +
+			     ((size_t)(wq->pi & mask) << wq->shift));
+		memset(w, 0, sizeof(*w));
+		w->num_sge = wr->num_sge;
+		sge = (struct qroce_sge *)(w + 1);
+		for (i = 0; i < wr->num_sge; i++) {
+			sge[i].addr = htole64(wr->sg_list[i].addr);
+			sge[i].length = htole32(wr->sg_list[i].length);
+			sge[i].lkey = htole32(wr->sg_list[i].lkey);
+		}
+		wq->wrid[wq->pi & mask] = wr->wr_id;
+		wq->pi++;
+	}
+	if (wq->pi != start) {
+		udma_to_device_barrier();
+		qroce_db(ctx, db_off, obj, wq->pi);
+	}
+	pthread_spin_unlock(&wq->lock);
+	return err;
+}
+
+int qroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		    struct ibv_recv_wr **bad)
+{
+	struct qroce_qp *qp = to_qqp(ibqp);
+
+	if (ibqp->state == IBV_QPS_RESET || qp->srq) {
+		*bad = wr;
+		return EINVAL;
+	}
+	return qroce_post_recv_wq(to_qctx(ibqp->context), &qp->rq,
+				  qp->max_recv_sge, QROCE_DB_RQ, qp->qpn, wr,
+				  bad);
+}
+
+int qroce_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
+			struct ibv_recv_wr **bad)
+{
+	struct qroce_srq *srq = to_qsrq(ibsrq);
+
+	return qroce_post_recv_wq(to_qctx(ibsrq->context), &srq->wq,
+				  srq->max_sge, QROCE_DB_SRQ, srq->srqn, wr,
+				  bad);
+}
+
