@@ -5,6 +5,7 @@
 #   make         build everything
 #   make demo    two guests, RoCE between them
 #   make test    qtests + guest tests; ends with "N passed, N failed"
+#   make check   style gates: checkpatch, sparse, -Werror, one-way calls
 #   make bench   perftest table, qroce vs rdma_rxe (not pass/fail)
 
 TOP      := $(CURDIR)
@@ -120,6 +121,25 @@ demo: all
 test: all
 	sh tests/run.sh
 
+# The edit loop: rebuild only the driver and the provider, lay them over
+# the existing guest image as a second cpio archive (the kernel unpacks
+# both, the later files win), boot two guests and run one pingpong.
+OVERLAY := $(B)/overlay
+.PHONY: pingpong
+pingpong:
+	@start=$$(date +%s); \
+	[ -f $(INITRD) ] && [ -x $(QEMU_BIN) ] || { echo "pingpong: run 'make' once first"; exit 1; }; \
+	$(MAKE) -s -C $(KDIR) M=$(TOP)/linux-driver modules >/dev/null && \
+	ninja -C $(RDMA_BLD) -j$(JOBS) >/dev/null && \
+	rm -rf $(OVERLAY) && \
+	mkdir -p $(OVERLAY)/root/lib/modules/qroce $(OVERLAY)/root/usr/lib/x86_64-linux-gnu/libibverbs && \
+	cp linux-driver/qroce.ko $(OVERLAY)/root/lib/modules/qroce/ && \
+	cp -L $(RDMA_BLD)/lib/libqroce-rdmav*.so $(OVERLAY)/root/usr/lib/x86_64-linux-gnu/libibverbs/ && \
+	(cd $(OVERLAY)/root && find . | cpio -o -H newc --quiet | gzip -1) >$(OVERLAY)/overlay.cpio.gz && \
+	cat $(INITRD) $(OVERLAY)/overlay.cpio.gz >$(OVERLAY)/initramfs.cpio.gz && \
+	echo "pingpong: driver and provider built in $$(( $$(date +%s) - start )) s" && \
+	sh tests/pingpong.sh $(OVERLAY)/initramfs.cpio.gz $$start
+
 # Benchmarks print ratios against a peer run in the same invocation; they
 # are not part of 'make test'.
 bench: all
@@ -135,6 +155,11 @@ bench-fabric: all
 
 check-headers:
 	@sh scripts/check-headers.sh
+
+# Style and structure gates; make test runs them first.
+.PHONY: check
+check: all
+	@sh scripts/check.sh
 
 clean:
 	rm -rf $(B)
