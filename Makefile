@@ -115,8 +115,9 @@ $(B)/tools/icrc-bench: tests/tools/icrc-bench.c $(WIRE) qemu-device/hw/net/qroce
 tools: $(TOOLS)
 
 # --- the two commands of the README --------------------------------------
+# DEMO_OPTS: more qr_boot options for the demo's guests, e.g. mgmt
 demo: all
-	sh tests/demo.sh
+	QR_DEMO_OPTS="$(DEMO_OPTS)" sh tests/demo.sh
 
 test: all
 	sh tests/run.sh

@@ -155,7 +155,7 @@ qr_ports() {
 qr_boot() {
 	n=$1
 	shift
-	rxe=0 drv=1 mtu="" pcap=0 trace=0 rxepeer=0 wire=stream
+	rxe=0 drv=1 mtu="" pcap=0 trace=0 rxepeer=0 wire=stream mgmt=0
 	[ "$n" -ge 3 ] && wire=switch
 	for o in "$@"; do
 		case $o in
@@ -168,6 +168,7 @@ qr_boot() {
 		mtu=*) mtu=${o#mtu=} ;;
 		pcap) pcap=1 ;;
 		trace) trace=1 ;;
+		mgmt) mgmt=1 ;;
 		*) echo "qr_boot: unknown option $o" >&2; return 2 ;;
 		esac
 	done
@@ -193,6 +194,7 @@ qr_boot() {
 	fi
 	QR_WIRE=$wire
 	port=$(qr_ports)
+	QR_MGMT_BASE=$((port + 10))
 	mcast=$((40000 + $$ % 20000))
 	QR_MCAST=$mcast
 	i=1
@@ -247,6 +249,16 @@ CFG
 		[ $rxe = 1 ] && extra="$vnet -device virtio-net-pci,netdev=n1,romfile=,mac=52:54:00:00:01:0$i"
 		[ $pcap = 1 ] && extra="$extra -object filter-dump,id=f0,netdev=n0,file=$d/wire.pcap"
 		[ $trace = 1 ] && extra="$extra -trace qroce_*,file=$d/trace.log"
+		if [ $mgmt = 1 ]; then
+			# a management NIC on user networking: the guest is
+			# 10.0.2.15 and reaches the host's loopback as 10.0.2.2;
+			# the host reaches the guest's port 80 on QR_MGMT_PORT_i
+			mp=$((QR_MGMT_BASE + i))
+			eval "QR_MGMT_PORT_$i=$mp"
+			extra="$extra -netdev user,id=m0,restrict=off,hostfwd=tcp:127.0.0.1:$mp-:80"
+			extra="$extra -device virtio-net-pci,netdev=m0,romfile=,mac=52:54:00:00:02:0$i"
+			echo "QR_MGMT=1" >>"$d/config"
+		fi
 		# QEMU itself is the background job: the shell and then
 		# `ip netns exec` exec it, so $! is QEMU's pid
 		# shellcheck disable=SC2086

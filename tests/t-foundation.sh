@@ -1,7 +1,10 @@
 #!/bin/sh
 # Foundation: two guests boot, qroce binds, ibv_devinfo reports the port and
 # its RoCEv2 GID, the netdevs ping each other, the driver reloads cleanly;
-# QEMU's own handling of a missing netdev and of a bad property.
+# QEMU's own handling of a missing netdev and of a bad property; files
+# copied in and out of a running guest over its management NIC (user
+# networking: the guest fetches from the host's 10.0.2.2, the host from
+# the guest's web server through a hostfwd port).
 . "$(dirname "$0")/lib.sh"
 qr_init foundation
 
@@ -42,7 +45,7 @@ qr_check "qemu -device qroce without netdev starts and warns" no_netdev
 qr_check "invalid mac property is refused with a message" bad_property
 qr_check "invalid max-qp property is refused with a message" bad_limit
 
-qr_boot 2 || { QR_FAIL=$((QR_FAIL + 1)); qr_finish; }
+qr_boot 2 mgmt || { QR_FAIL=$((QR_FAIL + 1)); qr_finish; }
 
 binds() { # the driver bound the PCI function and registered qroce_0
 	qr_exec "$1" 'cat /sys/bus/pci/drivers/qroce/*/vendor /sys/bus/pci/drivers/qroce/*/device; ls /sys/class/infiniband' >"$QR_DIR/binds.$1" || return 1
@@ -79,6 +82,33 @@ clean_dmesg() {
 		grep -E "BUG|WARNING|Oops|leak|qroce.*(timed out|failed|error)"
 }
 
+# copy_out G: a file the guest wrote, fetched by the host, same bytes
+copy_out() {
+	qr_exec "$1" 'dd if=/dev/urandom of=/srv/out.bin bs=1024 count=256 2>/dev/null && md5sum /srv/out.bin' >"$QR_DIR/out.md5" || return 1
+	eval "mp=\$QR_MGMT_PORT_$1"
+	busybox wget -q -O "$QR_DIR/out.bin" "http://127.0.0.1:$mp/out.bin" || return 1
+	want=$(cut -d' ' -f1 "$QR_DIR/out.md5") got=$(md5sum <"$QR_DIR/out.bin" | cut -d' ' -f1)
+	echo "guest $want, host $got, $(wc -c <"$QR_DIR/out.bin") bytes"
+	[ -n "$want" ] && [ "$want" = "$got" ]
+}
+# copy_in G: a file on the host, fetched by the guest from 10.0.2.2
+copy_in() {
+	mkdir -p "$QR_DIR/www"
+	dd if=/dev/urandom of="$QR_DIR/www/in.bin" bs=1024 count=256 2>/dev/null
+	hp=$((QR_MGMT_BASE + 9))
+	busybox httpd -f -p "127.0.0.1:$hp" -h "$QR_DIR/www" &
+	hpid=$!
+	sleep 0.5
+	qr_exec "$1" "wget -q -O /tmp/in.bin http://10.0.2.2:$hp/in.bin && md5sum /tmp/in.bin" >"$QR_DIR/in.md5"
+	rc=$?
+	kill $hpid 2>/dev/null
+	wait $hpid 2>/dev/null
+	[ $rc = 0 ] || return 1
+	want=$(md5sum <"$QR_DIR/www/in.bin" | cut -d' ' -f1) got=$(cut -d' ' -f1 "$QR_DIR/in.md5")
+	echo "host $want, guest $got"
+	[ "$want" = "$got" ]
+}
+
 qr_check "guest 1: driver binds 1b36:00e0 as qroce_0" binds 1
 qr_check "guest 2: driver binds 1b36:00e0 as qroce_0" binds 2
 qr_check "guest 1: ibv_devinfo -v shows the port and its RoCEv2 GID" devinfo 1
@@ -88,6 +118,8 @@ qr_check "guest 1 pings guest 2 over qroce" ping_peer 1 2
 qr_check "guest 2 pings guest 1 over qroce" ping_peer 2 1
 qr_check "rmmod/insmod qroce, device comes back" reload
 qr_check "ping after the reload" ping_peer 1 2
+qr_check "management NIC: the host fetches a 256 KiB file from guest 1 (hostfwd)" copy_out 1
+qr_check "management NIC: guest 2 fetches a 256 KiB file from the host (10.0.2.2)" copy_in 2
 qr_check "guest 1: dmesg has no BUG, WARNING or qroce failure" clean_dmesg 1
 qr_check "guest 2: dmesg has no BUG, WARNING or qroce failure" clean_dmesg 2
 qr_finish
