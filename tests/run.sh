@@ -1,12 +1,35 @@
 #!/bin/sh
-# Run the qtests and every tests/t-*.sh; print one line per check and end
-# with "N passed, N failed".  Exit status 0 only if nothing failed.
+# Run the gates of make check, the qtests and every tests/t-*.sh; print one
+# line per check and end with "N passed, N failed".  Exit status 0 only if
+# nothing failed.
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 B=$TOP/build
 pass=0
 fail=0
 cd "$TOP" || exit 2
+
+# counted NAME TIMEOUT CMD...: run CMD, show its lines but the last
+# "RESULT name P F", and add P and F to the totals
+counted() {
+	cname=$1 ctime=$2
+	shift 2
+	cres=$(mktemp)
+	timeout "$ctime" "$@" 2>&1 | tee "$cres" | grep -v '^RESULT '
+	cline=$(grep '^RESULT ' "$cres" | tail -1)
+	rm -f "$cres"
+	if [ -z "$cline" ]; then
+		echo "FAIL $cname: ended without a result"
+		fail=$((fail + 1))
+		return
+	fi
+	set -- $cline
+	pass=$((pass + $3))
+	fail=$((fail + $4))
+}
+
+# the gates of make check, one line each
+counted scripts/check.sh 900 sh scripts/check.sh
 
 # qtests: TAP from the QEMU build
 qt=$B/qemu/tests/qtest/qroce-test
@@ -34,18 +57,7 @@ else
 fi
 
 for t in tests/t-*.sh; do
-	res=$(mktemp)
-	timeout 1500 sh "$t" 2>&1 | tee "$res" | grep -v '^RESULT '
-	line=$(grep '^RESULT ' "$res" | tail -1)
-	if [ -z "$line" ]; then
-		echo "FAIL $t: ended without a result"
-		fail=$((fail + 1))
-	else
-		set -- $line
-		pass=$((pass + $3))
-		fail=$((fail + $4))
-	fi
-	rm -f "$res"
+	counted "$t" 1500 sh "$t"
 done
 
 echo "$pass passed, $fail failed"

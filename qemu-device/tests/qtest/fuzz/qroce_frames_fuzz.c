@@ -151,8 +151,10 @@ static int cmd(struct qroce_cmd *c, uint32_t *out)
     return 0xff;
 }
 
-/* Set-up steps must succeed: a failure is a bug of this target or the
- * device, reported (and crashing) on the first input. */
+/*
+ * Set-up steps must succeed: a failure is a bug of this target or the
+ * device, reported (and crashing) on the first input.
+ */
 static void must(int st, const char *what)
 {
     if (st != QROCE_CMD_OK) {
