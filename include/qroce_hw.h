@@ -111,6 +111,7 @@
 #define QROCE_REG_CAP_MAX_GID	0x138	/* GID table entries */
 #define QROCE_REG_CAP_MAX_MSG	0x13c	/* largest message, bytes */
 #define QROCE_REG_CAP_MAX_MTU	0x140	/* largest IB path MTU, bytes (4096) */
+#define QROCE_REG_CAP_MAX_FRMR_PAGES 0x144 /* pages of a fast-registration MR */
 
 /* Event queue consumer doorbells: EQ n at QROCE_REG_EQ_CI(n), WO. */
 #define QROCE_REG_EQ_CI_BASE	0x200
@@ -150,6 +151,7 @@ enum qroce_counter {
 #define QROCE_FEAT_SRQ		0x00000008u
 #define QROCE_FEAT_ATOMIC	0x00000010u
 #define QROCE_FEAT_IPV6		0x00000020u
+#define QROCE_FEAT_FRMR		0x00000040u	/* ALLOC_MR, REG_MR/LOCAL_INV WQEs, SEND_INV */
 
 /* QROCE_REG_STATUS */
 #define QROCE_STATUS_READY	0x00000001u	/* CTRL.ENABLE accepted, CMDQ running */
@@ -256,6 +258,7 @@ enum qroce_cmd_opcode {
 	QROCE_CMD_SET_GID = 0x12,	/* add or replace one GID table entry */
 	QROCE_CMD_DEL_GID = 0x13,
 	QROCE_CMD_QUERY_SRQ = 0x14,
+	QROCE_CMD_ALLOC_MR = 0x15,	/* an MR for fast registration, FREE */
 	QROCE_CMD_MAX
 };
 
@@ -422,6 +425,15 @@ struct qroce_cmd_reg_mr {
 	__le64 inline_pages[QROCE_BT_MAX_INLINE];	/* for QROCE_BT_INLINE */
 };
 
+/*
+ * ALLOC_MR: an MR whose pages and range a REG_MR work request loads later
+ * (fast registration).  It starts FREE: no access until registered.
+ */
+struct qroce_cmd_alloc_mr {
+	__le32 pdn;
+	__le32 max_pages;	/* 1..CAP_MAX_FRMR_PAGES */
+};
+
 struct qroce_cmd_key {		/* DEREG_MR */
 	__le32 key;
 };
@@ -474,6 +486,7 @@ struct qroce_cmd {
 		struct qroce_cmd_qpn qpn;
 		struct qroce_cmd_reg_mr reg_mr;
 		struct qroce_cmd_key key;
+		struct qroce_cmd_alloc_mr alloc_mr;
 		struct qroce_cmd_create_srq create_srq;
 		struct qroce_cmd_modify_srq modify_srq;
 		struct qroce_cmd_create_ah create_ah;
@@ -488,6 +501,7 @@ QROCE_HW_ASSERT_SIZE(struct qroce_cmd_create_cq, 32);
 QROCE_HW_ASSERT_SIZE(struct qroce_cmd_create_qp, 64);
 QROCE_HW_ASSERT_SIZE(struct qroce_cmd_modify_qp, 76);
 QROCE_HW_ASSERT_SIZE(struct qroce_cmd_reg_mr, 80);
+QROCE_HW_ASSERT_SIZE(struct qroce_cmd_alloc_mr, 8);
 QROCE_HW_ASSERT_SIZE(struct qroce_cmd_create_srq, 40);
 QROCE_HW_ASSERT_SIZE(struct qroce_cmd_create_ah, 40);
 QROCE_HW_ASSERT_SIZE(struct qroce_cmd_set_gid, 24);
@@ -498,6 +512,7 @@ QROCE_HW_ASSERT_SIZE(struct qroce_cmd_set_gid, 24);
  *   CREATE_CQ     out[0] = cqn
  *   CREATE_QP     out[0] = qpn
  *   REG_MR        out[0] = key (lkey == rkey)
+ *   ALLOC_MR      out[0] = key (lkey == rkey; variant byte 0)
  *   CREATE_SRQ    out[0] = srqn
  *   CREATE_AH     out[0] = ahn
  *   QUERY_QP      out[0] = state, out[1] = sq_psn (next to send),
@@ -597,6 +612,8 @@ enum qroce_wr_opcode {
 	QROCE_WR_RDMA_READ = 0x05,
 	QROCE_WR_ATOMIC_CMP_SWP = 0x06,
 	QROCE_WR_ATOMIC_FETCH_ADD = 0x07,
+	QROCE_WR_REG_MR = 0x08,		/* local: load a fast-registration MR */
+	QROCE_WR_LOCAL_INV = 0x09,	/* local: invalidate the key in imm_data */
 	QROCE_WR_MAX
 };
 
@@ -632,6 +649,16 @@ struct qroce_send_wqe {
 			__le32 remote_qkey;
 			__le32 rsvd[5];
 		} ud;
+		struct {		/* QROCE_WR_REG_MR */
+			__le64 iova;		/* first byte's address */
+			__le64 pbl_addr;	/* npages __le64 page addresses */
+			__le32 length;		/* bytes from iova */
+			__le32 key;		/* the MR's key, new variant byte */
+			__le32 access;		/* QROCE_ACCESS_* */
+			__le16 npages;
+			__u8 page_shift;	/* log2 of the page size */
+			__u8 rsvd;
+		} reg;
 	};
 };
 QROCE_HW_ASSERT_SIZE(struct qroce_send_wqe, 48);
@@ -679,6 +706,8 @@ enum qroce_cqe_opcode {
 	QROCE_CQE_RDMA_READ = 0x02,
 	QROCE_CQE_CMP_SWP = 0x03,
 	QROCE_CQE_FETCH_ADD = 0x04,
+	QROCE_CQE_LOCAL_INV = 0x06,
+	QROCE_CQE_REG_MR = 0x08,
 	QROCE_CQE_RECV = 0x10,
 	QROCE_CQE_RECV_RDMA_IMM = 0x11,
 };
@@ -759,5 +788,6 @@ QROCE_HW_ASSERT_SIZE(struct qroce_eth_desc, 16);
 #define QROCE_DEF_MAX_MSG	0x80000000u	/* 2 GiB */
 #define QROCE_DEF_MAX_BT_PAGES	(1u << 22)	/* all buffer tables: 32 MiB */
 #define QROCE_MR_KEY_INDEX_SHIFT 8	/* key = index << 8 | 8-bit variant */
+#define QROCE_DEF_MAX_FRMR_PAGES 512	/* 2 MiB in 4 KiB pages */
 
 #endif /* QROCE_HW_H */
