@@ -269,9 +269,13 @@ static int qroce_qp_check(struct qroce_context *ctx,
 {
 	struct ibv_qp_cap *cap = &attr->cap;
 
+	/* create flags: accepted with none set, as rxe does */
 	if (attr->comp_mask & ~(uint32_t)(IBV_QP_INIT_ATTR_PD |
-					  IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) ||
+					  IBV_QP_INIT_ATTR_SEND_OPS_FLAGS |
+					  IBV_QP_INIT_ATTR_CREATE_FLAGS) ||
 	    !(attr->comp_mask & IBV_QP_INIT_ATTR_PD) ||
+	    ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
+	     attr->create_flags) ||
 	    !qroce_send_ops(attr->qp_type))
 		return EOPNOTSUPP;
 	if ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
@@ -343,12 +347,54 @@ static int qroce_qp_rings(struct qroce_context *ctx, struct qroce_qp *qp,
 	return 0;
 }
 
+/* The rings of the request, as the driver's create_qp reads them. */
+static void qroce_qp_req(struct qroce_qp *qp, struct qroce_create_qp_req *r)
+{
+	r->sq_buf_addr = (uintptr_t)qp->sq.buf;
+	r->rq_buf_addr = (uintptr_t)qp->rq.buf;
+	r->sq_buf_size = qp->sq.buf_size;
+	r->rq_buf_size = qp->rq.buf_size;
+	r->sq_log2_entries = qp->sq.log2;
+	r->rq_log2_entries = qp->rq.log2;
+	r->sq_wqe_shift = qp->sq.shift;
+	r->rq_wqe_shift = qp->srq ? QROCE_RQ_WQE_MIN_SHIFT : qp->rq.shift;
+}
+
+/*
+ * CREATE_QP to the kernel; with create flags (even none set) through the
+ * extended command, which the plain one cannot carry.  Sets qp->qpn.
+ */
+static int qroce_qp_cmd(struct ibv_context *ibctx, struct qroce_qp *qp,
+			struct ibv_qp_init_attr_ex *attr)
+{
+	int err;
+
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) {
+		struct uqroce_create_qp_ex cmd = {};
+		struct uqroce_create_qp_ex_resp resp = {};
+
+		qroce_qp_req(qp, &cmd.drv_payload);
+		err = ibv_cmd_create_qp_ex2(ibctx, &qp->vqp, attr,
+					    &cmd.ibv_cmd, sizeof(cmd),
+					    &resp.ibv_resp, sizeof(resp));
+		qp->qpn = resp.qpn;
+	} else {
+		struct uqroce_create_qp cmd = {};
+		struct uqroce_create_qp_resp resp = {};
+
+		qroce_qp_req(qp, &cmd.drv_payload);
+		err = ibv_cmd_create_qp_ex(ibctx, &qp->vqp, attr, &cmd.ibv_cmd,
+					   sizeof(cmd), &resp.ibv_resp,
+					   sizeof(resp));
+		qp->qpn = resp.qpn;
+	}
+	return err;
+}
+
 static struct ibv_qp *qroce_create_qp_common(struct ibv_context *ibctx,
 					     struct ibv_qp_init_attr_ex *attr)
 {
 	struct qroce_context *ctx = to_qctx(ibctx);
-	struct uqroce_create_qp cmd = {};
-	struct uqroce_create_qp_resp resp = {};
 	uint32_t sbytes, rbytes;
 	struct qroce_qp *qp;
 	int err;
@@ -367,19 +413,9 @@ static struct ibv_qp *qroce_create_qp_common(struct ibv_context *ibctx,
 	if (err)
 		goto err_free;
 
-	cmd.sq_buf_addr = (uintptr_t)qp->sq.buf;
-	cmd.rq_buf_addr = (uintptr_t)qp->rq.buf;
-	cmd.sq_buf_size = qp->sq.buf_size;
-	cmd.rq_buf_size = qp->rq.buf_size;
-	cmd.sq_log2_entries = qp->sq.log2;
-	cmd.rq_log2_entries = qp->rq.log2;
-	cmd.sq_wqe_shift = qp->sq.shift;
-	cmd.rq_wqe_shift = qp->srq ? QROCE_RQ_WQE_MIN_SHIFT : qp->rq.shift;
-	err = ibv_cmd_create_qp_ex(ibctx, &qp->vqp, attr, &cmd.ibv_cmd,
-				   sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	err = qroce_qp_cmd(ibctx, qp, attr);
 	if (err)
 		goto err_rings;
-	qp->qpn = resp.qpn;
 	if (qp->qpn >= ctx->qp_table_size) {
 		verbs_err(&ctx->ibv_ctx, "qroce: QPN %u out of range\n",
 			  qp->qpn);

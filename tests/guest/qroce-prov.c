@@ -250,9 +250,16 @@ int main(int argc, char **argv)
                         IBV_QP_EX_WITH_RDMA_READ |
                         IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
                         IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+    /* create flags: none set is accepted (as on rxe), any set refused */
+    ia.comp_mask |= IBV_QP_INIT_ATTR_CREATE_FLAGS;
+    ia.create_flags = IBV_QP_CREATE_SCATTER_FCS;
+    errno = 0;
+    check(!ibv_create_qp_ex(ctx, &ia) && errno == EOPNOTSUPP,
+          "create_qp_ex with a create flag: EOPNOTSUPP");
+    ia.create_flags = 0;
     qa = ibv_create_qp_ex(ctx, &ia);
     if (!qa) {
-        die("ibv_create_qp_ex");
+        die("ibv_create_qp_ex with CREATE_FLAGS and no flag set");
     }
     check(ia.cap.max_send_wr == 8 && ia.cap.max_send_sge >= 4 &&
           ia.cap.max_inline_data >= 64, "create_qp_ex reports its caps");
