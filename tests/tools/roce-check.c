@@ -4,11 +4,14 @@
  *   roce-check [--min-roce N] FILE.pcap
  *
  * For each UDP/4791 frame: IP and UDP lengths agree with the frame, the
- * IPv4 header checksum is right, BTH TVer is 0, and the ICRC recomputed
- * over the masked headers equals the one on the wire.  The ICRC is
- * computed here, bit by bit, independently of the device's table and
- * carry-less-multiply code in roce_wire.c (which only parses the headers):
- * a frame on which the two disagree is reported too.  Prints one line per
+ * IPv4 header checksum is right, BTH TVer is 0, the opcode is one this
+ * checker knows and the frame is long enough for its extension headers,
+ * and the ICRC recomputed over the masked headers equals the one on the
+ * wire.  The ICRC is computed here, bit by bit, independently of the
+ * device's table and carry-less-multiply code in roce_wire.c, and the
+ * extension header lengths come from a table of this checker's own
+ * (roce_wire.c only splits the frame up): a frame on which the two
+ * disagree is reported too.  Prints one line per
  * bad frame and a summary "frames=N roce=N bad=N"; exits 1 if any frame is
  * bad or fewer than N RoCE frames were seen, 2 on a usage or file error.
  *
@@ -72,6 +75,66 @@ static uint32_t icrc_ref(const uint8_t *l3, size_t len, int v6)
     crc = crc32_bits(crc, h, hl);
     crc = crc32_bits(crc, l3 + hl, len - hl);
     return ~crc;
+}
+
+/*
+ * Bytes of extension headers after the BTH for BTH opcode @op (IBA vol 1
+ * ch. 9, RoCEv2 annex), or -1 for an opcode this checker does not know.
+ * RETH 16, AETH 4, ImmDt 4, IETH 4, AtomicETH 28, AtomicAckETH 8, DETH 8.
+ */
+static int ext_len(uint8_t op)
+{
+    static const int8_t rc[0x20] = {
+        [0x00] = 0, [0x01] = 0, [0x02] = 0, [0x03] = 4,    /* SEND */
+        [0x04] = 0, [0x05] = 4,
+        [0x06] = 16, [0x07] = 0, [0x08] = 0, [0x09] = 4,  /* WRITE */
+        [0x0a] = 16, [0x0b] = 20,
+        [0x0c] = 16,                                        /* READ req */
+        [0x0d] = 4, [0x0e] = 0, [0x0f] = 4, [0x10] = 4,    /* READ resp */
+        [0x11] = 4, [0x12] = 12,                            /* ACKs */
+        [0x13] = 28, [0x14] = 28,                           /* atomics */
+        [0x15] = -1,
+        [0x16] = 4, [0x17] = 4,                 /* SEND with Invalidate */
+        [0x18 ... 0x1f] = -1,
+    };
+
+    switch (op >> 5) {
+    case 0:                     /* RC */
+        return rc[op & 0x1f];
+    case 1:                     /* UC: SEND and WRITE only */
+        return (op & 0x1f) <= 0x0b ? rc[op & 0x1f] : -1;
+    case 3:                     /* UD: SEND ONLY (with immediate) */
+        return op == 0x64 ? 8 : op == 0x65 ? 12 : -1;
+    case 4:                     /* CNP: 16 reserved bytes */
+        return op == 0x81 ? 16 : -1;
+    }
+    return -1;
+}
+
+/*
+ * Check the BTH opcode and the length of the frame against the table
+ * above: the payload length the device's parser found must be what is
+ * left after these headers.  NULL if they agree, else why not.
+ */
+static const char *hdr_check(const uint8_t *l3, int v6, const RocePktIn *p)
+{
+    const uint8_t *udp = l3 + (v6 ? 40 : 20), *bth = udp + 8;
+    long udplen = (long)udp[4] << 8 | udp[5];
+    int ext = ext_len(bth[0]);
+    long paylen;
+
+    if (ext < 0) {
+        return "opcode unknown to the checker";
+    }
+    paylen = udplen - 8 - 12 - ext - ((bth[1] >> 4) & 3) - 4;
+    if (paylen < 0) {
+        return "frame too short for the headers of its opcode";
+    }
+    if (paylen != (long)p->paylen) {
+        return "header lengths: the device's parser and this checker "
+               "disagree";
+    }
+    return NULL;
 }
 
 static int usage(void)
@@ -166,6 +229,9 @@ int main(int argc, char **argv)
 
             if (!ok) {
                 why = "bad ICRC";
+            }
+            if (!why) {
+                why = hdr_check(l3, p.ipv6, &p);
             }
             if (ok != p.icrc_ok) {
                 printf("frame %lu: the device's ICRC code says %s, this "

@@ -2433,7 +2433,8 @@ static void test_audit_rx_frames(void)
             ROCE_SEND_ONLY_IMM, ROCE_WRITE_FIRST, ROCE_WRITE_ONLY,
             ROCE_READ_REQ, ROCE_READ_RESP_FIRST, ROCE_READ_RESP_ONLY,
             ROCE_ACK, ROCE_ATOMIC_ACK, ROCE_CMP_SWAP, ROCE_FETCH_ADD,
-            ROCE_UD_SEND_ONLY, ROCE_CNP,
+            ROCE_UD_SEND_ONLY, ROCE_CNP, ROCE_SEND_LAST_INV,
+            ROCE_SEND_ONLY_INV,
         };
         GRand *r = g_rand_new_with_seed(0x72786672);
         uint32_t qpn3, k, n;
@@ -2599,6 +2600,569 @@ static void test_srq(void)
     stop(&t);
 }
 
+/* ---- fast registration: ALLOC_MR, REG_MR/LOCAL_INV WQEs, SEND_INV ---- */
+
+#define M(x) QROCE_QP_ATTR_##x
+#define FR_LW QROCE_ACCESS_LOCAL_WRITE
+#define FR_RW QROCE_ACCESS_REMOTE_WRITE
+#define FR_RR QROCE_ACCESS_REMOTE_READ
+
+/* A QP with a 64-entry CQ of its own; WQEs posted, CQEs seen so far */
+typedef struct FrQP {
+    uint32_t qpn, cqn, ci, sqi;
+    uint64_t sq, rq, cq;
+} FrQP;
+
+typedef struct FrEnv {
+    QRoceTest t;
+    uint32_t pdn, key;      /* key: REG_MR command, 4 pages at buf */
+    uint64_t buf;
+} FrEnv;
+
+static void fr_setup(FrEnv *e, const char *extra)
+{
+    uint64_t eq0, eq1;
+    uint32_t out[6];
+
+    start(&e->t, extra);
+    enable(&e->t);
+    g_assert_cmpuint(simple(&e->t, QROCE_CMD_ALLOC_PD, 0, out), ==, 0);
+    e->pdn = out[0];
+    mk_eq(&e->t, 0, &eq0);
+    mk_eq(&e->t, 1, &eq1);
+    set_gid0(&e->t);
+    e->buf = page(&e->t, 4);
+    e->key = mk_mr(&e->t, e->pdn, e->buf, 4, FR_LW | FR_RW | FR_RR);
+}
+
+static void fr_qp(FrEnv *e, uint8_t type, uint32_t pdn, FrQP *q)
+{
+    memset(q, 0, sizeof(*q));
+    q->cqn = mk_cq_ring(&e->t, 1, 6, &q->cq);
+    g_assert_cmpuint(mk_qp_rings(&e->t, type, pdn, q->cqn, q->cqn, 0,
+                                 &q->qpn, &q->sq, &q->rq), ==, 0);
+}
+
+/* A connected RC pair; B's RNR NAKs ask for @b_rnr_timer. */
+static void fr_pair(FrEnv *e, FrQP *a, FrQP *b, uint8_t b_rnr_timer)
+{
+    fr_qp(e, QROCE_QPT_RC, e->pdn, a);
+    fr_qp(e, QROCE_QPT_RC, e->pdn, b);
+    qp_connect_ex(&e->t, a->qpn, b->qpn, 100, 200, 1, 14, 7);
+    qp_connect_ex(&e->t, b->qpn, a->qpn, 200, 100, b_rnr_timer, 14, 7);
+}
+
+/* A lone RC QP of @pdn in RTS (connected to itself: it sends nothing). */
+static void fr_lone(FrEnv *e, uint32_t pdn, FrQP *q)
+{
+    fr_qp(e, QROCE_QPT_RC, pdn, q);
+    qp_connect_ex(&e->t, q->qpn, q->qpn, 100, 100, 1, 14, 7);
+}
+
+static void fr_ring(FrEnv *e, FrQP *q)
+{
+    qpci_io_writeq(e->t.dev, e->t.db, QROCE_DB_SQ,
+                   qroce_db_value(q->qpn, q->sqi));
+}
+
+/* WQE @h at the next SQ slot, with one SGE if @lkey is not 0. */
+static void fr_put(FrEnv *e, FrQP *q, const struct qroce_send_wqe *h,
+                   uint64_t addr, uint32_t len, uint32_t lkey)
+{
+    if (lkey) {
+        put_send_wqe(&e->t, q->sq, q->sqi, h, addr, len, lkey);
+    } else {
+        qtest_memwrite(e->t.qts, q->sq + (q->sqi & 15) * 64, h, sizeof(*h));
+    }
+    q->sqi++;
+}
+
+static void fr_put_reg(FrEnv *e, FrQP *q, uint32_t key, uint64_t iova,
+                       uint64_t pbl, uint32_t len, uint16_t npages,
+                       uint8_t shift, uint32_t access)
+{
+    struct qroce_send_wqe h = { .opcode = QROCE_WR_REG_MR,
+                                .flags = QROCE_WQE_SIGNALED };
+
+    h.reg.iova = cpu_to_le64(iova);
+    h.reg.pbl_addr = cpu_to_le64(pbl);
+    h.reg.length = cpu_to_le32(len);
+    h.reg.key = cpu_to_le32(key);
+    h.reg.access = cpu_to_le32(access);
+    h.reg.npages = cpu_to_le16(npages);
+    h.reg.page_shift = shift;
+    fr_put(e, q, &h, 0, 0, 0);
+}
+
+static void fr_put_inv(FrEnv *e, FrQP *q, uint8_t opcode, uint32_t key,
+                       uint32_t len)
+{
+    struct qroce_send_wqe h = { .opcode = opcode,
+                                .flags = QROCE_WQE_SIGNALED };
+
+    h.imm_data = cpu_to_le32(key);
+    fr_put(e, q, &h, e->buf, len, opcode == QROCE_WR_SEND_INV ? e->key : 0);
+}
+
+static void fr_put_rdma(FrEnv *e, FrQP *q, uint8_t opcode, uint64_t raddr,
+                        uint32_t rkey, uint64_t laddr, uint32_t len)
+{
+    struct qroce_send_wqe h = { .opcode = opcode,
+                                .flags = QROCE_WQE_SIGNALED };
+
+    h.rdma.remote_addr = cpu_to_le64(raddr);
+    h.rdma.rkey = cpu_to_le32(rkey);
+    fr_put(e, q, &h, laddr, len, e->key);
+}
+
+/* The next CQE of @q: its status, and its opcode if it succeeded. */
+static void fr_cqe(FrEnv *e, FrQP *q, uint8_t opcode, uint8_t status,
+                   struct qroce_cqe *cqe)
+{
+    struct qroce_cqe c;
+
+    cqe = cqe ? cqe : &c;
+    wait_entry(&e->t, q->cq, sizeof(*cqe), 6, q->ci++, cqe);
+    g_assert_cmpuint(le32_to_cpu(cqe->qpn), ==, q->qpn);
+    g_assert_cmpuint(cqe->status, ==, status);
+    if (status == QROCE_WC_SUCCESS) {
+        g_assert_cmphex(cqe->opcode, ==, opcode);
+    }
+}
+
+/*
+ * Run what was posted on @q: a CQE with @status, the QP in ERR, the
+ * device still answering commands.
+ */
+static void fr_expect_err(FrEnv *e, FrQP *q, uint8_t status)
+{
+    fr_ring(e, q);
+    fr_cqe(e, q, 0, status, NULL);
+    g_assert_cmpuint(query_state(&e->t, q->qpn), ==, QROCE_QPS_ERR);
+    g_assert_cmpuint(simple(&e->t, QROCE_CMD_NOP, 0, NULL), ==, 0);
+    g_assert_cmphex(rd(&e->t, QROCE_REG_STATUS), ==, QROCE_STATUS_READY);
+}
+
+static uint32_t fr_alloc(FrEnv *e, uint32_t pdn, uint32_t max_pages,
+                         int status)
+{
+    struct qroce_cmd c = { .hdr.opcode = QROCE_CMD_ALLOC_MR };
+    uint32_t out[6] = {};
+
+    c.alloc_mr.pdn = cpu_to_le32(pdn);
+    c.alloc_mr.max_pages = cpu_to_le32(max_pages);
+    g_assert_cmpuint(cmd(&e->t, &c, out), ==, status);
+    return out[0];
+}
+
+/* A page list in guest memory. */
+static uint64_t fr_pbl(FrEnv *e, const uint64_t *pages, unsigned n)
+{
+    uint64_t pbl = page(&e->t, 1);
+    unsigned i;
+
+    for (i = 0; i < n; i++) {
+        qtest_writeq(e->t.qts, pbl + 8 * i, pages[i]);
+    }
+    return pbl;
+}
+
+/* A REG_MR WQE on a lone QP of @pdn that fails with @status. */
+static void fr_reg_err(FrEnv *e, uint32_t pdn, uint32_t key, uint64_t iova,
+                       uint64_t pbl, uint32_t len, uint16_t npages,
+                       uint8_t shift, uint32_t access, uint8_t status)
+{
+    FrQP q;
+
+    fr_lone(e, pdn, &q);
+    fr_put_reg(e, &q, key, iova, pbl, len, npages, shift, access);
+    fr_expect_err(e, &q, status);
+}
+
+/*
+ * (a) ALLOC_MR, a REG_MR WQE of three scattered pages at an iova that is
+ * not page aligned, an RDMA WRITE across a page boundary and a READ back
+ * through its rkey; (b) LOCAL_INV, then the same WRITE is a remote access
+ * error; (c) registered again with a new key variant: the new rkey works,
+ * the old one fails.
+ */
+static void test_frmr_rdma(void)
+{
+    FrEnv e;
+    FrQP a, b, a2, b2;
+    struct qroce_cqe cqe;
+    uint64_t tgt, pg[3], pbl, iova = 0x7000100, va = iova + 3800;
+    uint32_t fkey, rkey1, rkey2, i;
+    uint8_t pat[1000], got[1000];
+
+    fr_setup(&e, "");
+    g_assert_true(rd(&e.t, QROCE_REG_FEATURES) & QROCE_FEAT_FRMR);
+    g_assert_cmpuint(rd(&e.t, QROCE_REG_CAP_MAX_FRMR_PAGES), ==,
+                     QROCE_DEF_MAX_FRMR_PAGES);
+    tgt = page(&e.t, 6);
+    pg[0] = tgt + 4 * 4096;
+    pg[1] = tgt + 1 * 4096;
+    pg[2] = tgt + 2 * 4096;
+    pbl = fr_pbl(&e, pg, 3);
+    fkey = fr_alloc(&e, e.pdn, 8, QROCE_CMD_OK);
+    g_assert_cmphex(fkey & 0xff, ==, 0);
+    fr_pair(&e, &a, &b, 1);
+    for (i = 0; i < sizeof(pat); i++) {
+        pat[i] = i * 7 + 5;
+    }
+    qtest_memwrite(e.t.qts, e.buf, pat, sizeof(pat));
+
+    /* (a) B loads the MR with variant 0x01 */
+    rkey1 = fkey | 0x01;
+    fr_put_reg(&e, &b, rkey1, iova, pbl, 2 * 4096 + 0x500, 3, 12,
+               FR_LW | FR_RW | FR_RR);
+    fr_ring(&e, &b);
+    fr_cqe(&e, &b, QROCE_CQE_REG_MR, QROCE_WC_SUCCESS, &cqe);
+    g_assert_true(cqe.flags & QROCE_CQE_F_SQ);
+    /* the device keeps its own copy of the page list */
+    qtest_writeq(e.t.qts, pbl, 0);
+    /* 3800 bytes into the MR: 0x100 + 3800 = 4056 into its first page */
+    fr_put_rdma(&e, &a, QROCE_WR_RDMA_WRITE, va, rkey1, e.buf, 1000);
+    fr_ring(&e, &a);
+    fr_cqe(&e, &a, QROCE_CQE_RDMA_WRITE, QROCE_WC_SUCCESS, NULL);
+    qtest_memread(e.t.qts, pg[0] + 4056, got, 40);
+    qtest_memread(e.t.qts, pg[1], got + 40, 960);
+    g_assert_true(!memcmp(got, pat, sizeof(got)));
+    fr_put_rdma(&e, &a, QROCE_WR_RDMA_READ, va, rkey1, e.buf + 8192, 1000);
+    fr_ring(&e, &a);
+    fr_cqe(&e, &a, QROCE_CQE_RDMA_READ, QROCE_WC_SUCCESS, &cqe);
+    g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, 1000);
+    qtest_memread(e.t.qts, e.buf + 8192, got, sizeof(got));
+    g_assert_true(!memcmp(got, pat, sizeof(got)));
+
+    /* (b) LOCAL_INV: the MR is FREE, the WRITE is refused remotely */
+    fr_put_inv(&e, &b, QROCE_WR_LOCAL_INV, rkey1, 0);
+    fr_ring(&e, &b);
+    fr_cqe(&e, &b, QROCE_CQE_LOCAL_INV, QROCE_WC_SUCCESS, NULL);
+    fr_put_rdma(&e, &a, QROCE_WR_RDMA_WRITE, va, rkey1, e.buf, 1000);
+    fr_ring(&e, &a);
+    fr_cqe(&e, &a, 0, QROCE_WC_REM_ACCESS_ERR, NULL);
+    g_assert_cmpuint(query_state(&e.t, a.qpn), ==, QROCE_QPS_ERR);
+
+    /* (c) variant 0x02 on a new pair: the new rkey works, the old fails */
+    fr_pair(&e, &a2, &b2, 1);
+    rkey2 = fkey | 0x02;
+    qtest_writeq(e.t.qts, pbl, pg[0]);
+    fr_put_reg(&e, &b2, rkey2, iova, pbl, 3 * 4096 - 0x100, 3, 12,
+               FR_LW | FR_RW);
+    fr_ring(&e, &b2);
+    fr_cqe(&e, &b2, QROCE_CQE_REG_MR, QROCE_WC_SUCCESS, NULL);
+    /* 0x100 + 8000 = 8256: 64 bytes into the third page */
+    fr_put_rdma(&e, &a2, QROCE_WR_RDMA_WRITE, iova + 8000, rkey2, e.buf,
+                1000);
+    fr_ring(&e, &a2);
+    fr_cqe(&e, &a2, QROCE_CQE_RDMA_WRITE, QROCE_WC_SUCCESS, NULL);
+    qtest_memread(e.t.qts, pg[2] + 64, got, sizeof(got));
+    g_assert_true(!memcmp(got, pat, sizeof(got)));
+    fr_put_rdma(&e, &a2, QROCE_WR_RDMA_WRITE, va, rkey1, e.buf, 1000);
+    fr_ring(&e, &a2);
+    fr_cqe(&e, &a2, 0, QROCE_WC_REM_ACCESS_ERR, NULL);
+    /* DEREG_MR of a VALID MR; then its key names nothing */
+    g_assert_cmpuint(simple(&e.t, QROCE_CMD_DEREG_MR, rkey2, NULL), ==, 0);
+    g_assert_cmpuint(simple(&e.t, QROCE_CMD_DEREG_MR, rkey2, NULL), ==,
+                     QROCE_CMD_ERR_HANDLE);
+    stop(&e.t);
+}
+
+/*
+ * (d) SEND with Invalidate: A's SEND_INV (two packets, the IETH on the
+ * last) invalidates B's MR: the RECV CQE has INV and the rkey.  Every
+ * frame goes twice (tx-dup-ppm): the duplicate is only ACKed, it does not
+ * invalidate again.  The same rkey again fails with REM_INV_REQ_ERR on
+ * both sides; so does the key of an MR made by the REG_MR command.  On UC
+ * the local operations work and SEND_INV is refused.
+ */
+static void test_frmr_send_inv(void)
+{
+    FrEnv e;
+    FrQP a, b, a2, b2, u1, u2, d;
+    struct qroce_send_wqe hs = { .opcode = QROCE_WR_SEND,
+                                 .flags = QROCE_WQE_SIGNALED };
+    struct qroce_cqe cqe;
+    uint64_t pg[1], pbl;
+    uint32_t fkey, fkey2, rkey;
+
+    fr_setup(&e, "-global qroce.tx-dup-ppm=1000000");
+    fkey = fr_alloc(&e, e.pdn, 4, QROCE_CMD_OK);
+    fr_pair(&e, &a, &b, 1);
+    pg[0] = e.buf + 3 * 4096;
+    pbl = fr_pbl(&e, pg, 1);
+    rkey = fkey | 0x5a;
+    fr_put_reg(&e, &b, rkey, 0x10000, pbl, 4096, 1, 12, FR_LW | FR_RW);
+    fr_ring(&e, &b);
+    fr_cqe(&e, &b, QROCE_CQE_REG_MR, QROCE_WC_SUCCESS, NULL);
+    post_recv(&e.t, b.rq, 0, e.buf + 4096, 1024, e.key);
+    post_recv(&e.t, b.rq, 1, e.buf + 5120, 1024, e.key);
+    post_recv(&e.t, b.rq, 2, e.buf + 6144, 1024, e.key);
+    qpci_io_writeq(e.t.dev, e.t.db, QROCE_DB_RQ, qroce_db_value(b.qpn, 3));
+
+    fr_put_inv(&e, &a, QROCE_WR_SEND_INV, rkey, 300);
+    fr_ring(&e, &a);
+    fr_cqe(&e, &a, QROCE_CQE_SEND, QROCE_WC_SUCCESS, NULL);
+    fr_cqe(&e, &b, QROCE_CQE_RECV, QROCE_WC_SUCCESS, &cqe);
+    g_assert_cmphex(cqe.flags & (QROCE_CQE_F_INV | QROCE_CQE_F_IMM), ==,
+                    QROCE_CQE_F_INV);
+    g_assert_cmphex(le32_to_cpu(cqe.imm_data), ==, rkey);
+    g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, 300);
+    g_assert_cmpuint(le32_to_cpu(cqe.wqe_index), ==, 0);
+    g_assert_cmpuint(rd(&e.t, QROCE_REG_CNT(QROCE_CNT_ROCE_DUP_REQS)), >=, 1);
+    g_assert_cmpuint(query_state(&e.t, b.qpn), ==, QROCE_QPS_RTS);
+    /* a plain SEND takes the next RECV WQE */
+    fr_put(&e, &a, &hs, e.buf, 100, e.key);
+    fr_ring(&e, &a);
+    fr_cqe(&e, &a, QROCE_CQE_SEND, QROCE_WC_SUCCESS, NULL);
+    fr_cqe(&e, &b, QROCE_CQE_RECV, QROCE_WC_SUCCESS, &cqe);
+    g_assert_cmpuint(le32_to_cpu(cqe.wqe_index), ==, 1);
+    g_assert_false(cqe.flags & QROCE_CQE_F_INV);
+    /* the same rkey again: the MR is FREE */
+    fr_put_inv(&e, &a, QROCE_WR_SEND_INV, rkey, 100);
+    fr_ring(&e, &a);
+    fr_cqe(&e, &a, 0, QROCE_WC_REM_INV_REQ_ERR, NULL);
+    fr_cqe(&e, &b, 0, QROCE_WC_REM_INV_REQ_ERR, &cqe);
+    g_assert_cmpuint(le32_to_cpu(cqe.wqe_index), ==, 2);
+    g_assert_cmpuint(query_state(&e.t, a.qpn), ==, QROCE_QPS_ERR);
+    g_assert_cmpuint(query_state(&e.t, b.qpn), ==, QROCE_QPS_ERR);
+
+    /* an MR of the REG_MR command cannot be invalidated */
+    fr_pair(&e, &a2, &b2, 1);
+    post_recv(&e.t, b2.rq, 0, e.buf + 4096, 1024, e.key);
+    qpci_io_writeq(e.t.dev, e.t.db, QROCE_DB_RQ, qroce_db_value(b2.qpn, 1));
+    fr_put_inv(&e, &a2, QROCE_WR_SEND_INV, e.key, 10);
+    fr_ring(&e, &a2);
+    fr_cqe(&e, &a2, 0, QROCE_WC_REM_INV_REQ_ERR, NULL);
+    fr_cqe(&e, &b2, 0, QROCE_WC_REM_INV_REQ_ERR, NULL);
+
+    /* UC: REG_MR and LOCAL_INV work, SEND_INV is not a UC operation */
+    fkey2 = fr_alloc(&e, e.pdn, 1, QROCE_CMD_OK);
+    fr_qp(&e, QROCE_QPT_UC, e.pdn, &u1);
+    fr_qp(&e, QROCE_QPT_UC, e.pdn, &u2);
+    uc_connect(&e.t, u1.qpn, u2.qpn);
+    uc_connect(&e.t, u2.qpn, u1.qpn);
+    fr_put_reg(&e, &u1, fkey2 | 7, 0x20000, pbl, 4096, 1, 12, FR_LW);
+    fr_put_inv(&e, &u1, QROCE_WR_LOCAL_INV, fkey2 | 7, 0);
+    fr_ring(&e, &u1);
+    fr_cqe(&e, &u1, QROCE_CQE_REG_MR, QROCE_WC_SUCCESS, NULL);
+    fr_cqe(&e, &u1, QROCE_CQE_LOCAL_INV, QROCE_WC_SUCCESS, NULL);
+    fr_put_inv(&e, &u1, QROCE_WR_SEND_INV, fkey2 | 7, 10);
+    fr_expect_err(&e, &u1, QROCE_WC_LOC_QP_OP_ERR);
+
+    /* UD: the same local operations */
+    fr_qp(&e, QROCE_QPT_UD, e.pdn, &d);
+    ud_ready(&e.t, d.qpn, QROCE_QPT_UD, 0x1111);
+    fr_put_reg(&e, &d, fkey2 | 8, 0x20000, pbl, 4096, 1, 12, FR_LW);
+    fr_put_inv(&e, &d, QROCE_WR_LOCAL_INV, fkey2 | 8, 0);
+    fr_ring(&e, &d);
+    fr_cqe(&e, &d, QROCE_CQE_REG_MR, QROCE_WC_SUCCESS, NULL);
+    fr_cqe(&e, &d, QROCE_CQE_LOCAL_INV, QROCE_WC_SUCCESS, NULL);
+    fr_put_inv(&e, &d, QROCE_WR_LOCAL_INV, fkey2 | 8, 0);
+    fr_expect_err(&e, &d, QROCE_WC_LOC_PROT_ERR);
+    stop(&e.t);
+}
+
+/*
+ * A local operation runs once, even when go-back-N replays the WQEs
+ * around it.  A's SQ: a SEND that B answers with an RNR NAK (no RECV
+ * yet), a REG_MR, a WRITE through the rkey it made, a LOCAL_INV of
+ * another MR: all executed before the NAK comes back (B's sequence NAK
+ * for the WRITE shows it was sent).  After the RNR wait A sends from the
+ * SEND again: had it executed REG_MR or LOCAL_INV twice, they would fail
+ * (the MR not FREE, not VALID).
+ */
+static void test_frmr_replay(void)
+{
+    FrEnv e;
+    FrQP a, b;
+    struct qroce_send_wqe h = { .opcode = QROCE_WR_SEND,
+                                .flags = QROCE_WQE_SIGNALED };
+    uint64_t pg[2], pbl;
+    uint32_t fkey, fkey2, i;
+    uint8_t pat[1000], got[1000];
+
+    fr_setup(&e, "");
+    fkey = fr_alloc(&e, e.pdn, 2, QROCE_CMD_OK);
+    fkey2 = fr_alloc(&e, e.pdn, 1, QROCE_CMD_OK);
+    fr_pair(&e, &a, &b, 0);         /* B's RNR NAKs ask for 655 ms */
+    pg[0] = e.buf + 2 * 4096;
+    pg[1] = e.buf + 3 * 4096;
+    pbl = fr_pbl(&e, pg, 2);
+    for (i = 0; i < sizeof(pat); i++) {
+        pat[i] = i * 11 + 1;
+    }
+    qtest_memwrite(e.t.qts, e.buf, pat, sizeof(pat));
+    fr_put_reg(&e, &a, fkey2 | 1, 0x30000, pbl, 4096, 1, 12, FR_LW);
+    fr_ring(&e, &a);
+    fr_cqe(&e, &a, QROCE_CQE_REG_MR, QROCE_WC_SUCCESS, NULL);
+
+    fr_put(&e, &a, &h, e.buf, 100, e.key);
+    fr_put_reg(&e, &a, fkey | 0x11, 0x40000, pbl, 8192, 2, 12,
+               FR_LW | FR_RW);
+    fr_put_rdma(&e, &a, QROCE_WR_RDMA_WRITE, 0x40000 + 4000, fkey | 0x11,
+                e.buf, 1000);
+    fr_put_inv(&e, &a, QROCE_WR_LOCAL_INV, fkey2 | 1, 0);
+    fr_ring(&e, &a);
+    wait_cnt(&e.t, QROCE_CNT_ROCE_RNR_NAKS, 1);
+    wait_cnt(&e.t, QROCE_CNT_ROCE_SEQ_NAKS, 1);
+    g_assert_false(entry_ready(&e.t, a.cq, sizeof(struct qroce_cqe), 6,
+                               a.ci));
+    post_recv(&e.t, b.rq, 0, e.buf + 4096, 1024, e.key);
+    qpci_io_writeq(e.t.dev, e.t.db, QROCE_DB_RQ, qroce_db_value(b.qpn, 1));
+    qtest_clock_step(e.t.qts, 700 * 1000 * 1000);   /* the RNR timer */
+    fr_cqe(&e, &a, QROCE_CQE_SEND, QROCE_WC_SUCCESS, NULL);
+    fr_cqe(&e, &a, QROCE_CQE_REG_MR, QROCE_WC_SUCCESS, NULL);
+    fr_cqe(&e, &a, QROCE_CQE_RDMA_WRITE, QROCE_WC_SUCCESS, NULL);
+    fr_cqe(&e, &a, QROCE_CQE_LOCAL_INV, QROCE_WC_SUCCESS, NULL);
+    fr_cqe(&e, &b, QROCE_CQE_RECV, QROCE_WC_SUCCESS, NULL);
+    g_assert_cmpuint(rd(&e.t, QROCE_REG_CNT(QROCE_CNT_ROCE_RETRANS)), >=, 1);
+    /* 4000 bytes into the MR: 96 in the first page, 904 in the second */
+    qtest_memread(e.t.qts, pg[0] + 4000, got, 96);
+    qtest_memread(e.t.qts, pg[1], got + 96, 904);
+    g_assert_true(!memcmp(got, pat, sizeof(got)));
+    g_assert_cmpuint(query_state(&e.t, a.qpn), ==, QROCE_QPS_RTS);
+    /* fkey2 is FREE (invalidated once), fkey VALID (registered once) */
+    fr_put_inv(&e, &a, QROCE_WR_LOCAL_INV, fkey | 0x11, 0);
+    fr_ring(&e, &a);
+    fr_cqe(&e, &a, QROCE_CQE_LOCAL_INV, QROCE_WC_SUCCESS, NULL);
+    fr_put_inv(&e, &a, QROCE_WR_LOCAL_INV, fkey2 | 1, 0);
+    fr_expect_err(&e, &a, QROCE_WC_LOC_PROT_ERR);
+    stop(&e.t);
+}
+
+/*
+ * (e) What ALLOC_MR, REG_MR and LOCAL_INV refuse, each with the spec's
+ * status; after each the QP is in ERR and the device healthy.
+ */
+static void test_frmr_errors(void)
+{
+    FrEnv e;
+    FrQP q;
+    struct qroce_send_wqe hw = { .opcode = QROCE_WR_RDMA_WRITE,
+                                 .flags = QROCE_WQE_SIGNALED };
+    uint64_t pg[2], pbl, bad, hole = 0x4000000000ULL;
+    uint32_t out[6], fkey, k, pdn2, pdn3;
+
+    fr_setup(&e, "-global qroce.max-bt-pages=1000");
+    fr_alloc(&e, e.pdn, 0, QROCE_CMD_ERR_PARAM);
+    fr_alloc(&e, e.pdn, QROCE_DEF_MAX_FRMR_PAGES + 1, QROCE_CMD_ERR_PARAM);
+    fr_alloc(&e, 999, 4, QROCE_CMD_ERR_HANDLE);
+    /* the page arrays count in max-bt-pages, and come back at DEREG_MR */
+    k = fr_alloc(&e, e.pdn, QROCE_DEF_MAX_FRMR_PAGES, QROCE_CMD_OK);
+    fr_alloc(&e, e.pdn, QROCE_DEF_MAX_FRMR_PAGES, QROCE_CMD_ERR_NORES);
+    g_assert_cmpuint(simple(&e.t, QROCE_CMD_DEREG_MR, k, NULL), ==, 0);
+    k = fr_alloc(&e, e.pdn, QROCE_DEF_MAX_FRMR_PAGES, QROCE_CMD_OK);
+    g_assert_cmpuint(simple(&e.t, QROCE_CMD_DEREG_MR, k, NULL), ==, 0);
+    /* DEREG_MR of a FREE MR; a PD with an MR is busy until then */
+    g_assert_cmpuint(simple(&e.t, QROCE_CMD_ALLOC_PD, 0, out), ==, 0);
+    pdn3 = out[0];
+    k = fr_alloc(&e, pdn3, 1, QROCE_CMD_OK);
+    g_assert_cmpuint(simple(&e.t, QROCE_CMD_DEALLOC_PD, pdn3, NULL), ==,
+                     QROCE_CMD_ERR_BUSY);
+    g_assert_cmpuint(simple(&e.t, QROCE_CMD_DEREG_MR, k, NULL), ==, 0);
+    g_assert_cmpuint(simple(&e.t, QROCE_CMD_DEALLOC_PD, pdn3, NULL), ==, 0);
+
+    g_assert_cmpuint(simple(&e.t, QROCE_CMD_ALLOC_PD, 0, out), ==, 0);
+    pdn2 = out[0];
+    fkey = fr_alloc(&e, e.pdn, 2, QROCE_CMD_OK);
+    pg[0] = e.buf + 2 * 4096;
+    pg[1] = e.buf + 3 * 4096;
+    pbl = fr_pbl(&e, pg, 2);
+    pg[1] += 0x800;
+    bad = fr_pbl(&e, pg, 2);
+    /* LOC_LEN_ERR: the pages, their list and the range */
+    fr_reg_err(&e, e.pdn, fkey | 1, 0, pbl, 4096, 3, 12, FR_LW,
+               QROCE_WC_LOC_LEN_ERR);           /* npages over max_pages */
+    fr_reg_err(&e, e.pdn, fkey | 1, 0, pbl, 0, 0, 12, FR_LW,
+               QROCE_WC_LOC_LEN_ERR);           /* npages 0 */
+    fr_reg_err(&e, e.pdn, fkey | 1, 0, bad, 8192, 2, 12, FR_LW,
+               QROCE_WC_LOC_LEN_ERR);           /* a page not aligned */
+    fr_reg_err(&e, e.pdn, fkey | 1, 0, hole, 8192, 2, 12, FR_LW,
+               QROCE_WC_LOC_LEN_ERR);           /* list outside RAM */
+    fr_reg_err(&e, e.pdn, fkey | 1, 0, pbl + 4, 8192, 2, 12, FR_LW,
+               QROCE_WC_LOC_LEN_ERR);           /* list not 8-aligned */
+    fr_reg_err(&e, e.pdn, fkey | 1, 0x100, pbl, 8192, 2, 12, FR_LW,
+               QROCE_WC_LOC_LEN_ERR);           /* range not covered */
+    fr_reg_err(&e, e.pdn, fkey | 1, 0, pbl, 4096, 1, 11, FR_LW,
+               QROCE_WC_LOC_LEN_ERR);           /* page size 2 KiB */
+    fr_reg_err(&e, e.pdn, fkey | 1, 0, pbl, 4096, 1, 22, FR_LW,
+               QROCE_WC_LOC_LEN_ERR);           /* page size 4 MiB */
+    /* LOC_PROT_ERR: key, PD, access */
+    fr_reg_err(&e, e.pdn, fkey | 1, 0, pbl, 8192, 2, 12, FR_RW,
+               QROCE_WC_LOC_PROT_ERR);          /* remote write alone */
+    fr_reg_err(&e, e.pdn, fkey | 1, 0, pbl, 8192, 2, 12, 0x10,
+               QROCE_WC_LOC_PROT_ERR);          /* unknown access bit */
+    fr_reg_err(&e, pdn2, fkey | 1, 0, pbl, 8192, 2, 12, FR_LW,
+               QROCE_WC_LOC_PROT_ERR);          /* the QP's PD is another */
+    fr_reg_err(&e, e.pdn, e.key, 0, pbl, 8192, 2, 12, FR_LW,
+               QROCE_WC_LOC_PROT_ERR);          /* a REG_MR command MR */
+    fr_reg_err(&e, e.pdn, 0xfff00, 0, pbl, 8192, 2, 12, FR_LW,
+               QROCE_WC_LOC_PROT_ERR);          /* no such MR */
+
+    /* the MR stayed FREE: its key gives no local access */
+    fr_lone(&e, e.pdn, &q);
+    fr_put(&e, &q, &hw, 0x10, 16, fkey);
+    fr_expect_err(&e, &q, QROCE_WC_LOC_PROT_ERR);
+    /* ... until REG_MR; then once more is refused (not FREE) */
+    fr_lone(&e, e.pdn, &q);
+    fr_put_reg(&e, &q, fkey | 1, 0x10, pbl, 8000, 2, 12, FR_LW);
+    fr_ring(&e, &q);
+    fr_cqe(&e, &q, QROCE_CQE_REG_MR, QROCE_WC_SUCCESS, NULL);
+    fr_put_reg(&e, &q, fkey | 2, 0x10, pbl, 8000, 2, 12, FR_LW);
+    fr_expect_err(&e, &q, QROCE_WC_LOC_PROT_ERR);
+    /* LOCAL_INV: the variant, the kind of MR, the PD */
+    fr_lone(&e, e.pdn, &q);
+    fr_put_inv(&e, &q, QROCE_WR_LOCAL_INV, fkey | 2, 0);
+    fr_expect_err(&e, &q, QROCE_WC_LOC_PROT_ERR);
+    fr_lone(&e, e.pdn, &q);
+    fr_put_inv(&e, &q, QROCE_WR_LOCAL_INV, e.key, 0);
+    fr_expect_err(&e, &q, QROCE_WC_LOC_PROT_ERR);
+    fr_lone(&e, pdn2, &q);
+    fr_put_inv(&e, &q, QROCE_WR_LOCAL_INV, fkey | 1, 0);
+    fr_expect_err(&e, &q, QROCE_WC_LOC_PROT_ERR);
+    /*
+     * The VALID MR gives local access through its key (a WRITE from it to
+     * the QP itself); a LOCAL_INV behind a READ retires with the READ;
+     * then the key gives no access, and a second LOCAL_INV is refused.
+     */
+    fr_lone(&e, e.pdn, &q);
+    hw.rdma.remote_addr = cpu_to_le64(e.buf);
+    hw.rdma.rkey = cpu_to_le32(e.key);
+    fr_put(&e, &q, &hw, 0x10, 16, fkey | 1);
+    fr_put_rdma(&e, &q, QROCE_WR_RDMA_READ, e.buf + 64, e.key, e.buf + 128,
+                16);
+    fr_put_inv(&e, &q, QROCE_WR_LOCAL_INV, fkey | 1, 0);
+    fr_ring(&e, &q);
+    fr_cqe(&e, &q, QROCE_CQE_RDMA_WRITE, QROCE_WC_SUCCESS, NULL);
+    fr_cqe(&e, &q, QROCE_CQE_RDMA_READ, QROCE_WC_SUCCESS, NULL);
+    fr_cqe(&e, &q, QROCE_CQE_LOCAL_INV, QROCE_WC_SUCCESS, NULL);
+    fr_put(&e, &q, &hw, 0x10, 16, fkey | 1);
+    fr_expect_err(&e, &q, QROCE_WC_LOC_PROT_ERR);
+    fr_lone(&e, e.pdn, &q);
+    fr_put_inv(&e, &q, QROCE_WR_LOCAL_INV, fkey | 1, 0);
+    fr_expect_err(&e, &q, QROCE_WC_LOC_PROT_ERR);   /* FREE already */
+    /*
+     * FENCE: a LOCAL_INV of the MR a READ lands in waits for the READ
+     * (without it the MR would be gone when the response comes back).
+     */
+    fr_lone(&e, e.pdn, &q);
+    fr_put_reg(&e, &q, fkey | 2, 0x10, pbl, 8000, 2, 12, FR_LW);
+    hw.opcode = QROCE_WR_RDMA_READ;
+    fr_put(&e, &q, &hw, 0x10, 16, fkey | 2);
+    fr_put_inv(&e, &q, QROCE_WR_LOCAL_INV, fkey | 2, 0);
+    qtest_writeb(e.t.qts, q.sq + ((q.sqi - 1) & 15) * 64 + 1,
+                 QROCE_WQE_SIGNALED | QROCE_WQE_FENCE);
+    fr_ring(&e, &q);
+    fr_cqe(&e, &q, QROCE_CQE_REG_MR, QROCE_WC_SUCCESS, NULL);
+    fr_cqe(&e, &q, QROCE_CQE_RDMA_READ, QROCE_WC_SUCCESS, NULL);
+    fr_cqe(&e, &q, QROCE_CQE_LOCAL_INV, QROCE_WC_SUCCESS, NULL);
+    g_assert_cmpuint(simple(&e.t, QROCE_CMD_DEREG_MR, fkey | 2, NULL), ==, 0);
+    stop(&e.t);
+}
+#undef M
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -2625,5 +3189,9 @@ int main(int argc, char **argv)
     qtest_add_func("/qroce/audit/key-reuse", test_audit_key_reuse);
     qtest_add_func("/qroce/audit/rx-frames", test_audit_rx_frames);
     qtest_add_func("/qroce/fault-knobs", test_fault_knobs);
+    qtest_add_func("/qroce/frmr/rdma", test_frmr_rdma);
+    qtest_add_func("/qroce/frmr/send-inv", test_frmr_send_inv);
+    qtest_add_func("/qroce/frmr/replay", test_frmr_replay);
+    qtest_add_func("/qroce/frmr/errors", test_frmr_errors);
     return g_test_run();
 }

@@ -76,10 +76,19 @@ typedef struct QRoceCQ {
     uint32_t refs;          /* QPs using it */
 } QRoceCQ;
 
+/*
+ * A memory region.  One made by the REG_MR command is always valid.  One
+ * made by ALLOC_MR (@frmr, fast registration) is FREE until a REG_MR work
+ * request makes it VALID (@frmr_valid): then @bt holds the pages it loaded
+ * (bt.pages has room for @max_pages, counted in max-bt-pages) and @key
+ * the variant it gave; LOCAL_INV or a SEND with Invalidate frees it.
+ */
 typedef struct QRoceMR {
-    bool valid;
-    uint8_t variant;
+    bool valid;             /* the slot is in use */
+    bool frmr, frmr_valid;
+    uint8_t variant;        /* of the last REG_MR command in this slot */
     uint32_t key, pdn, access;
+    uint32_t max_pages;     /* frmr */
     uint64_t iova, length;
     uint32_t first_page_offset;
     QRoceBT bt;

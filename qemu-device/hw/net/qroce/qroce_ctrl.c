@@ -669,6 +669,31 @@ static int qroce_cmd_destroy_qp(QRoceState *s, const struct qroce_cmd *c,
     return QROCE_CMD_OK;
 }
 
+/*
+ * An MR slot for a new MR of PD @pdn: the next free one after the last
+ * one given (a key comes back late), in *@mr, its index in *@idx.  A
+ * QROCE_CMD_* status.
+ */
+static int qroce_mr_slot(QRoceState *s, uint32_t pdn, QRoceMR **mr,
+                         uint32_t *idx)
+{
+    uint32_t i, n;
+
+    if (!qroce_pd_get(s, pdn)) {
+        return QROCE_CMD_ERR_HANDLE;
+    }
+    for (n = 0; n < s->max_mr - 1; n++) {
+        i = 1 + (s->next_mr - 1 + n) % (s->max_mr - 1);
+        if (!s->mr[i].valid) {
+            s->next_mr = i + 1 < s->max_mr ? i + 1 : 1;
+            *idx = i;
+            *mr = &s->mr[i];
+            return QROCE_CMD_OK;
+        }
+    }
+    return QROCE_CMD_ERR_NORES;
+}
+
 static int qroce_cmd_reg_mr(QRoceState *s, const struct qroce_cmd *c,
                             uint32_t *out)
 {
@@ -678,30 +703,18 @@ static int qroce_cmd_reg_mr(QRoceState *s, const struct qroce_cmd *c,
     uint64_t iova = le64_to_cpu(p->iova);
     uint64_t length = le64_to_cpu(p->length);
     uint32_t fpo = le32_to_cpu(p->first_page_offset);
-    QRocePD *pd = qroce_pd_get(s, pdn);
     QRoceMR *mr = NULL;
-    uint32_t i = 0, n;
+    uint32_t i = 0;
     int st;
 
     if ((access & ~QROCE_ACCESS_MASK) || p->rsvd ||
         iova + length < iova) {
         return QROCE_CMD_ERR_PARAM;
     }
-    if (!pd) {
-        return QROCE_CMD_ERR_HANDLE;
+    st = qroce_mr_slot(s, pdn, &mr, &i);
+    if (st != QROCE_CMD_OK) {
+        return st;
     }
-    /* the next free slot after the last one given: a key comes back late */
-    for (n = 0; n < s->max_mr - 1; n++) {
-        i = 1 + (s->next_mr - 1 + n) % (s->max_mr - 1);
-        if (!s->mr[i].valid) {
-            mr = &s->mr[i];
-            break;
-        }
-    }
-    if (!mr) {
-        return QROCE_CMD_ERR_NORES;
-    }
-    s->next_mr = i + 1 < s->max_mr ? i + 1 : 1;
     if (!qroce_bt_exact(&p->pages, fpo, length)) {
         return QROCE_CMD_ERR_PARAM;     /* the table covers exactly the MR */
     }
@@ -723,25 +736,64 @@ static int qroce_cmd_reg_mr(QRoceState *s, const struct qroce_cmd *c,
     mr->length = length;
     mr->first_page_offset = fpo;
     mr->valid = true;
-    pd->refs++;
+    s->pd[pdn].refs++;
     out[0] = mr->key;
     return QROCE_CMD_OK;
 }
 
+/*
+ * ALLOC_MR: a FREE fast-registration MR with room for @max_pages page
+ * addresses, its key of variant 0; REG_MR work requests load it.
+ */
+static int qroce_cmd_alloc_mr(QRoceState *s, const struct qroce_cmd *c,
+                              uint32_t *out)
+{
+    const struct qroce_cmd_alloc_mr *p = &c->alloc_mr;
+    uint32_t pdn = le32_to_cpu(p->pdn);
+    uint32_t max_pages = le32_to_cpu(p->max_pages);
+    QRoceMR *mr = NULL;
+    uint32_t i = 0;
+    int st;
+
+    if (max_pages == 0 || max_pages > QROCE_DEF_MAX_FRMR_PAGES) {
+        trace_qroce_ub_cmd_field("ALLOC_MR", "max_pages", max_pages);
+        return QROCE_CMD_ERR_PARAM;
+    }
+    st = qroce_mr_slot(s, pdn, &mr, &i);
+    if (st == QROCE_CMD_OK) {
+        st = qroce_frmr_alloc(s, mr, max_pages);
+    }
+    if (st != QROCE_CMD_OK) {
+        return st;
+    }
+    mr->key = i << QROCE_MR_KEY_INDEX_SHIFT;
+    mr->pdn = pdn;
+    mr->valid = true;
+    s->pd[pdn].refs++;
+    out[0] = mr->key;
+    trace_qroce_alloc_mr(mr->key, pdn, max_pages);
+    return QROCE_CMD_OK;
+}
+
+/*
+ * DEREG_MR.  A fast-registration MR is named by its index alone: its
+ * variant is the consumer's (REG_MR work requests), and one that never
+ * executed must not leave the MR undeletable.
+ */
 static int qroce_cmd_dereg_mr(QRoceState *s, const struct qroce_cmd *c,
                               uint32_t *out)
 {
-    QRoceMR *mr = qroce_mr_get(s, le32_to_cpu(c->key.key));
-    uint8_t variant;
+    uint32_t key = le32_to_cpu(c->key.key);
+    QRoceMR *mr = qroce_mr_get(s, key);
 
+    if (!mr) {
+        mr = qroce_frmr_get(s, key);
+    }
     if (!mr) {
         return QROCE_CMD_ERR_HANDLE;
     }
     s->pd[mr->pdn].refs--;
-    qroce_bt_free(s, &mr->bt);
-    variant = mr->variant;
-    memset(mr, 0, sizeof(*mr));
-    mr->variant = variant;
+    qroce_mr_free(s, mr);
     return QROCE_CMD_OK;
 }
 
@@ -942,6 +994,7 @@ static const QRoceCmdDesc qroce_cmds[QROCE_CMD_MAX] = {
     [QROCE_CMD_DESTROY_QP] = { "DESTROY_QP", qroce_cmd_destroy_qp },
     [QROCE_CMD_REG_MR] = { "REG_MR", qroce_cmd_reg_mr },
     [QROCE_CMD_DEREG_MR] = { "DEREG_MR", qroce_cmd_dereg_mr },
+    [QROCE_CMD_ALLOC_MR] = { "ALLOC_MR", qroce_cmd_alloc_mr },
     [QROCE_CMD_CREATE_AH] = { "CREATE_AH", qroce_cmd_create_ah },
     [QROCE_CMD_DESTROY_AH] = { "DESTROY_AH", qroce_cmd_destroy_ah },
     [QROCE_CMD_SET_GID] = { "SET_GID", qroce_cmd_set_gid },
@@ -1048,11 +1101,7 @@ void qroce_ctrl_reset(QRoceState *s)
         qroce_bt_free(s, &s->cq[i].bt);
     }
     for (i = 0; i < s->max_mr; i++) {
-        uint8_t v = s->mr[i].variant;
-
-        qroce_bt_free(s, &s->mr[i].bt);
-        memset(&s->mr[i], 0, sizeof(s->mr[i]));
-        s->mr[i].variant = v;   /* keys stay unique across resets */
+        qroce_mr_free(s, &s->mr[i]);    /* keys stay unique across resets */
     }
     for (i = 0; i < s->max_srq; i++) {
         qroce_bt_free(s, &s->srq[i].wq.bt);

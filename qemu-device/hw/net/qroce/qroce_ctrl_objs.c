@@ -239,13 +239,24 @@ QRoceMR *qroce_mr_get(QRoceState *s, uint32_t key)
     return &s->mr[idx];
 }
 
+QRoceMR *qroce_frmr_get(QRoceState *s, uint32_t key)
+{
+    uint32_t idx = key >> QROCE_MR_KEY_INDEX_SHIFT;
+
+    if (idx >= s->max_mr || !s->mr[idx].valid || !s->mr[idx].frmr) {
+        return NULL;
+    }
+    return &s->mr[idx];
+}
+
 int qroce_mr_check(QRoceState *s, uint32_t key, uint32_t pdn, uint64_t va,
                    uint64_t len, uint32_t need_access, QRoceMR **out)
 {
     QRoceMR *mr = qroce_mr_get(s, key);
 
     *out = mr;
-    if (!mr || mr->pdn != pdn) {
+    /* a FREE fast-registration MR gives no access of any kind */
+    if (!mr || mr->pdn != pdn || (mr->frmr && !mr->frmr_valid)) {
         return QROCE_WC_LOC_PROT_ERR;
     }
     if ((mr->access & need_access) != need_access) {
@@ -269,6 +280,144 @@ int qroce_mr_rw(QRoceState *s, QRoceMR *mr, uint64_t va, void *buf,
     }
     return qroce_bt_rw(s, &mr->bt, va - mr->iova + mr->first_page_offset,
                        buf, len, to_guest);
+}
+
+/* ------------------------------------------------------------------ */
+/* Fast registration                                                   */
+/* ------------------------------------------------------------------ */
+
+int qroce_frmr_alloc(QRoceState *s, QRoceMR *mr, uint32_t max_pages)
+{
+    if (s->bt_pages + max_pages > s->max_bt_pages) {
+        trace_qroce_ub_bt("translation memory full", max_pages, s->bt_pages);
+        return QROCE_CMD_ERR_NORES;
+    }
+    memset(&mr->bt, 0, sizeof(mr->bt));
+    mr->bt.pages = g_try_new0(uint64_t, max_pages);
+    if (!mr->bt.pages) {
+        return QROCE_CMD_ERR_NORES;
+    }
+    s->bt_pages += max_pages;
+    mr->max_pages = max_pages;
+    mr->frmr = true;
+    mr->frmr_valid = false;
+    return QROCE_CMD_OK;
+}
+
+void qroce_mr_free(QRoceState *s, QRoceMR *mr)
+{
+    uint8_t variant = mr->variant;
+
+    if (mr->frmr) {
+        s->bt_pages -= mr->max_pages;
+        g_free(mr->bt.pages);
+    } else {
+        qroce_bt_free(s, &mr->bt);
+    }
+    memset(mr, 0, sizeof(*mr));
+    mr->variant = variant;      /* keys of the slot stay unique */
+}
+
+/* Remote write and atomic access need local write (ib_check_mr_access). */
+static bool qroce_access_ok(uint32_t access)
+{
+    return !(access & ~QROCE_ACCESS_MASK) &&
+           (!(access & (QROCE_ACCESS_REMOTE_WRITE |
+                        QROCE_ACCESS_REMOTE_ATOMIC)) ||
+            (access & QROCE_ACCESS_LOCAL_WRITE));
+}
+
+/*
+ * The page list of a REG_MR work request into @mr's own copy: @npages
+ * addresses at @pbl, each aligned to the page size (@mask + 1).  A
+ * QROCE_WC_* status, *@why the field at fault.
+ */
+static int qroce_frmr_load_pages(QRoceState *s, QRoceMR *mr, uint64_t pbl,
+                                 uint32_t npages, uint64_t mask,
+                                 const char **why)
+{
+    uint32_t i;
+
+    if ((pbl & 7) ||
+        !qroce_dma_read(s, pbl, mr->bt.pages, (uint64_t)npages * 8)) {
+        *why = "pbl_addr";
+        return QROCE_WC_LOC_LEN_ERR;
+    }
+    for (i = 0; i < npages; i++) {
+        mr->bt.pages[i] = le64_to_cpu(mr->bt.pages[i]);
+        if (mr->bt.pages[i] & mask) {
+            *why = "page address";
+            return QROCE_WC_LOC_LEN_ERR;
+        }
+    }
+    return QROCE_WC_SUCCESS;
+}
+
+int qroce_frmr_reg(QRoceState *s, uint32_t pdn,
+                   const struct qroce_send_wqe *w, const char **why)
+{
+    uint32_t key = le32_to_cpu(w->reg.key);
+    uint32_t access = le32_to_cpu(w->reg.access);
+    uint32_t npages = le16_to_cpu(w->reg.npages);
+    uint8_t shift = w->reg.page_shift;
+    uint64_t iova = le64_to_cpu(w->reg.iova);
+    uint64_t length = le32_to_cpu(w->reg.length);
+    QRoceMR *mr = qroce_frmr_get(s, key);
+    uint64_t mask;
+    int st;
+
+    *why = !mr ? "key" : mr->pdn != pdn ? "pd" :
+           mr->frmr_valid ? "state (not FREE)" :
+           !qroce_access_ok(access) ? "access" : NULL;
+    if (*why) {
+        return QROCE_WC_LOC_PROT_ERR;
+    }
+    if (npages == 0 || npages > mr->max_pages) {
+        *why = "npages";
+        return QROCE_WC_LOC_LEN_ERR;
+    }
+    if (shift < QROCE_BT_MIN_PAGE_SHIFT || shift > QROCE_BT_MAX_PAGE_SHIFT) {
+        *why = "page_shift";
+        return QROCE_WC_LOC_LEN_ERR;
+    }
+    mask = (1ULL << shift) - 1;
+    if (iova + length < iova ||
+        (iova & mask) + length > ((uint64_t)npages << shift)) {
+        *why = "length";
+        return QROCE_WC_LOC_LEN_ERR;
+    }
+    st = qroce_frmr_load_pages(s, mr, le64_to_cpu(w->reg.pbl_addr), npages,
+                               mask, why);
+    if (st != QROCE_WC_SUCCESS) {
+        return st;
+    }
+    mr->key = key;
+    mr->access = access;
+    mr->iova = iova;
+    mr->length = length;
+    mr->first_page_offset = iova & mask;
+    mr->bt.npages = npages;
+    mr->bt.page_shift = shift;
+    mr->frmr_valid = true;
+    return QROCE_WC_SUCCESS;
+}
+
+int qroce_frmr_inv(QRoceState *s, uint32_t pdn, uint32_t key,
+                   const char **why)
+{
+    QRoceMR *mr = qroce_frmr_get(s, key);
+
+    *why = !mr || mr->key != key ? "key" : mr->pdn != pdn ? "pd" :
+           !mr->frmr_valid ? "state (not VALID)" : NULL;
+    if (*why) {
+        return QROCE_WC_LOC_PROT_ERR;
+    }
+    mr->frmr_valid = false;
+    mr->bt.npages = 0;
+    mr->access = 0;
+    mr->iova = mr->length = 0;
+    mr->first_page_offset = 0;
+    return QROCE_WC_SUCCESS;
 }
 
 bool qroce_gid_get(QRoceState *s, unsigned idx, uint8_t gid[16])

@@ -42,6 +42,24 @@ int qroce_mr_check(QRoceState *s, uint32_t key, uint32_t pdn, uint64_t va,
                    uint64_t len, uint32_t need_access, QRoceMR **out);
 int qroce_mr_rw(QRoceState *s, QRoceMR *mr, uint64_t va, void *buf,
                 uint64_t len, bool to_guest);
+/*
+ * Fast registration (ALLOC_MR): the slot @key's index names if it holds
+ * a fast-registration MR, whatever its state and variant.
+ */
+QRoceMR *qroce_frmr_get(QRoceState *s, uint32_t key);
+/* Make @mr a FREE fast-registration MR for @max_pages; QROCE_CMD_*. */
+int qroce_frmr_alloc(QRoceState *s, QRoceMR *mr, uint32_t max_pages);
+/* Free an MR of either kind and its pages (DEREG_MR, reset). */
+void qroce_mr_free(QRoceState *s, QRoceMR *mr);
+/*
+ * The REG_MR and LOCAL_INV work requests (and a received SEND with
+ * Invalidate) of a QP of PD @pdn: a QROCE_WC_* status; when refused,
+ * *@why names the field at fault.
+ */
+int qroce_frmr_reg(QRoceState *s, uint32_t pdn,
+                   const struct qroce_send_wqe *w, const char **why);
+int qroce_frmr_inv(QRoceState *s, uint32_t pdn, uint32_t key,
+                   const char **why);
 bool qroce_gid_get(QRoceState *s, unsigned idx, uint8_t gid[16]);
 int qroce_gid_find(QRoceState *s, const uint8_t gid[16]);
 

@@ -121,6 +121,9 @@ int qroce_dp_read_wqe(QRoceState *s, QRoceQP *qp, uint32_t idx, RcWqe *w)
         return QROCE_WC_LOC_QP_OP_ERR;
     }
     w->len = 0;
+    if (qroce_dp_op_local(w->hdr.opcode)) {
+        return QROCE_WC_SUCCESS;    /* no SGEs: qroce_dp_local_exec() */
+    }
     /* READ responses and atomic results are written to the SGEs */
     access = rc_op_reads(w->hdr.opcode) ? QROCE_ACCESS_LOCAL_WRITE : 0;
     if ((w->hdr.flags & QROCE_WQE_INLINE) && access) {
@@ -214,6 +217,54 @@ void qroce_dp_sq_error(QRoceState *s, QRoceQP *qp, uint32_t idx, int status)
     qroce_qp_set_error(s, qp, 0);
 }
 
+int qroce_dp_local_exec(QRoceState *s, QRoceQP *qp, uint32_t idx,
+                        const RcWqe *w)
+{
+    bool reg = w->hdr.opcode == QROCE_WR_REG_MR;
+    uint32_t key = le32_to_cpu(reg ? w->hdr.reg.key : w->hdr.imm_data);
+    const char *why = NULL;
+    int st;
+
+    if (reg) {
+        trace_qroce_wqe_reg_mr(qp->qpn, idx, key,
+                               le64_to_cpu(w->hdr.reg.iova),
+                               le32_to_cpu(w->hdr.reg.length),
+                               le16_to_cpu(w->hdr.reg.npages),
+                               w->hdr.reg.page_shift,
+                               le32_to_cpu(w->hdr.reg.access));
+        st = qroce_frmr_reg(s, qp->pdn, &w->hdr, &why);
+    } else {
+        trace_qroce_wqe_local_inv(qp->qpn, idx, key);
+        st = qroce_frmr_inv(s, qp->pdn, key, &why);
+    }
+    if (st != QROCE_WC_SUCCESS) {
+        trace_qroce_ub_wqe_field(qp->qpn, idx, reg ? "REG_MR" : "LOCAL_INV",
+                                 key, why ? why : "?");
+    }
+    return st;
+}
+
+bool qroce_dp_sq_local(QRoceState *s, QRoceQP *qp, uint32_t idx,
+                       const RcWqe *w)
+{
+    int st = qroce_dp_local_exec(s, qp, idx, w);
+
+    if (st != QROCE_WC_SUCCESS) {
+        qp->rc.wqe_off = 0;
+        qroce_dp_sq_error(s, qp, idx, st);
+        return false;
+    }
+    if ((w->hdr.flags & QROCE_WQE_SIGNALED) ||
+        (qp->flags & QROCE_CREATE_QP_SIG_ALL)) {
+        qroce_dp_cqe(s, qp, true, idx,
+                     qroce_dp_local_cqe_opcode(w->hdr.opcode),
+                     QROCE_WC_SUCCESS, 0, false, 0, false);
+    }
+    qp->sq.ci = idx + 1;
+    qp->rc.sq_sent = qp->sq.ci;
+    return true;
+}
+
 /*
  * Send WQE @idx, checked, in the QP's copy: read from the guest at the
  * first packet of its message (@first) and never again while it is being
@@ -248,7 +299,8 @@ int qroce_dp_fetch_wqe(QRoceState *s, QRoceQP *qp, uint32_t idx, bool first,
 
 /*
  * The RC opcode of the packet of a SEND or WRITE message that carries
- * @n bytes from offset @off of @len; the RETH with the first WRITE packet.
+ * @n bytes from offset @off of @len; the RETH with the first WRITE packet,
+ * the IETH with the last packet of a SEND with Invalidate.
  */
 void qroce_dp_seg_opcode(const RcWqe *w, uint32_t off, uint32_t n,
                          RocePktOut *o)
@@ -257,15 +309,18 @@ void qroce_dp_seg_opcode(const RcWqe *w, uint32_t off, uint32_t n,
                w->hdr.opcode == QROCE_WR_RDMA_WRITE_IMM;
     bool write = w->hdr.opcode == QROCE_WR_RDMA_WRITE ||
                  w->hdr.opcode == QROCE_WR_RDMA_WRITE_IMM;
+    bool inv = w->hdr.opcode == QROCE_WR_SEND_INV;
     bool first = off == 0, last = off + n == w->len;
 
     if (first && last) {
         o->opcode = write ? (imm ? ROCE_WRITE_ONLY_IMM : ROCE_WRITE_ONLY) :
+                    inv ? ROCE_SEND_ONLY_INV :
                     (imm ? ROCE_SEND_ONLY_IMM : ROCE_SEND_ONLY);
     } else if (first) {
         o->opcode = write ? ROCE_WRITE_FIRST : ROCE_SEND_FIRST;
     } else if (last) {
         o->opcode = write ? (imm ? ROCE_WRITE_LAST_IMM : ROCE_WRITE_LAST) :
+                    inv ? ROCE_SEND_LAST_INV :
                     (imm ? ROCE_SEND_LAST_IMM : ROCE_SEND_LAST);
     } else {
         o->opcode = write ? ROCE_WRITE_MIDDLE : ROCE_SEND_MIDDLE;
@@ -276,6 +331,7 @@ void qroce_dp_seg_opcode(const RcWqe *w, uint32_t off, uint32_t n,
         o->reth_len = w->len;
     }
     o->imm = ldl_be_p(&w->hdr.imm_data);
+    o->ieth = le32_to_cpu(w->hdr.imm_data);     /* the rkey, SEND_INV */
 }
 
 /* ------------------------------------------------------------------ */
@@ -286,14 +342,16 @@ void qroce_dp_seg_opcode(const RcWqe *w, uint32_t off, uint32_t n,
 bool qroce_dp_op_first(uint8_t op)
 {
     return op == ROCE_SEND_FIRST || op == ROCE_SEND_ONLY ||
-           op == ROCE_SEND_ONLY_IMM || op == ROCE_WRITE_FIRST ||
-           op == ROCE_WRITE_ONLY || op == ROCE_WRITE_ONLY_IMM;
+           op == ROCE_SEND_ONLY_IMM || op == ROCE_SEND_ONLY_INV ||
+           op == ROCE_WRITE_FIRST || op == ROCE_WRITE_ONLY ||
+           op == ROCE_WRITE_ONLY_IMM;
 }
 
 bool qroce_dp_op_last(uint8_t op)
 {
     return op == ROCE_SEND_LAST || op == ROCE_SEND_LAST_IMM ||
            op == ROCE_SEND_ONLY || op == ROCE_SEND_ONLY_IMM ||
+           op == ROCE_SEND_LAST_INV || op == ROCE_SEND_ONLY_INV ||
            op == ROCE_WRITE_LAST || op == ROCE_WRITE_LAST_IMM ||
            op == ROCE_WRITE_ONLY || op == ROCE_WRITE_ONLY_IMM;
 }
@@ -399,12 +457,22 @@ void qroce_dp_recv_cqe(QRoceState *s, QRoceQP *qp, uint8_t opcode,
 
 /*
  * The last packet of a SEND or WRITE message is in: a SEND or a WRITE with
- * immediate completes its RECV WQE.
+ * immediate completes its RECV WQE; a SEND with Invalidate (its rkey
+ * invalidated by the transport) names the rkey in the CQE.
  */
 void qroce_dp_msg_received(QRoceState *s, QRoceQP *qp, RocePktIn *p,
                            bool write)
 {
-    if (!write || p->has_imm) {
+    if (p->has_ieth) {
+        struct qroce_cqe cqe = {
+            .byte_len = cpu_to_le32(qp->rc.recv_off),
+            .imm_data = cpu_to_le32(p->ieth),
+            .opcode = QROCE_CQE_RECV,
+            .flags = QROCE_CQE_F_INV,
+        };
+
+        qroce_dp_recv_complete(s, qp, &cqe, p->se);
+    } else if (!write || p->has_imm) {
         qroce_dp_recv_cqe(s, qp,
                           write ? QROCE_CQE_RECV_RDMA_IMM : QROCE_CQE_RECV,
                           QROCE_WC_SUCCESS, qp->rc.recv_off, p->has_imm,

@@ -43,6 +43,7 @@ enum {
     RC_KIND_PLAIN,              /* SEND or WRITE: an ACK completes it */
     RC_KIND_READ,               /* completes with its last READ response */
     RC_KIND_ATOMIC,             /* completes with its atomic ACK */
+    RC_KIND_LOCAL,              /* REG_MR, LOCAL_INV: no PSNs, executed once */
 };
 
 enum {
@@ -129,7 +130,7 @@ static QRoceRcInflight *rc_inflight_add(QRoceQP *qp, uint32_t idx,
     e->done = kind != RC_KIND_PLAIN;
     r->nsent++;
     r->nsent_hi = MAX(r->nsent_hi, r->nsent);
-    if (kind != RC_KIND_PLAIN) {
+    if (kind == RC_KIND_READ || kind == RC_KIND_ATOMIC) {
         r->nrd++;
     }
     return e;
@@ -182,7 +183,8 @@ static QRoceRcInflight *rc_cur_inflight(QRoceQP *qp)
 static bool rc_op_sends(uint8_t op)
 {
     return op == QROCE_WR_SEND || op == QROCE_WR_SEND_IMM ||
-           op == QROCE_WR_RDMA_WRITE || op == QROCE_WR_RDMA_WRITE_IMM;
+           op == QROCE_WR_SEND_INV || op == QROCE_WR_RDMA_WRITE ||
+           op == QROCE_WR_RDMA_WRITE_IMM;
 }
 
 /* Ask again for the part of READ @e that has not arrived. */
@@ -272,6 +274,79 @@ static bool rc_send_seg(QRoceState *s, QRoceQP *qp, uint32_t idx, RcWqe *w,
     return true;
 }
 
+/*
+ * Retire the local operations at the head of the in-flight list: nothing
+ * before them is outstanding any more.
+ */
+static void rc_retire_locals(QRoceState *s, QRoceQP *qp)
+{
+    QRoceRcQP *r = &qp->rc;
+
+    while (r->nsent && r->inflight[r->inflight_head].kind == RC_KIND_LOCAL) {
+        QRoceRcInflight *e = &r->inflight[r->inflight_head];
+
+        if (e->signaled) {
+            qroce_dp_cqe(s, qp, true, e->idx, e->cqe_opcode,
+                         QROCE_WC_SUCCESS, 0, false, 0, false);
+        }
+        qp->sq.ci = e->idx + 1;
+        r->inflight_head = (r->inflight_head + 1) % (1u << qp->sq.log2);
+        r->nsent--;
+        r->nsent_hi--;
+    }
+}
+
+/*
+ * Local operation @w (REG_MR, LOCAL_INV) at SQ index @idx: executed now,
+ * once; it completes in SQ order, after the messages before it, from an
+ * in-flight entry with no PSNs (last_psn is the PSN before it, so the ACK
+ * of the message before it retires it too).  A rewind does not execute it
+ * again: rc_local_replayed() takes its entry back.  False if it failed.
+ */
+static bool rc_local_op(QRoceState *s, QRoceQP *qp, uint32_t idx,
+                        const RcWqe *w)
+{
+    QRoceRcQP *r = &qp->rc;
+    QRoceRcInflight *e;
+    int st = qroce_dp_local_exec(s, qp, idx, w);
+
+    if (st != QROCE_WC_SUCCESS) {
+        rc_sq_fail(s, qp, idx, st);
+        return false;
+    }
+    e = rc_inflight_add(qp, idx, w, qroce_dp_local_cqe_opcode(w->hdr.opcode),
+                        RC_KIND_LOCAL);
+    e->first_psn = r->npsn;
+    e->last_psn = psn_sub(r->npsn, 1);
+    r->sq_sent++;
+    rc_retire_locals(s, qp);
+    return true;
+}
+
+/*
+ * Going forward again after a rewind, the SQ reaches a local operation
+ * that was executed before (its in-flight entry is still recorded): take
+ * the entry back instead of executing it twice.
+ */
+static bool rc_local_replayed(QRoceState *s, QRoceQP *qp, uint32_t idx)
+{
+    QRoceRcQP *r = &qp->rc;
+    QRoceRcInflight *e;
+
+    if (r->nsent >= r->nsent_hi) {
+        return false;
+    }
+    e = &r->inflight[(r->inflight_head + r->nsent) % (1u << qp->sq.log2)];
+    if (e->idx != idx || e->kind != RC_KIND_LOCAL) {
+        return false;
+    }
+    trace_qroce_wqe_local_replayed(qp->qpn, idx);
+    r->nsent++;
+    r->sq_sent++;
+    rc_retire_locals(s, qp);
+    return true;
+}
+
 /* Send from the SQ; returns true if it stopped for the budget. */
 static bool rc_sq_process(QRoceState *s, QRoceQP *qp, int *budget)
 {
@@ -290,6 +365,9 @@ static bool rc_sq_process(QRoceState *s, QRoceQP *qp, int *budget)
         if (*budget <= 0) {
             return true;
         }
+        if (first && rc_local_replayed(s, qp, idx)) {
+            continue;
+        }
         if (!rc_window_open(qp, first) || !qroce_dc_may_send(s, qp)) {
             break;              /* wait for ACKs, or for the rate */
         }
@@ -300,7 +378,7 @@ static bool rc_sq_process(QRoceState *s, QRoceQP *qp, int *budget)
                                 first && !resume ? NULL : rc_cur_inflight(qp),
                                 &w);
         if (st == QROCE_WC_SUCCESS && !rc_op_sends(w->hdr.opcode) &&
-            !rc_op_reads(w->hdr.opcode)) {
+            !rc_op_reads(w->hdr.opcode) && !qroce_dp_op_local(w->hdr.opcode)) {
             st = QROCE_WC_LOC_QP_OP_ERR;
         }
         if (st == QROCE_WC_SUCCESS && r->wqe_off && r->wqe_off >= w->len) {
@@ -327,6 +405,13 @@ static bool rc_sq_process(QRoceState *s, QRoceQP *qp, int *budget)
             ((w->hdr.flags & QROCE_WQE_FENCE) ||
              (rc_op_reads(w->hdr.opcode) && r->nrd >= max_rd))) {
             break;          /* fence, or max_rd_atomic outstanding */
+        }
+        if (qroce_dp_op_local(w->hdr.opcode)) {
+            if (!rc_local_op(s, qp, idx, w)) {
+                return false;
+            }
+            (*budget)--;
+            continue;
         }
         if (first) {
             trace_qroce_rc_wqe(qp->qpn, idx, w->hdr.opcode, w->len);
@@ -428,7 +513,7 @@ static void rc_complete_head(QRoceState *s, QRoceQP *qp)
         qroce_dp_cqe(s, qp, true, e->idx, e->cqe_opcode, QROCE_WC_SUCCESS,
                      e->kind == RC_KIND_ATOMIC ? 8 : e->len, false, 0, false);
     }
-    if (e->kind != RC_KIND_PLAIN) {
+    if (e->kind == RC_KIND_READ || e->kind == RC_KIND_ATOMIC) {
         r->nrd--;
     }
     qp->sq.ci = e->idx + 1;
@@ -471,7 +556,7 @@ static bool rc_ack_upto(QRoceState *s, QRoceQP *qp, uint32_t acked)
             (e->idx == r->sq_sent && r->wqe_off)) {
             break;
         }
-        if (e->kind != RC_KIND_PLAIN) {
+        if (e->kind == RC_KIND_READ || e->kind == RC_KIND_ATOMIC) {
             return false;
         }
         rc_complete_head(s, qp);
@@ -606,6 +691,7 @@ static void rc_read_response(QRoceState *s, QRoceQP *qp, RocePktIn *p)
     if (last) {
         r->rdw_valid = false;
         rc_complete_head(s, qp);
+        rc_retire_locals(s, qp);
         rc_arm_timer(qp);
         qroce_dp_schedule(s, qp);     /* room for more READs and atomics */
     } else if (qp->timeout) {
@@ -632,6 +718,11 @@ static void rc_fast_forward(QRoceQP *qp, uint32_t acked)
             e = rc_cur_inflight(qp);        /* the message being resent */
         } else if (r->nsent < r->nsent_hi) {
             e = &r->inflight[(r->inflight_head + r->nsent) % depth];
+            if (e->idx == r->sq_sent && e->kind == RC_KIND_LOCAL) {
+                r->nsent++;         /* executed once already: pass it */
+                r->sq_sent++;
+                continue;
+            }
             if (e->idx != r->sq_sent || e->kind != RC_KIND_PLAIN ||
                 !e->done || psn_cmp(e->first_psn, r->npsn)) {
                 return;
@@ -1037,7 +1128,8 @@ static bool rc_responder_check(QRoceState *s, QRoceQP *qp, RocePktIn *p,
     QRoceRcQP *r = &qp->rc;
     uint8_t op = p->opcode;
 
-    if (op > ROCE_WRITE_ONLY_IMM ||
+    if ((op > ROCE_WRITE_ONLY_IMM && op != ROCE_SEND_LAST_INV &&
+         op != ROCE_SEND_ONLY_INV) ||
         (write && !(qp->access_flags & QROCE_ACCESS_REMOTE_WRITE))) {
         /* not a request opcode; WRITE needs the access */
         rc_resp_fatal(s, qp, ROCE_AETH_NAK_INV, p->psn, QROCE_EQE_QP_REQ_ERR);
@@ -1114,6 +1206,28 @@ static bool rc_responder_place(QRoceState *s, QRoceQP *qp, RocePktIn *p,
     return true;
 }
 
+/*
+ * The whole of a SEND with Invalidate is placed: invalidate its rkey (a
+ * VALID fast-registration MR of the QP's PD).  False if that failed: the
+ * RECV WQE completed with REM_INV_REQ_ERR, the request NAKed (invalid
+ * request), the QP in ERR.
+ */
+static bool rc_responder_inv(QRoceState *s, QRoceQP *qp, RocePktIn *p)
+{
+    const char *why = NULL;
+    int st = qroce_frmr_inv(s, qp->pdn, p->ieth, &why);
+
+    trace_qroce_remote_inv(qp->qpn, p->ieth, st);
+    if (st == QROCE_WC_SUCCESS) {
+        return true;
+    }
+    trace_qroce_ub_remote_inv(qp->qpn, p->ieth, why ? why : "?");
+    qroce_dp_recv_cqe(s, qp, QROCE_CQE_RECV, QROCE_WC_REM_INV_REQ_ERR,
+                      qp->rc.recv_off, false, 0, false);
+    rc_resp_fatal(s, qp, ROCE_AETH_NAK_INV, p->psn, QROCE_EQE_QP_REQ_ERR);
+    return false;
+}
+
 void qroce_rc_responder_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p)
 {
     QRoceRcQP *r = &qp->rc;
@@ -1157,6 +1271,9 @@ void qroce_rc_responder_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p)
     r->recv_off += p->paylen;
     r->epsn = psn_add(r->epsn, 1);
     if (last) {
+        if (p->has_ieth && !rc_responder_inv(s, qp, p)) {
+            return;
+        }
         qroce_dp_msg_received(s, qp, p, write);
         r->msn++;
         r->in_msg = false;

@@ -16,8 +16,9 @@
 /*
  * Send from a UC SQ: SENDs and RDMA WRITEs segmented at the path MTU like
  * RC, with UC opcodes, no AckReq and nothing kept for retransmission: a
- * WQE completes when its last packet is on the wire.  Returns true if it
- * stopped for the budget.
+ * WQE completes when its last packet is on the wire, a local operation
+ * (REG_MR, LOCAL_INV) when it is executed.  Returns true if it stopped for
+ * the budget.
  */
 bool qroce_uc_sq_process(QRoceState *s, QRoceQP *qp, int *budget)
 {
@@ -41,6 +42,13 @@ bool qroce_uc_sq_process(QRoceState *s, QRoceQP *qp, int *budget)
             break;              /* paced: the timer runs it again */
         }
         st = qroce_dp_fetch_wqe(s, qp, idx, first, NULL, &w);
+        if (st == QROCE_WC_SUCCESS && qroce_dp_op_local(w->hdr.opcode)) {
+            if (!qroce_dp_sq_local(s, qp, idx, w)) {
+                return false;
+            }
+            (*budget)--;
+            continue;
+        }
         if (st == QROCE_WC_SUCCESS && w->hdr.opcode != QROCE_WR_SEND &&
             w->hdr.opcode != QROCE_WR_SEND_IMM &&
             w->hdr.opcode != QROCE_WR_RDMA_WRITE &&

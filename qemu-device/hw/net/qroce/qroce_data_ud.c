@@ -36,7 +36,8 @@ static uint32_t ud_mtu(QRoceState *s)
 
 /*
  * Send from a UD or GSI SQ: every WQE is one packet, completed as soon as
- * it is on the wire.  Returns true if it stopped for the budget.
+ * it is on the wire, or a local operation (REG_MR, LOCAL_INV), completed
+ * when executed.  Returns true if it stopped for the budget.
  */
 bool qroce_ud_sq_process(QRoceState *s, QRoceQP *qp, int *budget)
 {
@@ -56,6 +57,13 @@ bool qroce_ud_sq_process(QRoceState *s, QRoceQP *qp, int *budget)
             return true;
         }
         st = qroce_dp_read_wqe(s, qp, idx, &w);
+        if (st == QROCE_WC_SUCCESS && qroce_dp_op_local(w.hdr.opcode)) {
+            if (!qroce_dp_sq_local(s, qp, idx, &w)) {
+                return false;
+            }
+            (*budget)--;
+            continue;
+        }
         if (st == QROCE_WC_SUCCESS && w.hdr.opcode != QROCE_WR_SEND &&
             w.hdr.opcode != QROCE_WR_SEND_IMM) {
             st = QROCE_WC_LOC_QP_OP_ERR;

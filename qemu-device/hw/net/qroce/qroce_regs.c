@@ -71,7 +71,8 @@ static uint32_t qroce_rd_const(QRoceState *s, hwaddr addr)
         return QROCE_SPEC_VERSION;
     case QROCE_REG_FEATURES:
         return QROCE_FEAT_RC | QROCE_FEAT_UD | QROCE_FEAT_UC |
-               QROCE_FEAT_IPV6 | QROCE_FEAT_ATOMIC | QROCE_FEAT_SRQ;
+               QROCE_FEAT_IPV6 | QROCE_FEAT_ATOMIC | QROCE_FEAT_SRQ |
+               QROCE_FEAT_FRMR;
     case QROCE_REG_CAP_MAX_QP:
         return s->max_qp;
     case QROCE_REG_CAP_MAX_CQ:
@@ -107,6 +108,8 @@ static uint32_t qroce_rd_const(QRoceState *s, hwaddr addr)
         return QROCE_DEF_MAX_MSG;
     case QROCE_REG_CAP_MAX_MTU:
         return 4096;
+    case QROCE_REG_CAP_MAX_FRMR_PAGES:
+        return QROCE_DEF_MAX_FRMR_PAGES;
     case QROCE_REG_MAC_LO:
         return ldl_le_p(s->conf.macaddr.a);
     case QROCE_REG_MAC_HI:
@@ -351,7 +354,8 @@ static const QRoceRegRead qroce_readops[QROCE_NREGS] = {
     R(FEATURES) = qroce_rd_const,
     R(MAC_LO) = qroce_rd_const,
     R(MAC_HI) = qroce_rd_const,
-    [QROCE_REG_CAP_MAX_QP / 4 ... QROCE_REG_CAP_MAX_MTU / 4] = qroce_rd_const,
+    [QROCE_REG_CAP_MAX_QP / 4 ... QROCE_REG_CAP_MAX_FRMR_PAGES / 4] =
+        qroce_rd_const,
     R(STATUS) = qroce_rd_state,
     R(CTRL) = qroce_rd_state,
     R(PORT_STATUS) = qroce_rd_state,

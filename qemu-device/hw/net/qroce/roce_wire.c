@@ -232,6 +232,7 @@ bool roce_gid_is_v4(const uint8_t *gid)
 #define X_VALID  32
 #define X_DETH   64
 #define X_CNP    128
+#define X_IETH   256
 
 static unsigned roce_ext(uint8_t opcode)
 {
@@ -280,6 +281,9 @@ static unsigned roce_ext(uint8_t opcode)
     case ROCE_CMP_SWAP:
     case ROCE_FETCH_ADD:
         return X_VALID | X_ATOMIC;
+    case ROCE_SEND_LAST_INV:
+    case ROCE_SEND_ONLY_INV:
+        return X_VALID | X_IETH;
     }
     return 0;
 }
@@ -289,6 +293,7 @@ static size_t roce_ext_len(unsigned x)
     return (x & X_DETH ? ROCE_DETH_LEN : 0) +
            (x & X_RETH ? ROCE_RETH_LEN : 0) + (x & X_AETH ? ROCE_AETH_LEN : 0) +
            (x & X_IMM ? ROCE_IMMDT_LEN : 0) +
+           (x & X_IETH ? ROCE_IETH_LEN : 0) +
            (x & X_ATOMIC ? ROCE_ATOMICETH_LEN : 0) +
            (x & X_AACK ? ROCE_ATOMICACK_LEN : 0) +
            (x & X_CNP ? ROCE_CNP_LEN : 0);
@@ -408,6 +413,10 @@ static uint8_t *roce_build_ext(uint8_t *e, const RocePktOut *p, unsigned x)
     if (x & X_IMM) {
         put32(e, p->imm);
         e += ROCE_IMMDT_LEN;
+    }
+    if (x & X_IETH) {
+        put32(e, p->ieth);
+        e += ROCE_IETH_LEN;
     }
     if (x & X_CNP) {
         memset(e, 0, ROCE_CNP_LEN);
@@ -578,6 +587,11 @@ static const uint8_t *roce_parse_ext(const uint8_t *e, unsigned x,
         p->has_imm = true;
         p->imm = get32(e);
         e += ROCE_IMMDT_LEN;
+    }
+    if (x & X_IETH) {
+        p->has_ieth = true;
+        p->ieth = get32(e);
+        e += ROCE_IETH_LEN;
     }
     return e;
 }

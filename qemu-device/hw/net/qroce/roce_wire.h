@@ -21,6 +21,7 @@
 #define ROCE_RETH_LEN       16
 #define ROCE_AETH_LEN       4
 #define ROCE_IMMDT_LEN      4
+#define ROCE_IETH_LEN       4
 #define ROCE_ATOMICETH_LEN  28
 #define ROCE_ATOMICACK_LEN  8
 #define ROCE_DETH_LEN       8
@@ -51,6 +52,8 @@ enum {
     ROCE_ATOMIC_ACK = 0x12,
     ROCE_CMP_SWAP = 0x13,
     ROCE_FETCH_ADD = 0x14,
+    ROCE_SEND_LAST_INV = 0x16,      /* with an IETH; RC only */
+    ROCE_SEND_ONLY_INV = 0x17,
     ROCE_UD_SEND_ONLY = 0x64,
     ROCE_UD_SEND_ONLY_IMM = 0x65,
     ROCE_CNP = 0x81,                /* Congestion Notification Packet */
@@ -90,6 +93,7 @@ typedef struct RocePktOut {
     uint8_t aeth_syndrome;
     uint32_t aeth_msn;
     uint32_t imm;                   /* as on the wire (big-endian value) */
+    uint32_t ieth;                  /* IETH: the rkey to invalidate */
     uint64_t atomic_orig;           /* AtomicAckETH */
     uint64_t atomic_swap_add, atomic_compare;   /* AtomicETH (+reth_va/rkey) */
     uint32_t deth_qkey, deth_sqp;   /* DETH (UD) */
@@ -113,6 +117,8 @@ typedef struct RocePktIn {
     uint32_t aeth_msn;
     bool has_imm;
     uint32_t imm;
+    bool has_ieth;                  /* SEND with Invalidate */
+    uint32_t ieth;
     uint64_t atomic_orig;
     uint64_t atomic_swap_add, atomic_compare;   /* AtomicETH (+reth_va/rkey) */
     uint32_t deth_qkey, deth_sqp;

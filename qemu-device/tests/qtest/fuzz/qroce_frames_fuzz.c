@@ -558,6 +558,7 @@ static void op_roce(const uint8_t *data, size_t len)
     p.aeth_syndrome = o.syndrome;
     p.aeth_msn = o.msn & 0xffffff;
     p.imm = o.imm;
+    p.ieth = p.reth_rkey;           /* SEND with Invalidate (0x16, 0x17) */
     p.atomic_orig = o.orig;
     p.atomic_swap_add = o.swap_add;
     p.atomic_compare = o.compare;
