@@ -1,8 +1,8 @@
 #!/bin/sh
-# Assemble the guest initramfs: busybox, the guest kernel's RDMA and virtio
-# modules, qroce.ko, the built rdma-core (libibverbs with libqroce and
-# librxe), Debian's perftest and iproute2 tools, the guest test programs,
-# and /init.  Every binary's shared libraries are resolved with ldd.
+# Assemble the guest initramfs: busybox, the guest kernel's RDMA, virtio
+# and NVMe over RDMA (host and target) modules, qroce.ko, the built
+# rdma-core (libibverbs with libqroce and librxe), Debian's perftest,
+# iproute2 and nvme-cli tools, the guest test programs, and /init.  Every binary's shared libraries are resolved with ldd.
 set -eu
 OUT=$1
 TOP=$(cd "$(dirname "$0")/.." && pwd)
@@ -40,7 +40,8 @@ modpath() { # module name -> path relative to $KMOD
 		gsub("-", "_", f); if (f == n) { print $1; exit } }' "$KMOD/modules.dep"
 }
 want="qemu_fw_cfg virtio_net virtio_pci crc32_generic ib_core ib_uverbs ib_umad
-      ib_cm iw_cm rdma_cm rdma_ucm rdma_rxe"
+      ib_cm iw_cm rdma_cm rdma_ucm rdma_rxe
+      nvme_rdma nvmet_rdma brd configfs"
 for m in $want; do
 	p=$(modpath "$m")
 	if [ -z "$p" ]; then
@@ -91,11 +92,11 @@ for b in ib_write_bw ib_read_bw ib_send_bw ib_atomic_bw ib_write_lat \
 	cp "/usr/bin/$b" "$ROOT/usr/bin/$b"
 	bins="$bins $ROOT/usr/bin/$b"
 done
-for b in ip rdma; do
+for b in ip rdma nvme; do
 	src=$(command -v $b || true)
 	[ -x "/sbin/$b" ] && src=/sbin/$b
 	[ -x "/usr/sbin/$b" ] && src=/usr/sbin/$b
-	[ -n "$src" ] || die "$b missing: install iproute2 ('make deps')"
+	[ -n "$src" ] || die "$b missing: install iproute2 and nvme-cli ('make deps')"
 	cp "$src" "$ROOT/usr/sbin/$b"
 	bins="$bins $ROOT/usr/sbin/$b"
 done
