@@ -24,22 +24,11 @@ static int qroce_qp_type(enum ib_qp_type t)
 	}
 }
 
-int qroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
-		    struct ib_udata *udata)
+/* The create attributes against the device's capabilities. */
+static int qroce_create_qp_check(struct qroce_dev *dev, int type,
+				 struct ib_qp_init_attr *init)
 {
-	struct qroce_dev *dev = to_qdev(ibqp->device);
-	struct qroce_qp *qp = to_qqp(ibqp);
-	struct qroce_ucontext *uc = rdma_udata_to_drv_context(udata,
-					struct qroce_ucontext, ibuc);
 	struct ib_qp_cap *cap = &init->cap;
-	struct qroce_create_qp_req req = {};
-	struct qroce_create_qp_resp resp = {};
-	struct qroce_cmd cmd = {};
-	struct qroce_cmd_create_qp *c = &cmd.create_qp;
-	struct qroce_bt_tmp tsq, trq;
-	int type = qroce_qp_type(init->qp_type);
-	u32 out[6];
-	int err;
 
 	if (type < 0)
 		return type;
@@ -56,69 +45,116 @@ int qroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	    cap->max_recv_sge > dev->cap_max_sge ||
 	    cap->max_inline_data > dev->cap_max_inline)
 		return -EINVAL;
-	spin_lock_init(&qp->sq_lock);
-	spin_lock_init(&qp->rq_lock);
-	if (udata) {
-		err = qroce_get_req(udata, &req, sizeof(req));
-		if (err)
-			return err;
-		if (req.reserved ||
-		    req.sq_log2_entries > QROCE_WQ_MAX_LOG2 ||
-		    req.sq_wqe_shift < QROCE_SQ_WQE_MIN_SHIFT ||
-		    req.sq_wqe_shift > QROCE_SQ_WQE_MAX_SHIFT ||
-		    (1u << req.sq_log2_entries) < cap->max_send_wr ||
-		    req.sq_buf_size < (1u << (req.sq_log2_entries + req.sq_wqe_shift)))
-			return -EINVAL;
-		/* a QP on an SRQ has no RQ ring */
-		if (init->srq ? req.rq_log2_entries || req.rq_buf_addr :
-		    req.rq_log2_entries > QROCE_WQ_MAX_LOG2 ||
-		    req.rq_wqe_shift < QROCE_RQ_WQE_MIN_SHIFT ||
-		    req.rq_wqe_shift > QROCE_RQ_WQE_MAX_SHIFT ||
-		    (1u << req.rq_log2_entries) < cap->max_recv_wr ||
-		    req.rq_buf_size < (1u << (req.rq_log2_entries + req.rq_wqe_shift)))
-			return -EINVAL;
-		qp->sq.log2 = req.sq_log2_entries;
-		qp->sq.shift = req.sq_wqe_shift;
-		qp->rq.log2 = req.rq_log2_entries;
-		qp->rq.shift = req.rq_wqe_shift;
-	} else {
-		u32 sb = sizeof(struct qroce_send_wqe) +
-			 max_t(u32, cap->max_send_sge * sizeof(struct qroce_sge),
-			       cap->max_inline_data);
-		u32 rb = sizeof(struct qroce_recv_wqe) +
-			 cap->max_recv_sge * sizeof(struct qroce_sge);
+	return 0;
+}
 
-		qp->sq.log2 = order_base_2(max(1u, cap->max_send_wr));
-		qp->rq.log2 = order_base_2(max(1u, cap->max_recv_wr));
-		qp->sq.shift = max_t(u32, QROCE_SQ_WQE_MIN_SHIFT, order_base_2(sb));
-		qp->rq.shift = max_t(u32, QROCE_RQ_WQE_MIN_SHIFT, order_base_2(rb));
-		if (init->srq)
-			qp->rq.log2 = 0;
-		qp->sq.wrid = kcalloc(1u << qp->sq.log2, sizeof(u64), GFP_KERNEL);
-		qp->rq.wrid = kcalloc(1u << qp->rq.log2, sizeof(u64), GFP_KERNEL);
-		if (!qp->sq.wrid || !qp->rq.wrid) {
-			err = -ENOMEM;
-			goto err_wrid;
-		}
-	}
-	err = qroce_ring_get(dev, &qp->sq.ring, !!udata, req.sq_buf_addr,
-			     1u << (qp->sq.log2 + qp->sq.shift), &c->sq, &tsq);
+/* A user QP: the ring sizes the provider chose, in @req, checked. */
+static int qroce_qp_size_user(struct qroce_qp *qp,
+			      struct ib_qp_init_attr *init,
+			      struct ib_udata *udata,
+			      struct qroce_create_qp_req *req)
+{
+	struct ib_qp_cap *cap = &init->cap;
+	int err;
+
+	err = qroce_get_req(udata, req, sizeof(*req));
 	if (err)
-		goto err_sq;
-	memset(&trq, 0, sizeof(trq));
+		return err;
+	if (req->reserved ||
+	    req->sq_log2_entries > QROCE_WQ_MAX_LOG2 ||
+	    req->sq_wqe_shift < QROCE_SQ_WQE_MIN_SHIFT ||
+	    req->sq_wqe_shift > QROCE_SQ_WQE_MAX_SHIFT ||
+	    (1u << req->sq_log2_entries) < cap->max_send_wr ||
+	    req->sq_buf_size <
+	    (1u << (req->sq_log2_entries + req->sq_wqe_shift)))
+		return -EINVAL;
+	/* a QP on an SRQ has no RQ ring */
+	if (init->srq ? req->rq_log2_entries || req->rq_buf_addr :
+	    req->rq_log2_entries > QROCE_WQ_MAX_LOG2 ||
+	    req->rq_wqe_shift < QROCE_RQ_WQE_MIN_SHIFT ||
+	    req->rq_wqe_shift > QROCE_RQ_WQE_MAX_SHIFT ||
+	    (1u << req->rq_log2_entries) < cap->max_recv_wr ||
+	    req->rq_buf_size <
+	    (1u << (req->rq_log2_entries + req->rq_wqe_shift)))
+		return -EINVAL;
+	qp->sq.log2 = req->sq_log2_entries;
+	qp->sq.shift = req->sq_wqe_shift;
+	qp->rq.log2 = req->rq_log2_entries;
+	qp->rq.shift = req->rq_wqe_shift;
+	return 0;
+}
+
+/*
+ * A kernel QP: ring sizes from the capabilities asked for, and the wr_id
+ * arrays (the caller frees them on failure).
+ */
+static int qroce_qp_size_kernel(struct qroce_qp *qp,
+				struct ib_qp_init_attr *init)
+{
+	struct ib_qp_cap *cap = &init->cap;
+	u32 sb = sizeof(struct qroce_send_wqe) +
+		 max_t(u32, cap->max_send_sge * sizeof(struct qroce_sge),
+		       cap->max_inline_data);
+	u32 rb = sizeof(struct qroce_recv_wqe) +
+		 cap->max_recv_sge * sizeof(struct qroce_sge);
+
+	qp->sq.log2 = order_base_2(max(1u, cap->max_send_wr));
+	qp->rq.log2 = order_base_2(max(1u, cap->max_recv_wr));
+	qp->sq.shift = max_t(u32, QROCE_SQ_WQE_MIN_SHIFT, order_base_2(sb));
+	qp->rq.shift = max_t(u32, QROCE_RQ_WQE_MIN_SHIFT, order_base_2(rb));
+	if (init->srq)
+		qp->rq.log2 = 0;
+	qp->sq.wrid = kcalloc(1u << qp->sq.log2, sizeof(u64), GFP_KERNEL);
+	qp->rq.wrid = kcalloc(1u << qp->rq.log2, sizeof(u64), GFP_KERNEL);
+	if (!qp->sq.wrid || !qp->rq.wrid)
+		return -ENOMEM;
+	return 0;
+}
+
+/*
+ * The SQ and RQ rings (a QP on an SRQ has no RQ ring), described in @c;
+ * their page lists in @tsq and @trq.  On failure nothing is held.
+ */
+static int qroce_qp_rings(struct qroce_dev *dev, struct qroce_qp *qp,
+			  struct ib_qp_init_attr *init, bool user,
+			  const struct qroce_create_qp_req *req,
+			  struct qroce_cmd_create_qp *c,
+			  struct qroce_bt_tmp *tsq, struct qroce_bt_tmp *trq)
+{
+	int err;
+
+	err = qroce_ring_get(dev, &qp->sq.ring, user, req->sq_buf_addr,
+			     1u << (qp->sq.log2 + qp->sq.shift), &c->sq, tsq);
+	if (err)
+		return err;
+	memset(trq, 0, sizeof(*trq));
 	if (init->srq) {
 		c->flags |= QROCE_CREATE_QP_SRQ;
 		c->srqn = cpu_to_le32(to_qsrq(init->srq)->srqn);
-	} else {
-		err = qroce_ring_get(dev, &qp->rq.ring, !!udata,
-				     req.rq_buf_addr,
-				     1u << (qp->rq.log2 + qp->rq.shift), &c->rq,
-				     &trq);
-		if (err)
-			goto err_rq;
+		return 0;
 	}
-	cmd.hdr.opcode = QROCE_CMD_CREATE_QP;
-	c->pdn = cpu_to_le32(to_qpd(ibqp->pd)->pdn);
+	err = qroce_ring_get(dev, &qp->rq.ring, user, req->rq_buf_addr,
+			     1u << (qp->rq.log2 + qp->rq.shift), &c->rq, trq);
+	if (err) {
+		qroce_bt_tmp_free(dev, tsq);
+		qroce_ring_put(dev, &qp->sq.ring);
+	}
+	return err;
+}
+
+/* Issue CREATE_QP; the page lists are freed either way. */
+static int qroce_create_qp_cmd(struct qroce_dev *dev, struct qroce_qp *qp,
+			       int type, struct ib_qp_init_attr *init,
+			       struct qroce_ucontext *uc, struct qroce_cmd *cmd,
+			       struct qroce_bt_tmp *tsq,
+			       struct qroce_bt_tmp *trq)
+{
+	struct qroce_cmd_create_qp *c = &cmd->create_qp;
+	u32 out[6];
+	int err;
+
+	cmd->hdr.opcode = QROCE_CMD_CREATE_QP;
+	c->pdn = cpu_to_le32(to_qpd(qp->ibqp.pd)->pdn);
 	c->send_cqn = cpu_to_le32(to_qcq(init->send_cq)->cqn);
 	c->recv_cqn = cpu_to_le32(to_qcq(init->recv_cq)->cqn);
 	c->uar = cpu_to_le32(uc ? uc->uar : 0);
@@ -129,12 +165,24 @@ int qroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	c->rq_log2_entries = init->srq ? 0 : qp->rq.log2;
 	c->sq_wqe_shift = qp->sq.shift;
 	c->rq_wqe_shift = qp->rq.shift;
-	err = qroce_cmd_exec(dev, &cmd, out);
-	qroce_bt_tmp_free(dev, &trq);
-	qroce_bt_tmp_free(dev, &tsq);
+	err = qroce_cmd_exec(dev, cmd, out);
+	qroce_bt_tmp_free(dev, trq);
+	qroce_bt_tmp_free(dev, tsq);
 	if (err)
-		goto err_cmd;
+		return err;
 	qp->qpn = out[0];
+	return 0;
+}
+
+/* The device made the QP: make it findable and answer the provider. */
+static int qroce_create_qp_publish(struct qroce_dev *dev, struct qroce_qp *qp,
+				   struct ib_qp_init_attr *init,
+				   struct ib_udata *udata)
+{
+	struct qroce_create_qp_resp resp = {};
+	struct ib_qp_cap *cap = &init->cap;
+	int err;
+
 	qp->ibqp.qp_num = qp->qpn;
 	qp->sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
 	qp->max_send_sge = cap->max_send_sge;
@@ -145,18 +193,50 @@ int qroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	err = qroce_publish(&dev->qp_xa, qp->qpn, qp, udata, &resp,
 			    sizeof(resp));
 	mutex_unlock(&dev->qp_mutex);
+	return err;
+}
+
+int qroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		    struct ib_udata *udata)
+{
+	struct qroce_dev *dev = to_qdev(ibqp->device);
+	struct qroce_qp *qp = to_qqp(ibqp);
+	struct qroce_ucontext *uc = rdma_udata_to_drv_context(udata,
+					struct qroce_ucontext, ibuc);
+	struct qroce_create_qp_req req = {};
+	struct qroce_cmd cmd = {};
+	struct qroce_bt_tmp tsq, trq;
+	int type = qroce_qp_type(init->qp_type);
+	int err;
+
+	err = qroce_create_qp_check(dev, type, init);
+	if (err)
+		return err;
+	spin_lock_init(&qp->sq_lock);
+	spin_lock_init(&qp->rq_lock);
+	if (udata)
+		err = qroce_qp_size_user(qp, init, udata, &req);
+	else
+		err = qroce_qp_size_kernel(qp, init);
+	if (err)
+		goto err_wrid;
+	err = qroce_qp_rings(dev, qp, init, !!udata, &req, &cmd.create_qp,
+			     &tsq, &trq);
+	if (err)
+		goto err_wrid;
+	err = qroce_create_qp_cmd(dev, qp, type, init, uc, &cmd, &tsq, &trq);
+	if (err)
+		goto err_rings;
+	err = qroce_create_qp_publish(dev, qp, init, udata);
 	if (err)
 		goto err_destroy;
 	return 0;
 
 err_destroy:
 	qroce_destroy_cmd(dev, QROCE_CMD_DESTROY_QP, qp->qpn);
-err_cmd:
+err_rings:
 	qroce_ring_put(dev, &qp->rq.ring);
-err_rq:
-	qroce_bt_tmp_free(dev, &tsq);
 	qroce_ring_put(dev, &qp->sq.ring);
-err_sq:
 err_wrid:
 	kfree(qp->sq.wrid);
 	kfree(qp->rq.wrid);
@@ -243,40 +323,15 @@ int qroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	return 0;
 }
 
-int qroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
-		    int mask, struct ib_udata *udata)
+/* The MODIFY_QP command for @attr and @mask, from @cur to @next. */
+static int qroce_modify_qp_cmd(struct qroce_qp *qp, struct ib_qp_attr *attr,
+			       int mask, enum ib_qp_state cur,
+			       enum ib_qp_state next, u32 rd_atomic,
+			       struct qroce_cmd *cmd)
 {
-	struct qroce_dev *dev = to_qdev(ibqp->device);
-	struct qroce_qp *qp = to_qqp(ibqp);
-	struct qroce_cmd cmd = {};
-	struct qroce_cmd_modify_qp *m = &cmd.modify_qp;
-	enum ib_qp_state cur, next;
-	u32 rd_atomic;
-	int err;
+	struct qroce_cmd_modify_qp *m = &cmd->modify_qp;
 
-	if (mask & ~IB_QP_ATTR_STANDARD_BITS)
-		return -EOPNOTSUPP;
-	cur = (mask & IB_QP_CUR_STATE) ? attr->cur_qp_state : qp->attr.qp_state;
-	next = (mask & IB_QP_STATE) ? attr->qp_state : cur;
-	if (!ib_modify_qp_is_ok(cur, next, ibqp->qp_type, mask))
-		return -EINVAL;
-	if ((mask & IB_QP_PORT) && attr->port_num != 1)
-		return -EINVAL;
-	if ((mask & IB_QP_PATH_MTU) && attr->path_mtu > IB_MTU_4096)
-		return -EINVAL;
-	/*
-	 * Initiator depth beyond what the device keeps outstanding is clamped,
-	 * as several RoCE HCAs do: applications (perftest) pass the peer's
-	 * responder resources, which may be larger (rxe offers 128), and
-	 * fewer reads in flight is always safe.  Responder resources cannot
-	 * be promised beyond the device's, so those are refused.
-	 */
-	rd_atomic = min_t(u32, attr->max_rd_atomic, dev->cap_max_rd_atom);
-	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
-	    attr->max_dest_rd_atomic > dev->cap_max_rd_atom)
-		return -EINVAL;
-
-	cmd.hdr.opcode = QROCE_CMD_MODIFY_QP;
+	cmd->hdr.opcode = QROCE_CMD_MODIFY_QP;
 	m->qpn = cpu_to_le32(qp->qpn);
 	m->attr_mask = cpu_to_le32(mask);
 	m->cur_state = cur;
@@ -288,7 +343,8 @@ int qroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	m->min_rnr_timer = attr->min_rnr_timer;
 	m->max_rd_atomic = rd_atomic;
 	m->max_dest_rd_atomic = attr->max_dest_rd_atomic;
-	m->access_flags = cpu_to_le32(attr->qp_access_flags & QROCE_ACCESS_MASK);
+	m->access_flags = cpu_to_le32(attr->qp_access_flags &
+				      QROCE_ACCESS_MASK);
 	m->qkey = cpu_to_le32(attr->qkey);
 	m->sq_psn = cpu_to_le32(attr->sq_psn & 0xffffff);
 	m->rq_psn = cpu_to_le32(attr->rq_psn & 0xffffff);
@@ -298,22 +354,16 @@ int qroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 			return -EINVAL;
 		qroce_fill_av(&m->av, &attr->ah_attr);
 	}
-	err = qroce_cmd_exec(dev, &cmd, NULL);
-	/*
-	 * A dead device has no QPs left: moving one to ERR or RESET, as a
-	 * ULP does to drain or tear it down, succeeds in software (its WQEs
-	 * complete with flush errors from qroce_poll_cq).
-	 */
-	if (err && qroce_dead(dev) &&
-	    (next == IB_QPS_ERR || next == IB_QPS_RESET))
-		err = 0;
-	if (err)
-		return err;
+	return 0;
+}
 
-	/*
-	 * Keep what was set, for query_qp.  The kept AV holds a reference on
-	 * its source GID: replacing it drops the old one, destroy_qp the last.
-	 */
+/*
+ * Keep what was set, for query_qp.  The kept AV holds a reference on
+ * its source GID: replacing it drops the old one, destroy_qp the last.
+ */
+static void qroce_qp_keep_attr(struct qroce_qp *qp, struct ib_qp_attr *attr,
+			       int mask, enum ib_qp_state next, u32 rd_atomic)
+{
 	if (mask & IB_QP_AV)
 		rdma_replace_ah_attr(&qp->attr.ah_attr, &attr->ah_attr);
 	if (mask & IB_QP_ACCESS_FLAGS)
@@ -346,6 +396,56 @@ int qroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		qp->attr.dest_qp_num = attr->dest_qp_num;
 	qp->attr.qp_state = next;
 	qp->attr_mask |= mask;
+}
+
+int qroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+		    int mask, struct ib_udata *udata)
+{
+	struct qroce_dev *dev = to_qdev(ibqp->device);
+	struct qroce_qp *qp = to_qqp(ibqp);
+	struct qroce_cmd cmd = {};
+	enum ib_qp_state cur, next;
+	u32 rd_atomic;
+	int err;
+
+	if (mask & ~IB_QP_ATTR_STANDARD_BITS)
+		return -EOPNOTSUPP;
+	cur = (mask & IB_QP_CUR_STATE) ? attr->cur_qp_state : qp->attr.qp_state;
+	next = (mask & IB_QP_STATE) ? attr->qp_state : cur;
+	if (!ib_modify_qp_is_ok(cur, next, ibqp->qp_type, mask))
+		return -EINVAL;
+	if ((mask & IB_QP_PORT) && attr->port_num != 1)
+		return -EINVAL;
+	if ((mask & IB_QP_PATH_MTU) && attr->path_mtu > IB_MTU_4096)
+		return -EINVAL;
+	/*
+	 * Initiator depth beyond what the device keeps outstanding is clamped,
+	 * as several RoCE HCAs do: applications (perftest) pass the peer's
+	 * responder resources, which may be larger (rxe offers 128), and
+	 * fewer reads in flight is always safe.  Responder resources cannot
+	 * be promised beyond the device's, so those are refused.
+	 */
+	rd_atomic = min_t(u32, attr->max_rd_atomic, dev->cap_max_rd_atom);
+	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
+	    attr->max_dest_rd_atomic > dev->cap_max_rd_atom)
+		return -EINVAL;
+
+	err = qroce_modify_qp_cmd(qp, attr, mask, cur, next, rd_atomic, &cmd);
+	if (err)
+		return err;
+	err = qroce_cmd_exec(dev, &cmd, NULL);
+	/*
+	 * A dead device has no QPs left: moving one to ERR or RESET, as a
+	 * ULP does to drain or tear it down, succeeds in software (its WQEs
+	 * complete with flush errors from qroce_poll_cq).
+	 */
+	if (err && qroce_dead(dev) &&
+	    (next == IB_QPS_ERR || next == IB_QPS_RESET))
+		err = 0;
+	if (err)
+		return err;
+
+	qroce_qp_keep_attr(qp, attr, mask, next, rd_atomic);
 	if (next == IB_QPS_RESET) {
 		qp->sq.pi = 0;
 		qp->sq.ci = 0;
