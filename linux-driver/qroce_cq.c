@@ -95,8 +95,9 @@ void qroce_handle_comp(struct qroce_dev *dev, u32 cqn)
 	if (cq && cq->ibcq.comp_handler)
 		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
 	else if (!cq)
-		dev_warn_ratelimited(&dev->pdev->dev,
-				     "completion event for unknown CQ %u\n", cqn);
+		ibdev_warn_ratelimited(&dev->ibdev,
+				       "completion event for unknown CQ %u\n",
+				       cqn);
 	xa_unlock_irqrestore(&dev->cq_xa, flags);
 }
 
@@ -194,9 +195,9 @@ void qroce_handle_async(struct qroce_dev *dev, const struct qroce_eqe *e)
 		ib_dispatch_event(&ev);
 		break;
 	default:
-		dev_warn_ratelimited(&dev->pdev->dev,
-				     "async event type 0x%x handle %u\n",
-				     e->type, handle);
+		ibdev_warn_ratelimited(&dev->ibdev,
+				       "async event type 0x%x handle %u\n",
+				       e->type, handle);
 	}
 }
 
@@ -253,24 +254,25 @@ static int qroce_poll_one(struct qroce_dev *dev, struct qroce_cq *cq,
 	memset(wc, 0, sizeof(*wc));
 	qp = xa_load(&dev->qp_xa, le32_to_cpu(e->qpn));
 	if (!qp) {
-		dev_warn_ratelimited(&dev->pdev->dev, "CQE for unknown QP %u\n",
-				     le32_to_cpu(e->qpn));
+		ibdev_warn_ratelimited(&dev->ibdev, "CQE for unknown QP %u\n",
+				       le32_to_cpu(e->qpn));
 		return -EAGAIN;
 	}
 	idx = le32_to_cpu(e->wqe_index);
 	if (e->flags & QROCE_CQE_F_SRQ) {
 		if (!qp->ibqp.srq ||
 		    qroce_srq_retire(to_qsrq(qp->ibqp.srq), idx, &wc->wr_id)) {
-			dev_warn_ratelimited(&dev->pdev->dev,
-					     "CQE names SRQ WQE %u of QP %u, not outstanding\n",
-					     idx, qp->qpn);
+			ibdev_warn_ratelimited(&dev->ibdev,
+					       "CQE names SRQ WQE %u of QP %u, not outstanding\n",
+					       idx, qp->qpn);
 			return -EAGAIN;
 		}
 	} else {
 		wq = (e->flags & QROCE_CQE_F_SQ) ? &qp->sq : &qp->rq;
 		if (idx - wq->ci >= wq->pi - wq->ci) {
-			dev_warn_ratelimited(&dev->pdev->dev, "CQE names WQE %u outside [%u, %u)\n",
-					     idx, wq->ci, wq->pi);
+			ibdev_warn_ratelimited(&dev->ibdev,
+					       "CQE names WQE %u outside [%u, %u)\n",
+					       idx, wq->ci, wq->pi);
 			return -EAGAIN;
 		}
 		wc->wr_id = wq->wrid[idx & ((1u << wq->log2) - 1)];
