@@ -176,7 +176,7 @@ irqreturn_t qroce_irq_comp(int irq, void *data);
 int qroce_eth_init(struct qroce_dev *dev);
 void qroce_eth_destroy(struct qroce_dev *dev);
 
-/* qroce_verbs.c */
+/* qroce_ctrl.c (registration, counters) and qroce_cq.c (events) */
 int qroce_ib_register(struct qroce_dev *dev);
 void qroce_ib_unregister(struct qroce_dev *dev);
 void qroce_handle_comp(struct qroce_dev *dev, u32 cqn);

@@ -11,10 +11,10 @@
  * device is gone: qroce_dev_fatal() marks the queue dead, fails every
  * waiter, and has the device reset (qroce_main.c); every later command
  * fails at once with -EIO, and destroy verbs then succeed without the
- * device (qroce_verbs.c).  A command polled from atomic context gives up
- * after QROCE_CMD_ATOMIC_TIMEOUT_US without killing the queue: its slot is
- * orphaned, and its completion, when it comes, returns the credit (and an
- * address handle it created is destroyed).
+ * device (qroce_destroyed() in qroce_ctrl.c).  A command polled from
+ * atomic context gives up after QROCE_CMD_ATOMIC_TIMEOUT_US without killing
+ * the queue: its slot is orphaned, and its completion, when it comes,
+ * returns the credit (and an address handle it created is destroyed).
  */
 #include <linux/delay.h>
 #include <linux/dma-mapping.h>

@@ -190,23 +190,9 @@ static void qroce_irqs_destroy(struct qroce_dev *dev)
 	pci_free_irq_vectors(pdev);
 }
 
-/*
- * Probe: phase 1 brings the hardware up, phase 2 registers the netdev and
- * the ib_device.  Every step is undone by the label of the same name, in
- * reverse order, and remove is the same unwinding from the top.  Rings the
- * device writes (command completions, EQs) are allocated before it is
- * enabled and freed after it is reset; interrupt handlers are requested
- * after the rings exist and freed before they go.
- */
-static int qroce_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+/* The software side of a new device: object tables, locks, work items. */
+static void qroce_dev_init(struct qroce_dev *dev, struct pci_dev *pdev)
 {
-	struct qroce_dev *dev;
-	u32 magic, version;
-	int err;
-
-	dev = ib_alloc_device(qroce_dev, ibdev);
-	if (!dev)
-		return -ENOMEM;
 	dev->pdev = pdev;
 	pci_set_drvdata(pdev, dev);
 	ida_init(&dev->uar_ida);
@@ -220,11 +206,28 @@ static int qroce_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	INIT_WORK(&dev->fatal_work, qroce_fatal_work);
 	INIT_DELAYED_WORK(&dev->health_work, qroce_health_work);
 	init_completion(&dev->reset_done);
+}
 
-	/* Phase 1: the hardware. */
+static void qroce_dev_free(struct qroce_dev *dev)
+{
+	ida_destroy(&dev->uar_ida);
+	xa_destroy(&dev->qp_xa);
+	xa_destroy(&dev->cq_xa);
+	xa_destroy(&dev->srq_xa);
+	mutex_destroy(&dev->qp_mutex);
+	ib_dealloc_device(&dev->ibdev);
+}
+
+/* Enable the function, map its BARs, and check that it is a qroce. */
+static int qroce_pci_init(struct qroce_dev *dev)
+{
+	struct pci_dev *pdev = dev->pdev;
+	u32 magic, version;
+	int err;
+
 	err = pci_enable_device(pdev);
 	if (err)
-		goto err_free_dev;
+		return err;
 	err = pci_request_regions(pdev, QROCE_DRV_NAME);
 	if (err)
 		goto err_disable;
@@ -252,13 +255,58 @@ static int qroce_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		err = -ENODEV;
 		goto err_unmap_db;
 	}
+	return 0;
+
+err_unmap_db:
+	pci_iounmap(pdev, dev->db);
+err_unmap_regs:
+	pci_iounmap(pdev, dev->regs);
+err_release:
+	pci_release_regions(pdev);
+err_disable:
+	pci_disable_device(pdev);
+	return err;
+}
+
+static void qroce_pci_fini(struct qroce_dev *dev)
+{
+	struct pci_dev *pdev = dev->pdev;
+
+	pci_iounmap(pdev, dev->db);
+	pci_iounmap(pdev, dev->regs);
+	pci_release_regions(pdev);
+	pci_disable_device(pdev);
+}
+
+/*
+ * Probe: phase 1 brings the hardware up, phase 2 registers the netdev and
+ * the ib_device.  Every step is undone by the label of the same name, in
+ * reverse order, and remove is the same unwinding from the top.  Rings the
+ * device writes (command completions, EQs) are allocated before it is
+ * enabled and freed after it is reset; interrupt handlers are requested
+ * after the rings exist and freed before they go.
+ */
+static int qroce_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+{
+	struct qroce_dev *dev;
+	int err;
+
+	dev = ib_alloc_device(qroce_dev, ibdev);
+	if (!dev)
+		return -ENOMEM;
+	qroce_dev_init(dev, pdev);
+
+	/* Phase 1: the hardware. */
+	err = qroce_pci_init(dev);
+	if (err)
+		goto err_free_dev;
 	err = qroce_hw_reset(dev);
 	if (err)
-		goto err_unmap_db;
+		goto err_pci;
 	qroce_read_caps(dev);
 	err = qroce_cmdq_init(dev);
 	if (err)
-		goto err_unmap_db;
+		goto err_pci;
 	err = qroce_eqs_alloc(dev);
 	if (err)
 		goto err_cmdq;
@@ -301,25 +349,13 @@ err_eqs_free:
 	qroce_eqs_free(dev);
 err_cmdq:
 	qroce_cmdq_destroy(dev);
-err_unmap_db:
-	pci_iounmap(pdev, dev->db);
-err_unmap_regs:
-	pci_iounmap(pdev, dev->regs);
-err_release:
-	pci_release_regions(pdev);
-err_disable:
-	pci_disable_device(pdev);
+err_pci:
+	qroce_pci_fini(dev);
 err_free_dev:
-	ida_destroy(&dev->uar_ida);
-	xa_destroy(&dev->qp_xa);
-	xa_destroy(&dev->cq_xa);
-	xa_destroy(&dev->srq_xa);
-	mutex_destroy(&dev->qp_mutex);
-	ib_dealloc_device(&dev->ibdev);
+	qroce_dev_free(dev);
 	return err;
 }
 
-/* Exactly probe's unwinding, from the top. */
 static void qroce_remove(struct pci_dev *pdev)
 {
 	struct qroce_dev *dev = pci_get_drvdata(pdev);
@@ -334,16 +370,8 @@ static void qroce_remove(struct pci_dev *pdev)
 	qroce_hw_reset(dev);
 	qroce_eqs_free(dev);
 	qroce_cmdq_destroy(dev);
-	pci_iounmap(pdev, dev->db);
-	pci_iounmap(pdev, dev->regs);
-	pci_release_regions(pdev);
-	pci_disable_device(pdev);
-	ida_destroy(&dev->uar_ida);
-	xa_destroy(&dev->qp_xa);
-	xa_destroy(&dev->cq_xa);
-	xa_destroy(&dev->srq_xa);
-	mutex_destroy(&dev->qp_mutex);
-	ib_dealloc_device(&dev->ibdev);
+	qroce_pci_fini(dev);
+	qroce_dev_free(dev);
 }
 
 static struct pci_driver qroce_pci_driver = {

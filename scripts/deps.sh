@@ -123,5 +123,32 @@ if [ ! -f "$CACHE/kernel-$KVER.deb" ]; then
 	mv "$tmp"/*.deb "$CACHE/kernel-$KVER.deb"
 	rmdir "$tmp"
 fi
+
+# checkpatch.pl for the driver's style gate (scripts/check-driver.sh): Linux's
+# own, from the kernel source package; only the script and the data files it
+# reads are kept.
+CP=$CACHE/checkpatch
+if [ ! -f "$CP/checkpatch.pl" ]; then
+	echo "deps: fetching checkpatch.pl from linux-source-6.12"
+	tmp=$(mktemp -d)
+	chmod 755 "$tmp"	# apt's _apt user downloads into it
+	(cd "$tmp" && apt-get download -q linux-source-6.12 >/dev/null) ||
+		{ rm -rf "$tmp"; die "apt-get download linux-source-6.12 failed"; }
+	deb=$(ls "$tmp"/linux-source-6.12_*.deb)
+	dpkg-deb --fsys-tarfile "$deb" |
+		tar -xf - -C "$tmp" ./usr/src/linux-source-6.12.tar.xz ||
+		{ rm -rf "$tmp"; die "no kernel tarball in $deb"; }
+	rm -f "$deb"
+	want=
+	for f in checkpatch.pl spelling.txt const_structs.checkpatch; do
+		want="$want linux-source-6.12/scripts/$f"
+	done
+	tar -xJf "$tmp/usr/src/linux-source-6.12.tar.xz" -C "$tmp" $want ||
+		{ rm -rf "$tmp"; die "checkpatch files missing from the kernel tarball"; }
+	mkdir -p "$CP.part"
+	mv "$tmp"/linux-source-6.12/scripts/* "$CP.part/"
+	rm -rf "$tmp" "$CP"
+	mv "$CP.part" "$CP"
+fi
 echo "$KVER" >"$CACHE/kernel-version"
 echo "deps: ok (kernel $KVER, cache $CACHE)"

@@ -1,0 +1,709 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * qroce ib_device: the control verbs.  Objects are created by commands to
+ * the device; user rings live in user memory (pinned with ib_umem,
+ * described to the device by a buffer table, qroce_bt.c); kernel rings are
+ * DMA-coherent buffers.  Here: device and port queries, GIDs, user
+ * contexts and the doorbell page, PDs, MRs, AHs, hardware counters and
+ * registration.  CQs, QPs and SRQs, each with its kernel data path, are in
+ * qroce_cq.c, qroce_qp.c and qroce_srq.c.
+ */
+#include <linux/dma-mapping.h>
+#include <net/addrconf.h>
+#include <rdma/ib_addr.h>
+#include <rdma/ib_cache.h>
+#include <rdma/ib_mad.h>
+#include <rdma/uverbs_ioctl.h>
+#include "qroce_verbs.h"
+
+/*
+ * Copy a verb's request from the provider.  A shorter request reads as
+ * zeros past its end; a longer one (a newer provider) is accepted only if
+ * what this driver does not know is zero.  Reserved fields are MBZ too;
+ * the callers check them.
+ */
+int qroce_get_req(struct ib_udata *udata, void *req, size_t len)
+{
+	int err;
+
+	err = ib_copy_from_udata(req, udata, min(len, udata->inlen));
+	if (err)
+		return err;
+	if (udata->inlen > len &&
+	    !ib_is_udata_cleared(udata, len, udata->inlen - len))
+		return -EINVAL;
+	return 0;
+}
+
+/* A verb that takes no request data: nothing but zeros is accepted. */
+int qroce_no_req(struct ib_udata *udata)
+{
+	if (udata && udata->inlen &&
+	    !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * The result of a destroy command.  Once the command queue is dead, the
+ * device has dropped every object with its reset: the destroy succeeds
+ * (ULPs must not see "shouldn't fail" destroys fail, and nothing of the
+ * host's may leak), but only after that reset (@wait_reset), so that no
+ * memory the device could still write is freed before.
+ */
+int qroce_destroyed(struct qroce_dev *dev, int err, bool wait_reset)
+{
+	if (!err || !qroce_dead(dev))
+		return err;
+	if (wait_reset)
+		wait_for_completion(&dev->reset_done);
+	return 0;
+}
+
+int qroce_destroy_cmd(struct qroce_dev *dev, u8 opcode, u32 handle)
+{
+	return qroce_destroyed(dev, qroce_simple_cmd(dev, opcode, handle),
+			       true);
+}
+
+/*
+ * Make a new object findable by its number (for CQEs and events) and give
+ * userspace its response; the store is undone if the copy fails.
+ */
+int qroce_publish(struct xarray *xa, u32 id, void *obj,
+		  struct ib_udata *udata, void *resp, size_t len)
+{
+	int err = xa_err(xa_store_irq(xa, id, obj, GFP_KERNEL));
+
+	if (err)
+		return err;
+	if (udata) {
+		err = ib_copy_to_udata(udata, resp, min(len, udata->outlen));
+		if (err)
+			xa_erase_irq(xa, id);
+	}
+	return err;
+}
+
+/* ------------------------------------------------------------------ */
+/* Device and port                                                     */
+/* ------------------------------------------------------------------ */
+
+static int qroce_query_device(struct ib_device *ibdev,
+			      struct ib_device_attr *a, struct ib_udata *udata)
+{
+	struct qroce_dev *dev = to_qdev(ibdev);
+
+	if (udata->inlen || udata->outlen)
+		return -EINVAL;
+	memset(a, 0, sizeof(*a));
+	a->vendor_id = dev->pdev->vendor;
+	a->vendor_part_id = dev->pdev->device;
+	a->hw_ver = dev->pdev->revision;
+	a->fw_ver = QROCE_SPEC_VERSION;
+	addrconf_addr_eui48((u8 *)&a->sys_image_guid, dev->mac);
+	a->max_mr_size = dev->cap_max_mr_size;
+	a->page_size_cap = dev->cap_page_sizes;
+	a->max_qp = dev->cap_max_qp - 2;
+	a->max_qp_wr = dev->cap_max_qp_wr;
+	a->device_cap_flags = IB_DEVICE_RC_RNR_NAK_GEN |
+			      IB_DEVICE_CHANGE_PHY_PORT |
+			      IB_DEVICE_PORT_ACTIVE_EVENT;
+	a->max_send_sge = dev->cap_max_sge;
+	a->max_recv_sge = dev->cap_max_sge;
+	a->max_sge_rd = dev->cap_max_sge;
+	a->max_cq = dev->cap_max_cq - 1;
+	a->max_cqe = dev->cap_max_cqe;
+	a->max_mr = dev->cap_max_mr - 1;
+	a->max_pd = dev->cap_max_pd - 1;
+	a->max_qp_rd_atom = dev->cap_max_rd_atom;
+	a->max_qp_init_rd_atom = dev->cap_max_rd_atom;
+	a->max_res_rd_atom = dev->cap_max_rd_atom * a->max_qp;
+	/* atomics are atomic against the device's other QPs, not the CPU */
+	a->atomic_cap = (dev->features & QROCE_FEAT_ATOMIC) ? IB_ATOMIC_HCA :
+							      IB_ATOMIC_NONE;
+	a->max_ah = dev->cap_max_ah - 1;
+	if (dev->features & QROCE_FEAT_SRQ) {
+		a->max_srq = dev->cap_max_srq - 1;
+		a->max_srq_wr = dev->cap_max_qp_wr;
+		a->max_srq_sge = dev->cap_max_sge;
+	}
+	a->max_pkeys = 1;
+	a->local_ca_ack_delay = 15;
+	return 0;
+}
+
+static int qroce_query_port(struct ib_device *ibdev, u32 port,
+			    struct ib_port_attr *a)
+{
+	struct qroce_dev *dev = to_qdev(ibdev);
+	struct net_device *nd = dev->netdev;
+	bool up = nd && netif_running(nd) && netif_carrier_ok(nd);
+
+	a->state = up ? IB_PORT_ACTIVE : IB_PORT_DOWN;
+	a->phys_state = up ? IB_PORT_PHYS_STATE_LINK_UP :
+			     IB_PORT_PHYS_STATE_DISABLED;
+	a->max_mtu = IB_MTU_4096;
+	a->active_mtu = nd ? iboe_get_mtu(nd->mtu) : IB_MTU_256;
+	if (!a->active_mtu)
+		a->active_mtu = IB_MTU_256;
+	a->gid_tbl_len = dev->cap_max_gid;
+	a->port_cap_flags = IB_PORT_CM_SUP;
+	a->max_msg_sz = dev->cap_max_msg;
+	a->bad_pkey_cntr = 0;
+	a->qkey_viol_cntr = 0;
+	a->pkey_tbl_len = 1;
+	a->lid = 0;
+	a->sm_lid = 0;
+	a->lmc = 0;
+	a->max_vl_num = 1;
+	a->sm_sl = 0;
+	a->subnet_timeout = 0;
+	a->init_type_reply = 0;
+	return ib_get_eth_speed(ibdev, port, &a->active_speed,
+				&a->active_width);
+}
+
+static int qroce_get_port_immutable(struct ib_device *ibdev, u32 port,
+				    struct ib_port_immutable *im)
+{
+	struct ib_port_attr attr = {};
+	int err;
+
+	err = ib_query_port(ibdev, port, &attr);
+	if (err)
+		return err;
+	im->pkey_tbl_len = attr.pkey_tbl_len;
+	im->gid_tbl_len = attr.gid_tbl_len;
+	/* The device speaks RoCEv2 only, so ib_core creates v2 GIDs only. */
+	im->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+	im->max_mad_size = IB_MGMT_MAD_SIZE;
+	return 0;
+}
+
+static enum rdma_link_layer qroce_get_link_layer(struct ib_device *ibdev,
+						 u32 port)
+{
+	return IB_LINK_LAYER_ETHERNET;
+}
+
+static int qroce_query_pkey(struct ib_device *ibdev, u32 port, u16 index,
+			    u16 *pkey)
+{
+	if (index)
+		return -EINVAL;
+	*pkey = IB_DEFAULT_PKEY_FULL;
+	return 0;
+}
+
+static int qroce_add_gid(const struct ib_gid_attr *attr, void **context)
+{
+	struct qroce_dev *dev = to_qdev(attr->device);
+	struct qroce_cmd cmd = {};
+
+	if (attr->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP)
+		return -EINVAL;
+	cmd.hdr.opcode = QROCE_CMD_SET_GID;
+	cmd.set_gid.index = cpu_to_le32(attr->index);
+	cmd.set_gid.type = QROCE_GID_ROCE_V2;
+	memcpy(cmd.set_gid.gid, attr->gid.raw, 16);
+	return qroce_cmd_exec(dev, &cmd, NULL);
+}
+
+static int qroce_del_gid(const struct ib_gid_attr *attr, void **context)
+{
+	struct qroce_dev *dev = to_qdev(attr->device);
+
+	return qroce_destroyed(dev, qroce_simple_cmd(dev, QROCE_CMD_DEL_GID,
+						     attr->index), false);
+}
+
+/* ------------------------------------------------------------------ */
+/* User contexts and the doorbell page                                 */
+/* ------------------------------------------------------------------ */
+
+static int qroce_alloc_ucontext(struct ib_ucontext *ibuc,
+				struct ib_udata *udata)
+{
+	struct qroce_dev *dev = to_qdev(ibuc->device);
+	struct qroce_ucontext *uc = to_quc(ibuc);
+	struct qroce_alloc_ucontext_resp resp = {};
+	struct qroce_mmap_entry *e;
+	int uar, err;
+
+	err = qroce_no_req(udata);
+	if (err)
+		return err;
+	uar = ida_alloc_range(&dev->uar_ida, 1, QROCE_DB_PAGES - 1, GFP_KERNEL);
+	if (uar < 0)
+		return uar;
+	uc->uar = uar;
+	e = kzalloc(sizeof(*e), GFP_KERNEL);
+	if (!e) {
+		err = -ENOMEM;
+		goto err_ida;
+	}
+	e->address = dev->db_bar_start + (u64)uar * QROCE_DB_PAGE_SIZE;
+	err = rdma_user_mmap_entry_insert(ibuc, &e->rdma_entry,
+					  QROCE_DB_PAGE_SIZE);
+	if (err) {
+		kfree(e);
+		goto err_ida;
+	}
+	uc->db_entry = &e->rdma_entry;
+	resp.db_mmap_key = rdma_user_mmap_get_offset(uc->db_entry);
+	resp.db_page_size = QROCE_DB_PAGE_SIZE;
+	resp.uar = uar;
+	resp.max_sge = dev->cap_max_sge;
+	resp.max_inline = dev->cap_max_inline;
+	resp.sq_wqe_max_shift = QROCE_SQ_WQE_MAX_SHIFT;
+	resp.rq_wqe_max_shift = QROCE_RQ_WQE_MAX_SHIFT;
+	err = ib_copy_to_udata(udata, &resp, min(sizeof(resp), udata->outlen));
+	if (err)
+		goto err_entry;
+	return 0;
+
+err_entry:
+	rdma_user_mmap_entry_remove(uc->db_entry);
+err_ida:
+	ida_free(&dev->uar_ida, uar);
+	return err;
+}
+
+static void qroce_dealloc_ucontext(struct ib_ucontext *ibuc)
+{
+	struct qroce_ucontext *uc = to_quc(ibuc);
+
+	rdma_user_mmap_entry_remove(uc->db_entry);
+	ida_free(&to_qdev(ibuc->device)->uar_ida, uc->uar);
+}
+
+/*
+ * The device is going away while a process still has the context open:
+ * ib_uverbs destroys the context's objects through the usual verbs and
+ * zaps its mappings (the doorbell page was mapped with rdma_user_mmap_io,
+ * so it is tracked).  Nothing else of the device is mapped into the
+ * process, so there is nothing left to do here; having the op lets
+ * unregistration go on without waiting for the process to exit.
+ */
+static void qroce_disassociate_ucontext(struct ib_ucontext *ibuc)
+{
+}
+
+static int qroce_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
+{
+	struct rdma_user_mmap_entry *re;
+	struct qroce_mmap_entry *e;
+	int err;
+
+	re = rdma_user_mmap_entry_get(ibuc, vma);
+	if (!re)
+		return -EINVAL;
+	e = container_of(re, struct qroce_mmap_entry, rdma_entry);
+	err = rdma_user_mmap_io(ibuc, vma, PFN_DOWN(e->address),
+				QROCE_DB_PAGE_SIZE,
+				pgprot_noncached(vma->vm_page_prot), re);
+	rdma_user_mmap_entry_put(re);
+	return err;
+}
+
+static void qroce_mmap_free(struct rdma_user_mmap_entry *re)
+{
+	kfree(container_of(re, struct qroce_mmap_entry, rdma_entry));
+}
+
+/* ------------------------------------------------------------------ */
+/* PD                                                                  */
+/* ------------------------------------------------------------------ */
+
+static int qroce_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct qroce_dev *dev = to_qdev(ibpd->device);
+	struct qroce_pd *pd = to_qpd(ibpd);
+	struct qroce_alloc_pd_resp resp = {};
+	struct qroce_cmd cmd = {};
+	u32 out[6];
+	int err;
+
+	err = qroce_no_req(udata);
+	if (err)
+		return err;
+	cmd.hdr.opcode = QROCE_CMD_ALLOC_PD;
+	err = qroce_cmd_exec(dev, &cmd, out);
+	if (err)
+		return err;
+	pd->pdn = out[0];
+	if (udata) {
+		resp.pdn = pd->pdn;
+		err = ib_copy_to_udata(udata, &resp,
+				       min(sizeof(resp), udata->outlen));
+		if (err) {
+			qroce_simple_cmd(dev, QROCE_CMD_DEALLOC_PD, pd->pdn);
+			return err;
+		}
+	}
+	return 0;
+}
+
+static int qroce_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct qroce_dev *dev = to_qdev(ibpd->device);
+
+	return qroce_destroyed(dev, qroce_simple_cmd(dev, QROCE_CMD_DEALLOC_PD,
+						     to_qpd(ibpd)->pdn), false);
+}
+
+/* ------------------------------------------------------------------ */
+/* MR                                                                  */
+/* ------------------------------------------------------------------ */
+
+static struct ib_mr *qroce_get_dma_mr(struct ib_pd *ibpd, int access)
+{
+	struct qroce_dev *dev = to_qdev(ibpd->device);
+	struct qroce_cmd cmd = {};
+	struct qroce_mr *mr;
+	u32 out[6];
+	int err;
+
+	if (access & ~IB_ACCESS_LOCAL_WRITE)
+		return ERR_PTR(-EOPNOTSUPP);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	cmd.hdr.opcode = QROCE_CMD_REG_MR;
+	cmd.reg_mr.pdn = cpu_to_le32(to_qpd(ibpd)->pdn);
+	cmd.reg_mr.access = cpu_to_le32(access & QROCE_ACCESS_MASK);
+	cmd.reg_mr.length = cpu_to_le64(U64_MAX);
+	cmd.reg_mr.pages.level = QROCE_BT_PHYS;
+	err = qroce_cmd_exec(dev, &cmd, out);
+	if (err) {
+		kfree(mr);
+		return ERR_PTR(err);
+	}
+	mr->ibmr.lkey = out[0];
+	mr->ibmr.rkey = out[0];
+	return &mr->ibmr;
+}
+
+static struct ib_mr *qroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
+				       u64 virt, int access,
+				       struct ib_udata *udata)
+{
+	struct qroce_dev *dev = to_qdev(ibpd->device);
+	struct qroce_cmd cmd = {};
+	struct qroce_bt_tmp t;
+	unsigned long pgsz;
+	struct qroce_mr *mr;
+	u32 out[6];
+	int err;
+
+	/*
+	 * Optional flags (relaxed ordering and the rest of the range) are
+	 * hints a device may ignore; only the others must be supported.
+	 */
+	if (access & ~(QROCE_ACCESS_MASK | IB_ACCESS_OPTIONAL))
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!len || len > dev->cap_max_mr_size)
+		return ERR_PTR(-EINVAL);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	mr->umem = ib_umem_get(ibpd->device, start, len, access);
+	if (IS_ERR(mr->umem)) {
+		err = PTR_ERR(mr->umem);
+		goto err_free;
+	}
+	pgsz = ib_umem_find_best_pgsz(mr->umem, dev->cap_page_sizes, virt);
+	if (!pgsz) {
+		err = -EINVAL;
+		goto err_umem;
+	}
+	cmd.hdr.opcode = QROCE_CMD_REG_MR;
+	cmd.reg_mr.pdn = cpu_to_le32(to_qpd(ibpd)->pdn);
+	cmd.reg_mr.access = cpu_to_le32(access & QROCE_ACCESS_MASK);
+	cmd.reg_mr.iova = cpu_to_le64(virt);
+	cmd.reg_mr.length = cpu_to_le64(len);
+	cmd.reg_mr.first_page_offset = cpu_to_le32(ib_umem_dma_offset(mr->umem, pgsz));
+	err = qroce_bt_from_umem(dev, mr->umem, pgsz, &cmd.reg_mr.pages,
+				 cmd.reg_mr.inline_pages, &t);
+	if (err)
+		goto err_umem;
+	err = qroce_cmd_exec(dev, &cmd, out);
+	qroce_bt_tmp_free(dev, &t);
+	if (err)
+		goto err_umem;
+	mr->ibmr.lkey = out[0];
+	mr->ibmr.rkey = out[0];
+	return &mr->ibmr;
+
+err_umem:
+	ib_umem_release(mr->umem);
+err_free:
+	kfree(mr);
+	return ERR_PTR(err);
+}
+
+static int qroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
+{
+	struct qroce_mr *mr = container_of(ibmr, struct qroce_mr, ibmr);
+	struct qroce_dev *dev = to_qdev(ibmr->device);
+	struct qroce_cmd cmd = {};
+	int err;
+
+	cmd.hdr.opcode = QROCE_CMD_DEREG_MR;
+	cmd.key.key = cpu_to_le32(ibmr->lkey);
+	err = qroce_destroyed(dev, qroce_cmd_exec(dev, &cmd, NULL), true);
+	if (err)
+		return err;
+	if (mr->umem)
+		ib_umem_release(mr->umem);
+	kfree(mr);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* AH                                                                  */
+/* ------------------------------------------------------------------ */
+
+void qroce_fill_av(struct qroce_av *av, struct rdma_ah_attr *ah)
+{
+	const struct ib_global_route *grh = rdma_ah_read_grh(ah);
+
+	memcpy(av->dgid, grh->dgid.raw, 16);
+	memcpy(av->dmac, ah->roce.dmac, ETH_ALEN);
+	av->sgid_index = grh->sgid_index;
+	av->hop_limit = grh->hop_limit;
+	av->traffic_class = grh->traffic_class;
+	av->flow_label = cpu_to_le32(grh->flow_label);
+	av->net_type = rdma_gid_attr_network_type(grh->sgid_attr) ==
+		       RDMA_NETWORK_IPV4 ? QROCE_NET_IPV4 : QROCE_NET_IPV6;
+}
+
+static int qroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
+			   struct ib_udata *udata)
+{
+	struct qroce_dev *dev = to_qdev(ibah->device);
+	struct qroce_ah *ah = container_of(ibah, struct qroce_ah, ibah);
+	struct qroce_create_ah_resp resp = {};
+	struct qroce_cmd cmd = {};
+	u32 out[6];
+	int err;
+
+	if (!(rdma_ah_get_ah_flags(init->ah_attr) & IB_AH_GRH) ||
+	    qroce_no_req(udata))
+		return -EINVAL;
+	cmd.hdr.opcode = QROCE_CMD_CREATE_AH;
+	cmd.create_ah.pdn = cpu_to_le32(to_qpd(ibah->pd)->pdn);
+	qroce_fill_av(&cmd.create_ah.av, init->ah_attr);
+	/* ib_cm creates the AHs of its MADs in atomic context */
+	if (init->flags & RDMA_CREATE_AH_SLEEPABLE)
+		err = qroce_cmd_exec(dev, &cmd, out);
+	else
+		err = qroce_cmd_exec_atomic(dev, &cmd, out);
+	if (err)
+		return err;
+	ah->ahn = out[0];
+	if (udata) {
+		resp.ahn = ah->ahn;
+		err = ib_copy_to_udata(udata, &resp,
+				       min(sizeof(resp), udata->outlen));
+		if (err) {
+			qroce_simple_cmd(dev, QROCE_CMD_DESTROY_AH, ah->ahn);
+			return err;
+		}
+	}
+	return 0;
+}
+
+static int qroce_destroy_ah(struct ib_ah *ibah, u32 flags)
+{
+	struct qroce_dev *dev = to_qdev(ibah->device);
+	struct qroce_cmd cmd = {};
+
+	int err;
+
+	cmd.hdr.opcode = QROCE_CMD_DESTROY_AH;
+	cmd.handle.handle =
+		cpu_to_le32(container_of(ibah, struct qroce_ah, ibah)->ahn);
+	if (flags & RDMA_DESTROY_AH_SLEEPABLE) {
+		err = qroce_cmd_exec(dev, &cmd, NULL);
+	} else {
+		err = qroce_cmd_exec_atomic(dev, &cmd, NULL);
+		/* still queued: the device destroys the AH when it gets to it */
+		if (err == -ETIMEDOUT)
+			err = 0;
+	}
+	/* an AH holds no memory the device writes: nothing to wait for */
+	return qroce_destroyed(dev, err, false);
+}
+
+/* ------------------------------------------------------------------ */
+/* Hardware counters (rdma statistic, sysfs hw_counters)               */
+/* ------------------------------------------------------------------ */
+
+static const struct rdma_stat_desc qroce_stat_descs[QROCE_CNT_NUM] = {
+	[QROCE_CNT_ETH_TX_FRAMES] = { .name = "eth_tx_frames" },
+	[QROCE_CNT_ETH_RX_FRAMES] = { .name = "eth_rx_frames" },
+	[QROCE_CNT_ETH_RX_DROPS] = { .name = "eth_rx_drops" },
+	[QROCE_CNT_ROCE_TX_PKTS] = { .name = "roce_tx_pkts" },
+	[QROCE_CNT_ROCE_RX_PKTS] = { .name = "roce_rx_pkts" },
+	[QROCE_CNT_ROCE_RX_DROPS] = { .name = "roce_rx_drops" },
+	[QROCE_CNT_ROCE_ICRC_ERRS] = { .name = "roce_icrc_errs" },
+	[QROCE_CNT_ROCE_SEQ_NAKS] = { .name = "roce_seq_naks" },
+	[QROCE_CNT_ROCE_RNR_NAKS] = { .name = "roce_rnr_naks" },
+	[QROCE_CNT_ROCE_RETRANS] = { .name = "roce_retrans" },
+	[QROCE_CNT_ROCE_DUP_REQS] = { .name = "roce_dup_reqs" },
+	[QROCE_CNT_CMDS] = { .name = "cmds" },
+	[QROCE_CNT_CMD_ERRS] = { .name = "cmd_errs" },
+	[QROCE_CNT_BAD_DOORBELLS] = { .name = "bad_doorbells" },
+	[QROCE_CNT_CQE_ERRS] = { .name = "cqe_errs" },
+	[QROCE_CNT_CNP_SENT] = { .name = "cnp_sent" },
+	[QROCE_CNT_CNP_HANDLED] = { .name = "cnp_handled" },
+	[QROCE_CNT_ECN_MARKED] = { .name = "ecn_marked" },
+	[QROCE_CNT_RATE_CUTS] = { .name = "rate_cuts" },
+	[QROCE_CNT_WIRE_FAULTS] = { .name = "wire_faults" },
+};
+
+static struct rdma_hw_stats *
+qroce_alloc_hw_port_stats(struct ib_device *ibdev, u32 port)
+{
+	return rdma_alloc_hw_stats_struct(qroce_stat_descs, QROCE_CNT_NUM,
+					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
+}
+
+/*
+ * The device's counters are 32 bits wide and wrap.  Each read adds the
+ * distance from the previous read (modulo 2^32) to a 64-bit sum; the
+ * health work reads them every QROCE_HEALTH_PERIOD_MS, far more often than
+ * any of them can wrap.
+ */
+void qroce_stats_update(struct qroce_dev *dev)
+{
+	unsigned long flags;
+	u32 now;
+	int i;
+
+	spin_lock_irqsave(&dev->stats_lock, flags);
+	for (i = 0; i < QROCE_CNT_NUM; i++) {
+		now = qroce_rd(dev, QROCE_REG_CNT(i));
+		dev->cnt[i] += (u32)(now - dev->cnt_last[i]);
+		dev->cnt_last[i] = now;
+	}
+	spin_unlock_irqrestore(&dev->stats_lock, flags);
+}
+
+/* Take the registers as they are now as the base (probe, after a reset). */
+void qroce_stats_resync(struct qroce_dev *dev)
+{
+	unsigned long flags;
+	int i;
+
+	spin_lock_irqsave(&dev->stats_lock, flags);
+	for (i = 0; i < QROCE_CNT_NUM; i++)
+		dev->cnt_last[i] = qroce_rd(dev, QROCE_REG_CNT(i));
+	spin_unlock_irqrestore(&dev->stats_lock, flags);
+}
+
+static int qroce_get_hw_stats(struct ib_device *ibdev,
+			      struct rdma_hw_stats *stats, u32 port, int index)
+{
+	struct qroce_dev *dev = to_qdev(ibdev);
+	unsigned long flags;
+	int i;
+
+	qroce_stats_update(dev);
+	spin_lock_irqsave(&dev->stats_lock, flags);
+	for (i = 0; i < QROCE_CNT_NUM; i++)
+		stats->value[i] = dev->cnt[i];
+	spin_unlock_irqrestore(&dev->stats_lock, flags);
+	return QROCE_CNT_NUM;
+}
+
+static const struct ib_device_ops qroce_dev_ops = {
+	.owner = THIS_MODULE,
+	/* The stock uapi enum rdma_driver_id has no value for qroce. */
+	.driver_id = RDMA_DRIVER_UNKNOWN,
+	.uverbs_abi_ver = QROCE_UVERBS_ABI_VERSION,
+
+	.add_gid = qroce_add_gid,
+	.alloc_hw_port_stats = qroce_alloc_hw_port_stats,
+	.alloc_pd = qroce_alloc_pd,
+	.alloc_ucontext = qroce_alloc_ucontext,
+	.create_ah = qroce_create_ah,
+	.create_user_ah = qroce_create_ah,
+	.create_cq = qroce_create_cq,
+	.create_qp = qroce_create_qp,
+	.create_srq = qroce_create_srq,
+	.dealloc_pd = qroce_dealloc_pd,
+	.dealloc_ucontext = qroce_dealloc_ucontext,
+	.del_gid = qroce_del_gid,
+	.dereg_mr = qroce_dereg_mr,
+	.disassociate_ucontext = qroce_disassociate_ucontext,
+	.destroy_ah = qroce_destroy_ah,
+	.destroy_cq = qroce_destroy_cq,
+	.destroy_qp = qroce_destroy_qp,
+	.destroy_srq = qroce_destroy_srq,
+	.get_dma_mr = qroce_get_dma_mr,
+	.get_hw_stats = qroce_get_hw_stats,
+	.get_link_layer = qroce_get_link_layer,
+	.get_port_immutable = qroce_get_port_immutable,
+	.mmap = qroce_mmap,
+	.mmap_free = qroce_mmap_free,
+	.modify_qp = qroce_modify_qp,
+	.modify_srq = qroce_modify_srq,
+	.poll_cq = qroce_poll_cq,
+	.post_recv = qroce_post_recv,
+	.post_send = qroce_post_send,
+	.post_srq_recv = qroce_post_srq_recv,
+	.query_device = qroce_query_device,
+	.query_pkey = qroce_query_pkey,
+	.query_port = qroce_query_port,
+	.query_qp = qroce_query_qp,
+	.query_srq = qroce_query_srq,
+	.reg_user_mr = qroce_reg_user_mr,
+	.req_notify_cq = qroce_req_notify_cq,
+
+	INIT_RDMA_OBJ_SIZE(ib_ah, qroce_ah, ibah),
+	INIT_RDMA_OBJ_SIZE(ib_cq, qroce_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_pd, qroce_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_qp, qroce_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_srq, qroce_srq, ibsrq),
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, qroce_ucontext, ibuc),
+};
+
+int qroce_ib_register(struct qroce_dev *dev)
+{
+	struct ib_device *ibdev = &dev->ibdev;
+	int err;
+
+	ibdev->node_type = RDMA_NODE_IB_CA;
+	ibdev->phys_port_cnt = 1;
+	ibdev->num_comp_vectors = QROCE_NUM_CEQS;
+	strscpy(ibdev->node_desc, "qroce", sizeof(ibdev->node_desc));
+	addrconf_addr_eui48((u8 *)&ibdev->node_guid, dev->mac);
+	ib_set_device_ops(ibdev, &qroce_dev_ops);
+	err = ib_device_set_netdev(ibdev, dev->netdev, 1);
+	if (err)
+		return err;
+	dma_set_max_seg_size(&dev->pdev->dev, UINT_MAX);
+	err = ib_register_device(ibdev, "qroce_%d", &dev->pdev->dev);
+	if (err)
+		goto err_netdev;
+	WRITE_ONCE(dev->ib_registered, true);
+	return 0;
+
+err_netdev:
+	qroce_cmdq_stop_gc(dev);
+	/* the port holds a reference that unregister_netdev would wait for */
+	ib_device_set_netdev(ibdev, NULL, 1);
+	return err;
+}
+
+void qroce_ib_unregister(struct qroce_dev *dev)
+{
+	WRITE_ONCE(dev->ib_registered, false);
+	ib_unregister_device(&dev->ibdev);
+	/* no AH is created any more: none can be left behind by a timeout */
+	qroce_cmdq_stop_gc(dev);
+	ib_device_set_netdev(&dev->ibdev, NULL, 1);
+}

@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * qroce SRQs: create, modify, query and destroy, and the kernel data path
+ * next to them: post_srq_recv, and retiring WQEs as their CQEs are polled.
+ */
+#include <linux/log2.h>
+#include <rdma/uverbs_ioctl.h>
+#include "qroce_verbs.h"
+
+/*
+ * The CQE of SRQ WQE @idx was polled: its wr_id, and free the slots that
+ * are now polled in order.  Nonzero if @idx is not outstanding.
+ */
+int qroce_srq_retire(struct qroce_srq *srq, u32 idx, u64 *wr_id)
+{
+	struct qroce_wq *wq = &srq->wq;
+	u32 mask = (1u << wq->log2) - 1;
+	unsigned long flags;
+	int err = 0;
+
+	spin_lock_irqsave(&srq->lock, flags);
+	if (idx - wq->ci >= wq->pi - wq->ci || srq->done[idx & mask]) {
+		err = -EINVAL;
+	} else {
+		*wr_id = wq->wrid[idx & mask];
+		srq->done[idx & mask] = 1;
+		while (wq->ci != wq->pi && srq->done[wq->ci & mask])
+			srq->done[wq->ci++ & mask] = 0;
+	}
+	spin_unlock_irqrestore(&srq->lock, flags);
+	return err;
+}
+
+int qroce_create_srq(struct ib_srq *ibsrq,
+		     struct ib_srq_init_attr *init,
+		     struct ib_udata *udata)
+{
+	struct qroce_dev *dev = to_qdev(ibsrq->device);
+	struct qroce_srq *srq = to_qsrq(ibsrq);
+	struct qroce_ucontext *uc = rdma_udata_to_drv_context(udata,
+					struct qroce_ucontext, ibuc);
+	struct ib_srq_attr *attr = &init->attr;
+	struct qroce_create_srq_req req = {};
+	struct qroce_create_srq_resp resp = {};
+	struct qroce_cmd cmd = {};
+	struct qroce_bt_tmp t;
+	u32 out[6];
+	int err;
+
+	if (!(dev->features & QROCE_FEAT_SRQ))
+		return -EOPNOTSUPP;
+	if (init->srq_type != IB_SRQT_BASIC || !attr->max_wr ||
+	    attr->max_wr > dev->cap_max_qp_wr ||
+	    attr->max_sge > dev->cap_max_sge)
+		return -EINVAL;
+	spin_lock_init(&srq->lock);
+	if (udata) {
+		err = qroce_get_req(udata, &req, sizeof(req));
+		if (err)
+			return err;
+		if (req.reserved || req.log2_entries > QROCE_WQ_MAX_LOG2 ||
+		    (1u << req.log2_entries) < attr->max_wr ||
+		    req.wqe_shift < QROCE_RQ_WQE_MIN_SHIFT ||
+		    req.wqe_shift > QROCE_RQ_WQE_MAX_SHIFT ||
+		    req.buf_size < (1u << (req.log2_entries + req.wqe_shift)))
+			return -EINVAL;
+		srq->wq.log2 = req.log2_entries;
+		srq->wq.shift = req.wqe_shift;
+	} else {
+		u32 rb = sizeof(struct qroce_recv_wqe) +
+			 attr->max_sge * sizeof(struct qroce_sge);
+
+		srq->wq.log2 = order_base_2(attr->max_wr);
+		srq->wq.shift = max_t(u32, QROCE_RQ_WQE_MIN_SHIFT,
+				      order_base_2(rb));
+		srq->wq.wrid = kcalloc(1u << srq->wq.log2, sizeof(u64),
+				       GFP_KERNEL);
+		srq->done = kzalloc(1u << srq->wq.log2, GFP_KERNEL);
+		if (!srq->wq.wrid || !srq->done) {
+			err = -ENOMEM;
+			goto err_mem;
+		}
+	}
+	if (attr->srq_limit >= (1u << srq->wq.log2)) {
+		err = -EINVAL;
+		goto err_mem;
+	}
+	srq->max_sge = attr->max_sge;
+	err = qroce_ring_get(dev, &srq->wq.ring, !!udata, req.buf_addr,
+			     1u << (srq->wq.log2 + srq->wq.shift),
+			     &cmd.create_srq.ring, &t);
+	if (err)
+		goto err_ring;
+	cmd.hdr.opcode = QROCE_CMD_CREATE_SRQ;
+	cmd.create_srq.pdn = cpu_to_le32(to_qpd(ibsrq->pd)->pdn);
+	cmd.create_srq.uar = cpu_to_le32(uc ? uc->uar : 0);
+	cmd.create_srq.log2_entries = srq->wq.log2;
+	cmd.create_srq.wqe_shift = srq->wq.shift;
+	cmd.create_srq.limit = cpu_to_le32(attr->srq_limit);
+	err = qroce_cmd_exec(dev, &cmd, out);
+	qroce_bt_tmp_free(dev, &t);
+	if (err)
+		goto err_ring;
+	srq->srqn = out[0];
+	attr->max_wr = 1u << srq->wq.log2;
+	resp.srqn = srq->srqn;
+	err = qroce_publish(&dev->srq_xa, srq->srqn, srq, udata, &resp,
+			    sizeof(resp));
+	if (err)
+		goto err_destroy;
+	return 0;
+
+err_destroy:
+	qroce_destroy_cmd(dev, QROCE_CMD_DESTROY_SRQ, srq->srqn);
+err_ring:
+	qroce_ring_put(dev, &srq->wq.ring);
+err_mem:
+	kfree(srq->wq.wrid);
+	kfree(srq->done);
+	return err;
+}
+
+int qroce_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
+{
+	struct qroce_dev *dev = to_qdev(ibsrq->device);
+	struct qroce_srq *srq = to_qsrq(ibsrq);
+	int err;
+
+	err = qroce_destroy_cmd(dev, QROCE_CMD_DESTROY_SRQ, srq->srqn);
+	if (err)
+		return err;
+	xa_erase_irq(&dev->srq_xa, srq->srqn);
+	qroce_ring_put(dev, &srq->wq.ring);
+	kfree(srq->wq.wrid);
+	kfree(srq->done);
+	return 0;
+}
+
+int qroce_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		     enum ib_srq_attr_mask mask, struct ib_udata *udata)
+{
+	struct qroce_srq *srq = to_qsrq(ibsrq);
+	struct qroce_cmd cmd = {};
+
+	/* the ring cannot be resized; the limit can be (re)armed */
+	if (mask & ~IB_SRQ_LIMIT)
+		return -EOPNOTSUPP;
+	if (!(mask & IB_SRQ_LIMIT))
+		return 0;
+	if (attr->srq_limit >= (1u << srq->wq.log2))
+		return -EINVAL;
+	cmd.hdr.opcode = QROCE_CMD_MODIFY_SRQ;
+	cmd.modify_srq.srqn = cpu_to_le32(srq->srqn);
+	cmd.modify_srq.limit = cpu_to_le32(attr->srq_limit);
+	return qroce_cmd_exec(to_qdev(ibsrq->device), &cmd, NULL);
+}
+
+int qroce_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
+{
+	struct qroce_srq *srq = to_qsrq(ibsrq);
+	u32 out[6];
+	int err;
+
+	err = qroce_simple_cmd_out(to_qdev(ibsrq->device), QROCE_CMD_QUERY_SRQ,
+				   srq->srqn, out);
+	if (err)
+		return err;
+	attr->max_wr = 1u << srq->wq.log2;
+	attr->max_sge = srq->max_sge;
+	attr->srq_limit = out[0];
+	return 0;
+}
+
+int qroce_post_srq_recv(struct ib_srq *ibsrq,
+			const struct ib_recv_wr *wr,
+			const struct ib_recv_wr **bad)
+{
+	struct qroce_srq *srq = to_qsrq(ibsrq);
+	unsigned long flags;
+	int err;
+
+	spin_lock_irqsave(&srq->lock, flags);
+	err = qroce_post_recv_wq(to_qdev(ibsrq->device), &srq->wq,
+				 srq->max_sge, QROCE_DB_SRQ, srq->srqn, wr, bad);
+	spin_unlock_irqrestore(&srq->lock, flags);
+	return err;
+}

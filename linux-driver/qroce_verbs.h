@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * qroce ib_device: the verbs' private objects and the helpers the verb
+ * files (qroce_ctrl.c, qroce_bt.c, qroce_cq.c, qroce_qp.c, qroce_srq.c)
+ * share.
+ */
+#ifndef QROCE_VERBS_H
+#define QROCE_VERBS_H
+
+#include "qroce.h"
+
+struct qroce_ucontext {
+	struct ib_ucontext ibuc;
+	u32 uar;
+	struct rdma_user_mmap_entry *db_entry;
+};
+
+struct qroce_mmap_entry {
+	struct rdma_user_mmap_entry rdma_entry;
+	u64 address;
+};
+
+struct qroce_pd {
+	struct ib_pd ibpd;
+	u32 pdn;
+};
+
+struct qroce_ring {		/* a kernel ring or a pinned user ring */
+	struct ib_umem *umem;
+	void *va;
+	dma_addr_t dma;
+	size_t size;
+};
+
+struct qroce_cq {
+	struct ib_cq ibcq;
+	u32 cqn;
+	u32 log2;
+	u32 ci;
+	struct qroce_ring ring;
+	spinlock_t lock;	/* kernel CQ polling */
+};
+
+struct qroce_wq {
+	u32 log2, shift;
+	u32 pi, ci;
+	u64 *wrid;
+	struct qroce_ring ring;
+};
+
+struct qroce_qp {
+	struct ib_qp ibqp;
+	u32 qpn;
+	struct qroce_wq sq, rq;
+	spinlock_t sq_lock, rq_lock;	/* kernel QPs */
+	bool sig_all;
+	struct ib_qp_attr attr;		/* what was last set */
+	int attr_mask;
+	u32 max_send_sge, max_recv_sge, max_inline;
+};
+
+/*
+ * A shared receive queue.  The device consumes its WQEs in order, but
+ * their CQEs may be polled in any order (from several CQs): a kernel SRQ
+ * frees a slot only once every older one has been polled too.
+ */
+struct qroce_srq {
+	struct ib_srq ibsrq;
+	u32 srqn;
+	struct qroce_wq wq;
+	u8 *done;			/* kernel SRQs: polled, not yet freed */
+	spinlock_t lock;		/* kernel SRQs: wq.pi, wq.ci, done */
+	u32 max_sge;
+};
+
+struct qroce_mr {
+	struct ib_mr ibmr;
+	struct ib_umem *umem;
+};
+
+struct qroce_ah {
+	struct ib_ah ibah;
+	u32 ahn;
+};
+
+static inline struct qroce_pd *to_qpd(struct ib_pd *p)
+{
+	return container_of(p, struct qroce_pd, ibpd);
+}
+
+static inline struct qroce_cq *to_qcq(struct ib_cq *c)
+{
+	return container_of(c, struct qroce_cq, ibcq);
+}
+
+static inline struct qroce_qp *to_qqp(struct ib_qp *q)
+{
+	return container_of(q, struct qroce_qp, ibqp);
+}
+
+static inline struct qroce_srq *to_qsrq(struct ib_srq *s)
+{
+	return container_of(s, struct qroce_srq, ibsrq);
+}
+
+static inline struct qroce_ucontext *to_quc(struct ib_ucontext *u)
+{
+	return container_of(u, struct qroce_ucontext, ibuc);
+}
+
+/* Page lists that exist only until the command that reads them is done. */
+struct qroce_bt_tmp {
+	void *l1;
+	dma_addr_t l1_dma;
+	size_t l1_size;
+	void **l2;
+	dma_addr_t *l2_dma;
+	u32 nl2;
+};
+
+static inline void qroce_db_ring(struct qroce_dev *dev, u32 off, u32 obj,
+				 u32 val)
+{
+	writeq(qroce_db_value(obj, val), dev->db + off);
+}
+
+/* qroce_ctrl.c */
+int qroce_get_req(struct ib_udata *udata, void *req, size_t len);
+int qroce_no_req(struct ib_udata *udata);
+int qroce_destroyed(struct qroce_dev *dev, int err, bool wait_reset);
+int qroce_destroy_cmd(struct qroce_dev *dev, u8 opcode, u32 handle);
+int qroce_publish(struct xarray *xa, u32 id, void *obj, struct ib_udata *udata,
+		  void *resp, size_t len);
+void qroce_fill_av(struct qroce_av *av, struct rdma_ah_attr *ah);
+
+/* qroce_bt.c */
+void qroce_bt_tmp_free(struct qroce_dev *dev, struct qroce_bt_tmp *t);
+int qroce_bt_from_umem(struct qroce_dev *dev, struct ib_umem *umem,
+		       unsigned long pgsz, struct qroce_bt *bt,
+		       __le64 *inline_pages, struct qroce_bt_tmp *t);
+int qroce_ring_get(struct qroce_dev *dev, struct qroce_ring *r, bool user,
+		   u64 uaddr, size_t size, struct qroce_bt *bt,
+		   struct qroce_bt_tmp *t);
+void qroce_ring_put(struct qroce_dev *dev, struct qroce_ring *r);
+
+/* qroce_cq.c */
+int qroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		    struct uverbs_attr_bundle *attrs);
+int qroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+int qroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags fl);
+int qroce_poll_cq(struct ib_cq *ibcq, int n, struct ib_wc *wc);
+void qroce_kick_cq(struct qroce_cq *cq);
+void qroce_cq_clean(struct qroce_cq *cq, u32 qpn, struct qroce_srq *srq);
+
+/* qroce_qp.c */
+int qroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		    struct ib_udata *udata);
+int qroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+int qroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		    struct ib_udata *udata);
+int qroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_qp_init_attr *init);
+int qroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad);
+int qroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		    const struct ib_recv_wr **bad);
+int qroce_post_recv_wq(struct qroce_dev *dev, struct qroce_wq *wq, u32 max_sge,
+		       u32 db, u32 obj, const struct ib_recv_wr *wr,
+		       const struct ib_recv_wr **bad);
+
+/* qroce_srq.c */
+int qroce_srq_retire(struct qroce_srq *srq, u32 idx, u64 *wr_id);
+int qroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
+		     struct ib_udata *udata);
+int qroce_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
+int qroce_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		     enum ib_srq_attr_mask mask, struct ib_udata *udata);
+int qroce_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
+int qroce_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+			const struct ib_recv_wr **bad);
+
+#endif

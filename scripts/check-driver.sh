@@ -1,0 +1,61 @@
+#!/bin/sh
+# The kernel driver's style gate: Linux's checkpatch.pl --strict on
+# linux-driver/, then the module built with W=1, sparse (C=2) and -Werror
+# in a scratch copy.  Any diagnostic from either fails it.
+#
+#   sh scripts/check-driver.sh      (run from the top of the tree; make check)
+set -eu
+
+CACHE=${QROCE_CACHE:-/var/cache/qroce}
+CHECKPATCH=$CACHE/checkpatch/checkpatch.pl
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+
+die() { echo "check-driver: $*" >&2; exit 1; }
+
+[ -f "$CHECKPATCH" ] || die "$CHECKPATCH missing: run 'make deps'"
+[ -f "$CACHE/kernel-version" ] || die "$CACHE/kernel-version missing: run 'make deps'"
+KDIR=/lib/modules/$(cat "$CACHE/kernel-version")/build
+[ -d "$KDIR" ] || die "$KDIR missing: run 'make deps'"
+command -v sparse >/dev/null 2>&1 || die "sparse missing: run 'make deps'"
+
+fail=0
+
+# checkpatch: the sources only (not the build's generated qroce.mod.c)
+cd "$TOP"
+set --
+for f in linux-driver/qroce*.c linux-driver/qroce*.h; do
+	case $f in *.mod.c) ;; *) set -- "$@" "$f" ;; esac
+done
+if out=$(perl "$CHECKPATCH" --strict --no-tree --terse --show-types -f "$@" 2>&1) &&
+   [ -z "$out" ]; then
+	echo "PASS: checkpatch --strict ($# files)"
+else
+	echo "$out"
+	echo "FAIL: checkpatch --strict"
+	fail=1
+fi
+
+# build: a scratch copy, so that every file is compiled and checked
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT INT TERM
+mkdir "$tmp/linux-driver"
+cp linux-driver/Kbuild linux-driver/Makefile linux-driver/qroce*.c \
+	linux-driver/qroce*.h "$tmp/linux-driver/"
+rm -f "$tmp/linux-driver/qroce.mod.c"
+cp -r include "$tmp/include"
+log=$tmp/build.log
+if ! make -C "$KDIR" M="$tmp/linux-driver" W=1 C=2 modules >"$log" 2>&1; then
+	cat "$log"
+	echo "FAIL: module build (W=1 C=2 -Werror)"
+	fail=1
+elif grep -Ev '^make(\[[0-9]+\])?: (Entering|Leaving) directory|^  [A-Z]+ *(\[M\])? +' \
+	"$log" >"$tmp/diag"; then
+	cat "$tmp/diag"
+	echo "FAIL: module build (W=1 C=2 -Werror): diagnostics above"
+	fail=1
+else
+	echo "PASS: module build (W=1 C=2 -Werror, sparse clean)"
+fi
+
+[ $fail -eq 0 ] && echo "RESULT: check-driver passed" || echo "RESULT: check-driver failed"
+exit $fail
