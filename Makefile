@@ -13,7 +13,18 @@ B        := $(TOP)/build
 CACHE    ?= /var/cache/qroce
 export QROCE_CACHE := $(CACHE)
 KVER      = $(shell cat $(CACHE)/kernel-version 2>/dev/null)
-KDIR      = /lib/modules/$(KVER)/build
+# A developer's own kernel: KERNEL_SRC (a configured and built tree, or
+# a headers package) builds qroce.ko against it; KERNEL_IMAGE (its
+# bzImage) and KERNEL_MODULES (its lib/modules/VERSION, from
+# modules_install) make the guests boot it instead of Debian's.
+KERNEL_SRC ?= /lib/modules/$(KVER)/build
+KDIR       = $(KERNEL_SRC)
+ifneq ($(KERNEL_IMAGE),)
+export QR_KERNEL := $(abspath $(KERNEL_IMAGE))
+endif
+ifneq ($(KERNEL_MODULES),)
+export QR_KMOD := $(abspath $(KERNEL_MODULES))
+endif
 JOBS     ?= 2
 
 QEMU_SRC := $(B)/src/qemu
