@@ -140,6 +140,7 @@ enum qroce_counter {
 	QROCE_CNT_ECN_MARKED,		/* frames marked CE by the congestion point */
 	QROCE_CNT_RATE_CUTS,		/* DCQCN rate cuts */
 	QROCE_CNT_WIRE_FAULTS,		/* wire faults injected (drop, dup, ...) */
+	QROCE_CNT_INJECTED_FAULTS,	/* faults injected by the inject-* knobs */
 	QROCE_CNT_NUM
 };
 #define QROCE_REG_CNT(n)	(QROCE_REG_CNT_BASE + 4 * (n))
@@ -182,6 +183,7 @@ enum qroce_fatal_code {
 	QROCE_FATAL_NONE,
 	QROCE_FATAL_CMDQ_DMA,	/* the command ring or its completion ring is not readable/writable */
 	QROCE_FATAL_CMDQ_CONFIG,	/* bad CMDQ base or size at CTRL.ENABLE */
+	QROCE_FATAL_INJECTED,	/* raised by the inject-event knob (tests) */
 };
 
 /* ------------------------------------------------------------------ */

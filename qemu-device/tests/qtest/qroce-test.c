@@ -12,6 +12,12 @@
 #include "qemu/bswap.h"
 #include "libqtest.h"
 #include "qobject/qdict.h"
+#include "qobject/qlist.h"
+#include "qobject/qjson.h"
+#include "qobject/qnum.h"
+#include "qobject/qbool.h"
+#include "qobject/qstring.h"
+#include "qapi/error.h"
 #include "libqos/pci-pc.h"
 #include "hw/pci/pci_regs.h"
 #include "libqos/malloc-pc.h"
@@ -3163,6 +3169,432 @@ static void test_frmr_errors(void)
 }
 #undef M
 
+/* ---- fault injection and introspection (docs/hw-spec.md §17) ---- */
+
+#define QROCE_PATH "/machine/peripheral-anon/device[0]"
+#define M(x) QROCE_QP_ATTR_##x
+
+/* qom-set of @val (its reference is taken): true if QEMU accepted it */
+static bool qom_set(QRoceTest *t, const char *prop, QObject *val)
+{
+    QDict *rsp = qtest_qmp(t->qts, "{'execute': 'qom-set', 'arguments': {"
+                           "'path': %s, 'property': %s, 'value': %p}}",
+                           QROCE_PATH, prop, val);
+    bool ok = qdict_haskey(rsp, "return");
+
+    qobject_unref(rsp);
+    return ok;
+}
+
+/* qom-get: the value, a reference the caller drops */
+static QObject *qom_get(QRoceTest *t, const char *prop)
+{
+    QDict *rsp = qtest_qmp(t->qts, "{'execute': 'qom-get', 'arguments': {"
+                           "'path': %s, 'property': %s}}", QROCE_PATH, prop);
+    QObject *v = qdict_get(rsp, "return");
+
+    g_assert(v);
+    qobject_ref(v);
+    qobject_unref(rsp);
+    return v;
+}
+
+static void qom_set_int(QRoceTest *t, const char *prop, int64_t val)
+{
+    g_assert(qom_set(t, prop, QOBJECT(qnum_from_int(val))));
+}
+
+static void qom_set_bool(QRoceTest *t, const char *prop, bool val)
+{
+    g_assert(qom_set(t, prop, QOBJECT(qbool_from_bool(val))));
+}
+
+static bool qom_set_str(QRoceTest *t, const char *prop, const char *val)
+{
+    return qom_set(t, prop, QOBJECT(qstring_from_str(val)));
+}
+
+static int64_t qom_get_int(QRoceTest *t, const char *prop)
+{
+    QObject *o = qom_get(t, prop);
+    int64_t v = qnum_get_int(qobject_to(QNum, o));
+
+    qobject_unref(o);
+    return v;
+}
+
+static bool qom_get_bool(QRoceTest *t, const char *prop)
+{
+    QObject *o = qom_get(t, prop);
+    bool v = qbool_get_bool(qobject_to(QBool, o));
+
+    qobject_unref(o);
+    return v;
+}
+
+static char *qom_get_str(QRoceTest *t, const char *prop)
+{
+    QObject *o = qom_get(t, prop);
+    char *v = g_strdup(qstring_get_str(qobject_to(QString, o)));
+
+    qobject_unref(o);
+    return v;
+}
+
+static uint32_t injected(QRoceTest *t)
+{
+    return rd(t, QROCE_REG_CNT(QROCE_CNT_INJECTED_FAULTS));
+}
+
+/*
+ * inject-cmd-fail: the next command of one opcode fails with the chosen
+ * status, others and the one after succeed.  inject-cmd-swallow: a
+ * command is consumed without a completion, the next one completes.
+ */
+static void test_inject_cmd(void)
+{
+    QRoceTest t;
+    struct qroce_cmd c = { .hdr.opcode = QROCE_CMD_NOP };
+    uint32_t out[6], slot;
+    int i;
+
+    start(&t, "-global qroce.inject-cmd-status=4");
+    enable(&t);
+    g_assert_cmpint(qom_get_int(&t, "inject-cmd-opcode"), ==, 256);
+    g_assert_cmpint(qom_get_int(&t, "inject-cmd-status"), ==, 4);
+    qom_set_int(&t, "inject-cmd-opcode", QROCE_CMD_ALLOC_PD);
+    qom_set_int(&t, "inject-cmd-status", QROCE_CMD_ERR_NORES);
+    qom_set_int(&t, "inject-cmd-fail", 1);
+    g_assert_cmpuint(simple(&t, QROCE_CMD_NOP, 0, NULL), ==, QROCE_CMD_OK);
+    g_assert_cmpuint(simple(&t, QROCE_CMD_ALLOC_PD, 0, NULL), ==,
+                     QROCE_CMD_ERR_NORES);
+    g_assert_cmpuint(simple(&t, QROCE_CMD_ALLOC_PD, 0, out), ==, QROCE_CMD_OK);
+    g_assert_cmpuint(out[0], ==, 1);   /* the failed one allocated nothing */
+    g_assert_cmpint(qom_get_int(&t, "inject-cmd-fail"), ==, 0);
+    g_assert_cmpuint(injected(&t), ==, 1);
+    g_assert_cmpuint(rd(&t, QROCE_REG_CNT(QROCE_CNT_CMD_ERRS)), ==, 1);
+
+    /* any opcode, two in a row */
+    qom_set_int(&t, "inject-cmd-opcode", 256);
+    qom_set_int(&t, "inject-cmd-status", QROCE_CMD_ERR_INTERNAL);
+    qom_set_int(&t, "inject-cmd-fail", 2);
+    g_assert_cmpuint(simple(&t, QROCE_CMD_NOP, 0, NULL), ==,
+                     QROCE_CMD_ERR_INTERNAL);
+    g_assert_cmpuint(simple(&t, QROCE_CMD_DEALLOC_PD, 1, NULL), ==,
+                     QROCE_CMD_ERR_INTERNAL);
+    g_assert_cmpuint(simple(&t, QROCE_CMD_DEALLOC_PD, 1, NULL), ==,
+                     QROCE_CMD_OK);
+    g_assert_cmpuint(injected(&t), ==, 3);
+
+    /* swallowed: CMDQ_CI moves, no completion entry */
+    qom_set_int(&t, "inject-cmd-swallow", 1);
+    slot = t.pi & ((1u << CMDQ_LOG2) - 1);
+    c.hdr.cookie = cpu_to_le32(0xdead);
+    qtest_memwrite(t.qts, t.cmdq + slot * QROCE_CMD_SIZE, &c, sizeof(c));
+    t.pi++;
+    wr(&t, QROCE_REG_CMDQ_PI, t.pi);
+    for (i = 0; i < 1000 && rd(&t, QROCE_REG_CMDQ_CI) != t.pi; i++) {
+        g_usleep(1000);
+    }
+    g_assert_cmpuint(rd(&t, QROCE_REG_CMDQ_CI), ==, t.pi);
+    g_assert_false(entry_ready(&t, t.comp, QROCE_CMD_COMP_SIZE, CMDQ_LOG2,
+                               t.pi - 1));
+    g_assert_cmpuint(injected(&t), ==, 4);
+    g_assert_cmpint(qom_get_int(&t, "inject-cmd-swallow"), ==, 0);
+    /* the queue is not stuck: the next command completes */
+    g_assert_cmpuint(simple(&t, QROCE_CMD_NOP, 0, NULL), ==, QROCE_CMD_OK);
+    g_assert_false(entry_ready(&t, t.comp, QROCE_CMD_COMP_SIZE, CMDQ_LOG2,
+                               t.pi - 2));
+    stop(&t);
+}
+
+static void fi_send(FrEnv *e, FrQP *q, uint32_t len)
+{
+    struct qroce_send_wqe h = { .opcode = QROCE_WR_SEND,
+                                .flags = QROCE_WQE_SIGNALED };
+
+    fr_put(e, q, &h, e->buf, len, e->key);
+    fr_ring(e, q);
+}
+
+static void fi_recv(FrEnv *e, FrQP *q, uint32_t idx)
+{
+    post_recv(&e->t, q->rq, idx, e->buf + 8192, 4096, e->key);
+    qpci_io_writeq(e->t.dev, e->t.db, QROCE_DB_RQ,
+                   qroce_db_value(q->qpn, idx + 1));
+}
+
+/* inject-wqe-err: N send WQEs of a QP, or of any, end in the status. */
+static void test_inject_wqe(void)
+{
+    FrEnv e;
+    FrQP a, b, c;
+
+    fr_setup(&e, "");
+    fr_pair(&e, &a, &b, 1);
+    fr_lone(&e, e.pdn, &c);
+    qom_set_int(&e.t, "inject-wqe-qpn", b.qpn);     /* not a's */
+    qom_set_int(&e.t, "inject-wqe-status", QROCE_WC_LOC_PROT_ERR);
+    qom_set_int(&e.t, "inject-wqe-err", 1);
+    fi_recv(&e, &b, 0);
+    fi_send(&e, &a, 100);
+    fr_cqe(&e, &a, QROCE_CQE_SEND, QROCE_WC_SUCCESS, NULL);
+    fr_cqe(&e, &b, QROCE_CQE_RECV, QROCE_WC_SUCCESS, NULL);
+    g_assert_cmpuint(injected(&e.t), ==, 0);
+    fi_send(&e, &b, 100);
+    fr_cqe(&e, &b, 0, QROCE_WC_LOC_PROT_ERR, NULL);
+    g_assert_cmpuint(query_state(&e.t, b.qpn), ==, QROCE_QPS_ERR);
+    g_assert_cmpuint(injected(&e.t), ==, 1);
+    g_assert_cmpint(qom_get_int(&e.t, "inject-wqe-err"), ==, 0);
+
+    /* two WQEs of any QP, the default status */
+    qom_set_int(&e.t, "inject-wqe-qpn", 0);
+    qom_set_int(&e.t, "inject-wqe-status", QROCE_WC_GENERAL_ERR);
+    qom_set_int(&e.t, "inject-wqe-err", 2);
+    fi_send(&e, &a, 100);
+    fr_cqe(&e, &a, 0, QROCE_WC_GENERAL_ERR, NULL);
+    fi_send(&e, &c, 100);
+    fr_cqe(&e, &c, 0, QROCE_WC_GENERAL_ERR, NULL);
+    g_assert_cmpuint(query_state(&e.t, c.qpn), ==, QROCE_QPS_ERR);
+    g_assert_cmpuint(injected(&e.t), ==, 3);
+    /* only the first SEND and its ACK went on the wire */
+    g_assert_cmpuint(rd(&e.t, QROCE_REG_CNT(QROCE_CNT_ROCE_RX_PKTS)), ==, 2);
+    stop(&e.t);
+}
+
+/*
+ * inject-rnr-nak: the responder answers one SEND with an RNR NAK, the
+ * requester retries after the RNR timer and succeeds.  inject-access-nak:
+ * the requester's WQE ends in REM_ACCESS_ERR, the responder in ERR.
+ */
+static void test_inject_nak(void)
+{
+    FrEnv e;
+    FrQP a, b;
+    uint32_t rnr;
+
+    fr_setup(&e, "");
+    fr_pair(&e, &a, &b, 1);
+    qom_set_int(&e.t, "inject-nak-qpn", b.qpn);
+    qom_set_int(&e.t, "inject-rnr-nak", 1);
+    rnr = rd(&e.t, QROCE_REG_CNT(QROCE_CNT_ROCE_RNR_NAKS));
+    fi_recv(&e, &b, 0);
+    fi_send(&e, &a, 600);
+    wait_cnt(&e.t, QROCE_CNT_ROCE_RNR_NAKS, rnr + 1);
+    g_assert_false(entry_ready(&e.t, b.cq, sizeof(struct qroce_cqe), 6, 0));
+    qtest_clock_step(e.t.qts, 1000 * 1000);         /* the RNR timer */
+    fr_cqe(&e, &a, QROCE_CQE_SEND, QROCE_WC_SUCCESS, NULL);
+    fr_cqe(&e, &b, QROCE_CQE_RECV, QROCE_WC_SUCCESS, NULL);
+    g_assert_cmpuint(rd(&e.t, QROCE_REG_CNT(QROCE_CNT_ROCE_RNR_NAKS)), ==,
+                     rnr + 1);
+    g_assert_cmpuint(injected(&e.t), ==, 1);
+
+    qom_set_int(&e.t, "inject-access-nak", 1);
+    fi_recv(&e, &b, 1);
+    fi_send(&e, &a, 100);
+    fr_cqe(&e, &a, 0, QROCE_WC_REM_ACCESS_ERR, NULL);
+    g_assert_cmpuint(query_state(&e.t, a.qpn), ==, QROCE_QPS_ERR);
+    g_assert_cmpuint(query_state(&e.t, b.qpn), ==, QROCE_QPS_ERR);
+    g_assert_cmpuint(injected(&e.t), ==, 2);
+    g_assert_cmpint(qom_get_int(&e.t, "inject-access-nak"), ==, 0);
+    stop(&e.t);
+}
+
+/* The next entry of EQ 0 (256 entries at @eq0, from *@idx). */
+static void eq0_next(QRoceTest *t, uint64_t eq0, uint32_t *idx,
+                     uint8_t type, uint32_t handle)
+{
+    struct qroce_eqe ev;
+
+    wait_entry(t, eq0, sizeof(ev), 8, (*idx)++, &ev);
+    g_assert_cmphex(ev.type, ==, type);
+    g_assert_cmpuint(le32_to_cpu(ev.handle), ==, handle);
+}
+
+/* inject-event: each kind appears on EQ 0, with its effect. */
+static void test_inject_events(void)
+{
+    QRoceTest t;
+    uint64_t eq0, eq1;
+    uint32_t out[6], pdn, cqn, qpn, idx = 0;
+    char *last, *got;
+
+    start(&t, "");
+    enable(&t);
+    g_assert_cmpuint(simple(&t, QROCE_CMD_ALLOC_PD, 0, out), ==, 0);
+    pdn = out[0];
+    mk_eq(&t, 0, &eq0);
+    mk_eq(&t, 1, &eq1);
+    cqn = mk_cq(&t, 1);
+    g_assert_cmpuint(mk_qp(&t, QROCE_QPT_RC, pdn, cqn, 0, &qpn), ==, 0);
+    g_assert_cmpuint(modify(&t, qpn, RC_INIT, QROCE_QPS_INIT, NULL), ==, 0);
+
+    g_assert_true(qom_set_str(&t, "inject-event", "port-down"));
+    eq0_next(&t, eq0, &idx, QROCE_EQE_PORT_DOWN, 1);
+    g_assert_true(qom_set_str(&t, "inject-event", "port-up"));
+    eq0_next(&t, eq0, &idx, QROCE_EQE_PORT_ACTIVE, 1);
+    last = g_strdup_printf("qp-fatal:%u", qpn);
+    g_assert_true(qom_set_str(&t, "inject-event", last));
+    eq0_next(&t, eq0, &idx, QROCE_EQE_QP_FATAL, qpn);
+    g_assert_cmpuint(query_state(&t, qpn), ==, QROCE_QPS_ERR);
+    g_free(last);
+    last = g_strdup_printf("cq-err:%u", cqn);
+    g_assert_true(qom_set_str(&t, "inject-event", last));
+    eq0_next(&t, eq0, &idx, QROCE_EQE_CQ_ERR, cqn);
+    got = qom_get_str(&t, "inject-event");
+    g_assert_cmpstr(got, ==, last);
+    g_free(got);
+    g_free(last);
+    /* refused: no such QP, no such event; nothing raised */
+    g_assert_false(qom_set_str(&t, "inject-event", "qp-fatal:999"));
+    g_assert_false(qom_set_str(&t, "inject-event", "cq-err"));
+    g_assert_false(qom_set_str(&t, "inject-event", "meteor"));
+    g_assert_false(entry_ready(&t, eq0, sizeof(struct qroce_eqe), 8, idx));
+    g_assert_cmpuint(injected(&t), ==, 4);
+
+    g_assert_true(qom_set_str(&t, "inject-event", "device-fatal"));
+    g_assert_cmphex(rd(&t, QROCE_REG_STATUS), ==, QROCE_STATUS_FATAL);
+    g_assert_cmpuint(rd(&t, QROCE_REG_FATAL_CODE), ==, QROCE_FATAL_INJECTED);
+    g_assert_true(msix_wait(&t));
+    g_assert_cmpuint(injected(&t), ==, 5);
+    /* a reset recovers */
+    enable(&t);
+    g_assert_cmpuint(simple(&t, QROCE_CMD_NOP, 0, NULL), ==, QROCE_CMD_OK);
+    stop(&t);
+}
+
+/* link-up: PORT_STATUS, PORT_DOWN / PORT_ACTIVE on EQ 0, ETH_IRQ.LINK. */
+static void test_inject_link(void)
+{
+    QRoceTest t;
+    uint64_t eq0;
+    uint32_t idx = 0;
+
+    start(&t, "-netdev hubport,id=n0,hubid=0 -global qroce.netdev=n0");
+    enable(&t);
+    mk_eq(&t, 0, &eq0);
+    g_assert_true(qom_get_bool(&t, "link-up"));
+    g_assert_cmphex(rd(&t, QROCE_REG_PORT_STATUS) & QROCE_PORT_LINK_UP, ==,
+                    QROCE_PORT_LINK_UP);
+    wr(&t, QROCE_REG_ETH_IRQ, 0xffffffff);
+    qom_set_bool(&t, "link-up", false);
+    g_assert_cmphex(rd(&t, QROCE_REG_PORT_STATUS) & QROCE_PORT_LINK_UP, ==, 0);
+    eq0_next(&t, eq0, &idx, QROCE_EQE_PORT_DOWN, 1);
+    g_assert_cmphex(rd(&t, QROCE_REG_ETH_IRQ) & QROCE_ETH_IRQ_LINK, ==,
+                    QROCE_ETH_IRQ_LINK);
+    g_assert_false(qom_get_bool(&t, "link-up"));
+    qom_set_bool(&t, "link-up", true);
+    g_assert_cmphex(rd(&t, QROCE_REG_PORT_STATUS) & QROCE_PORT_LINK_UP, ==,
+                    QROCE_PORT_LINK_UP);
+    eq0_next(&t, eq0, &idx, QROCE_EQE_PORT_ACTIVE, 1);
+    g_assert_cmpuint(injected(&t), ==, 2);
+    stop(&t);
+}
+
+/* inject-stall-us: the QP sends nothing for the time, then resumes. */
+static void test_inject_stall(void)
+{
+    FrEnv e;
+    FrQP a, b;
+    uint32_t tx;
+
+    fr_setup(&e, "");
+    fr_pair(&e, &a, &b, 1);
+    qom_set_int(&e.t, "inject-stall-qpn", a.qpn);
+    qom_set_int(&e.t, "inject-stall-us", 1000);
+    g_assert_cmpint(qom_get_int(&e.t, "inject-stall-us"), ==, 1000);
+    tx = rd(&e.t, QROCE_REG_CNT(QROCE_CNT_ROCE_TX_PKTS));
+    fi_recv(&e, &b, 0);
+    fi_send(&e, &a, 100);
+    g_usleep(50 * 1000);
+    g_assert_cmpuint(simple(&e.t, QROCE_CMD_NOP, 0, NULL), ==, 0);
+    qtest_clock_step(e.t.qts, 900 * 1000);
+    g_usleep(20 * 1000);
+    g_assert_cmpuint(rd(&e.t, QROCE_REG_CNT(QROCE_CNT_ROCE_TX_PKTS)), ==, tx);
+    g_assert_false(entry_ready(&e.t, a.cq, sizeof(struct qroce_cqe), 6, 0));
+    qtest_clock_step(e.t.qts, 200 * 1000);          /* past the stall */
+    fr_cqe(&e, &a, QROCE_CQE_SEND, QROCE_WC_SUCCESS, NULL);
+    fr_cqe(&e, &b, QROCE_CQE_RECV, QROCE_WC_SUCCESS, NULL);
+    g_assert_cmpuint(rd(&e.t, QROCE_REG_CNT(QROCE_CNT_ROCE_TX_PKTS)), >, tx);
+    g_assert_cmpuint(injected(&e.t), ==, 1);
+    stop(&e.t);
+}
+
+/* The entry of @list whose @key is @val (NULL if none). */
+static QDict *json_find(QList *list, const char *key, int64_t val)
+{
+    const QListEntry *ent;
+
+    QLIST_FOREACH_ENTRY(list, ent) {
+        QDict *d = qobject_to(QDict, qlist_entry_obj(ent));
+
+        if (d && qdict_get_int(d, key) == val) {
+            return d;
+        }
+    }
+    return NULL;
+}
+
+static QDict *objects(QRoceTest *t)
+{
+    char *js = qom_get_str(t, "objects");
+    QDict *d = qobject_to(QDict, qobject_from_json(js, &error_abort));
+
+    g_assert(d);
+    g_free(js);
+    return d;
+}
+
+/* "objects": a QP with its state and PSNs, a CQ with its indices, an MR. */
+static void test_objects(void)
+{
+    FrEnv e;
+    FrQP a, b;
+    QDict *o, *q, *cq;
+
+    fr_setup(&e, "");
+    fr_pair(&e, &a, &b, 1);
+    o = objects(&e.t);
+    q = json_find(qdict_get_qlist(o, "qps"), "qpn", a.qpn);
+    g_assert(q);
+    g_assert_cmpstr(qdict_get_str(q, "type"), ==, "RC");
+    g_assert_cmpstr(qdict_get_str(q, "state"), ==, "RTS");
+    g_assert_cmpint(qdict_get_int(q, "sq_psn"), ==, 100);
+    g_assert_cmpint(qdict_get_int(q, "rq_psn"), ==, 200);
+    g_assert_cmpint(qdict_get_int(q, "npsn"), ==, 100);
+    g_assert_cmpint(qdict_get_int(q, "dest_qpn"), ==, b.qpn);
+    g_assert(json_find(qdict_get_qlist(o, "mrs"), "key", e.key));
+    g_assert(json_find(qdict_get_qlist(o, "eqs"), "eqn", 0));
+    cq = json_find(qdict_get_qlist(o, "cqs"), "cqn", a.cqn);
+    g_assert(cq);
+    g_assert_cmpint(qdict_get_int(cq, "log2"), ==, 6);
+    g_assert_cmpint(qdict_get_int(cq, "pi"), ==, 0);
+    qobject_unref(o);
+
+    /* 600 bytes at MTU 256: three packets, one CQE on each side */
+    fi_recv(&e, &b, 0);
+    fi_send(&e, &a, 600);
+    fr_cqe(&e, &a, QROCE_CQE_SEND, QROCE_WC_SUCCESS, NULL);
+    fr_cqe(&e, &b, QROCE_CQE_RECV, QROCE_WC_SUCCESS, NULL);
+    o = objects(&e.t);
+    q = json_find(qdict_get_qlist(o, "qps"), "qpn", a.qpn);
+    g_assert_cmpint(qdict_get_int(q, "npsn"), ==, 103);
+    g_assert_cmpint(qdict_get_int(q, "una_psn"), ==, 103);
+    g_assert_cmpint(qdict_get_int(q, "outstanding"), ==, 0);
+    g_assert_cmpint(qdict_get_int(qdict_get_qdict(q, "sq"), "ci"), ==, 1);
+    q = json_find(qdict_get_qlist(o, "qps"), "qpn", b.qpn);
+    g_assert_cmpint(qdict_get_int(q, "epsn"), ==, 103);
+    g_assert_cmpint(qdict_get_int(qdict_get_qdict(q, "rq"), "ci"), ==, 1);
+    cq = json_find(qdict_get_qlist(o, "cqs"), "cqn", a.cqn);
+    g_assert_cmpint(qdict_get_int(cq, "pi"), ==, 1);
+    g_assert_cmpint(qdict_get_int(qdict_get_qdict(o, "counters"), "cmds"),
+                    ==, rd(&e.t, QROCE_REG_CNT(QROCE_CNT_CMDS)));
+    qobject_unref(o);
+    stop(&e.t);
+}
+
+#undef M
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -3193,5 +3625,12 @@ int main(int argc, char **argv)
     qtest_add_func("/qroce/frmr/send-inv", test_frmr_send_inv);
     qtest_add_func("/qroce/frmr/replay", test_frmr_replay);
     qtest_add_func("/qroce/frmr/errors", test_frmr_errors);
+    qtest_add_func("/qroce/inject/cmd", test_inject_cmd);
+    qtest_add_func("/qroce/inject/wqe", test_inject_wqe);
+    qtest_add_func("/qroce/inject/nak", test_inject_nak);
+    qtest_add_func("/qroce/inject/events", test_inject_events);
+    qtest_add_func("/qroce/inject/link", test_inject_link);
+    qtest_add_func("/qroce/inject/stall", test_inject_stall);
+    qtest_add_func("/qroce/objects", test_objects);
     return g_test_run();
 }

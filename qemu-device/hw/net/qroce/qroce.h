@@ -276,6 +276,13 @@ struct QRoceState {
     struct QRoceLoFrame *fault_held[2];     /* held back by "reorder" */
     QEMUTimer *fault_timer;
     QEMUBH *fault_bh;
+    /* fault injection for driver tests (docs/hw-spec.md §17) */
+    uint32_t inj_cmd_fail, inj_cmd_opcode, inj_cmd_status, inj_cmd_swallow;
+    uint32_t inj_wqe_err, inj_wqe_qpn, inj_wqe_status;
+    uint32_t inj_rnr_nak, inj_access_nak, inj_nak_qpn;
+    uint32_t inj_stall_qpn, inj_stall_us;
+    char *inj_event;        /* the last event injected */
+    bool link_off;          /* link-up=off */
     uint64_t bt_pages;      /* pages held by all buffer tables now */
     uint32_t bt_work;       /* pages loaded in this command-queue run */
     uint32_t next_qpn, next_mr;     /* allocation cursors: late reuse */

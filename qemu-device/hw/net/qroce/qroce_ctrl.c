@@ -756,7 +756,8 @@ static int qroce_cmd_alloc_mr(QRoceState *s, const struct qroce_cmd *c,
     int st;
 
     if (max_pages == 0 || max_pages > QROCE_DEF_MAX_FRMR_PAGES) {
-        trace_qroce_ub_cmd_field("ALLOC_MR", "max_pages", max_pages);
+        trace_qroce_ub_cmd_field("ALLOC_MR", "max_pages", max_pages,
+                                 "0 or above CAP_MAX_FRMR_PAGES");
         return QROCE_CMD_ERR_PARAM;
     }
     st = qroce_mr_slot(s, pdn, &mr, &i);
@@ -1005,6 +1006,35 @@ static const QRoceCmdDesc qroce_cmds[QROCE_CMD_MAX] = {
     [QROCE_CMD_DESTROY_SRQ] = { "DESTROY_SRQ", qroce_cmd_destroy_srq },
 };
 
+/*
+ * Run one command (or fail it as inject-cmd-fail asks): its status, its
+ * table entry in *@dp (NULL for an unknown opcode).
+ */
+static int qroce_cmd_exec(QRoceState *s, const struct qroce_cmd *cmd,
+                          uint32_t *out, const QRoceCmdDesc **dp)
+{
+    uint8_t op = cmd->hdr.opcode;
+    const QRoceCmdDesc *d = op < QROCE_CMD_MAX ? &qroce_cmds[op] : NULL;
+
+    *dp = d;
+    if (qroce_inject(s, &s->inj_cmd_fail,
+                     s->inj_cmd_opcode > 0xff || s->inj_cmd_opcode == op,
+                     "cmd-fail", op)) {
+        return s->inj_cmd_status;
+    }
+    if (!d || !d->fn) {
+        trace_qroce_ub_cmd_field("?", "opcode", op, "unknown opcode");
+        return QROCE_CMD_ERR_OPCODE;
+    }
+    if (cmd->hdr.flags || cmd->hdr.rsvd) {
+        trace_qroce_ub_cmd_field(d->name, cmd->hdr.flags ? "flags" : "rsvd",
+                                 cmd->hdr.flags ? cmd->hdr.flags :
+                                 cmd->hdr.rsvd, "MBZ");
+        return QROCE_CMD_ERR_PARAM;
+    }
+    return d->fn(s, cmd, out);
+}
+
 void qroce_fatal(QRoceState *s, uint32_t code)
 {
     qemu_log_mask(LOG_GUEST_ERROR, "qroce: fatal error %u\n", code);
@@ -1038,16 +1068,12 @@ void qroce_cmd_bh(void *opaque)
             qroce_fatal(s, QROCE_FATAL_CMDQ_DMA);
             break;
         }
-        if (cmd.hdr.opcode < QROCE_CMD_MAX) {
-            d = &qroce_cmds[cmd.hdr.opcode];
+        if (qroce_inject(s, &s->inj_cmd_swallow, true, "cmd-swallow",
+                         cmd.hdr.opcode)) {
+            s->cmdq_ci++;       /* consumed, never completed */
+            continue;
         }
-        if (!d || !d->fn) {
-            st = QROCE_CMD_ERR_OPCODE;
-        } else if (cmd.hdr.flags || cmd.hdr.rsvd) {
-            st = QROCE_CMD_ERR_PARAM;
-        } else {
-            st = d->fn(s, &cmd, out);
-        }
+        st = qroce_cmd_exec(s, &cmd, out, &d);
         if (st != QROCE_CMD_OK) {
             qroce_count(s, QROCE_CNT_CMD_ERRS);
             qemu_log_mask(LOG_GUEST_ERROR, "qroce: command %s (0x%x) failed: "

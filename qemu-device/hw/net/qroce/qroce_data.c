@@ -119,10 +119,46 @@ static const QRoceTransportOps qroce_transports[QROCE_QPT_GSI + 1] = {
     },
 };
 
+static bool rc_stalled(QRoceState *s, QRoceQP *qp)
+{
+    QRoceRc *rc = s->rc;
+
+    return rc->stall_until && rc_now() < rc->stall_until &&
+           (!rc->stall_qpn || rc->stall_qpn == qp->qpn);
+}
+
+/* The stall ended: run every QP again (the timer only schedules). */
+static void rc_stall_timer(void *opaque)
+{
+    QRoceState *s = opaque;
+    uint32_t i;
+
+    s->rc->stall_until = 0;
+    for (i = 1; i < s->max_qp; i++) {
+        if (s->qp[i].valid && s->qp[i].state != QROCE_QPS_RESET) {
+            qroce_dp_schedule(s, &s->qp[i]);
+        }
+    }
+}
+
+void qroce_data_stall(QRoceState *s, uint32_t qpn, uint32_t us)
+{
+    QRoceRc *rc = s->rc;
+
+    trace_qroce_inject_stall(qpn, us);
+    rc->stall_qpn = qpn;
+    rc->stall_until = rc_now() + (int64_t)us * 1000;
+    timer_mod(rc->stall_timer, rc->stall_until);
+}
+
 /* Run one QP; true if it has more to do. */
 static bool rc_qp_run(QRoceState *s, QRoceQP *qp, int *budget)
 {
     const QRoceTransportOps *t = &qroce_transports[qp->type];
+
+    if (rc_stalled(s, qp)) {
+        return false;       /* rc_stall_timer() queues it again */
+    }
 
     if (qp->rc.timer_fired) {
         qp->rc.timer_fired = false;
@@ -413,6 +449,7 @@ void qroce_data_init(QRoceState *s)
                                  &DEVICE(s)->mem_reentrancy_guard);
     rc->burst_bh = qemu_bh_new_guarded(qroce_cc_burst_bh, s,
                                        &DEVICE(s)->mem_reentrancy_guard);
+    rc->stall_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, rc_stall_timer, s);
     s->rc = rc;
     qroce_port_set_roce_rx(s, qroce_data_rx);
 }
@@ -425,12 +462,15 @@ void qroce_data_reset(QRoceState *s)
         rc_unschedule(s, qp);
     }
     s->rc->rx_burst = 0;
+    s->rc->stall_until = 0;
+    timer_del(s->rc->stall_timer);
 }
 
 void qroce_data_fini(QRoceState *s)
 {
     qemu_bh_delete(s->rc->bh);
     qemu_bh_delete(s->rc->burst_bh);
+    timer_free(s->rc->stall_timer);
     g_free(s->rc->pkt);
     g_free(s->rc);
     s->rc = NULL;

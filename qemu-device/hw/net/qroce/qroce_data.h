@@ -20,4 +20,9 @@ void qroce_data_qp_destroy(QRoceState *s, QRoceQP *qp);
 void qroce_data_sq_doorbell(QRoceState *s, QRoceQP *qp);
 void qroce_data_rq_doorbell(QRoceState *s, QRoceQP *qp);
 
+/*
+ * Stall the engine of QP @qpn (0: every QP) for @us microseconds from
+ * now (inject-stall-us, docs/hw-spec.md §17); 0 ends a stall.
+ */
+void qroce_data_stall(QRoceState *s, uint32_t qpn, uint32_t us);
 #endif

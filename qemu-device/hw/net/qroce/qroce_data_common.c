@@ -50,6 +50,17 @@ void qroce_dp_cqe(QRoceState *s, QRoceQP *qp, bool sq, uint32_t idx,
     }
 }
 
+int qroce_dp_inject_wqe(QRoceState *s, QRoceQP *qp)
+{
+    if (!qroce_inject(s, &s->inj_wqe_err,
+                      !s->inj_wqe_qpn || s->inj_wqe_qpn == qp->qpn,
+                      "wqe-err", qp->qpn)) {
+        return QROCE_WC_SUCCESS;
+    }
+    return s->inj_wqe_status && s->inj_wqe_status <= QROCE_WC_GENERAL_ERR ?
+           s->inj_wqe_status : QROCE_WC_GENERAL_ERR;
+}
+
 void qroce_dp_drop(QRoceState *s, const char *why)
 {
     qroce_count(s, QROCE_CNT_ROCE_RX_DROPS);
@@ -284,6 +295,9 @@ int qroce_dp_fetch_wqe(QRoceState *s, QRoceQP *qp, uint32_t idx, bool first,
     }
     r->txw_valid = false;
     st = qroce_dp_read_wqe(s, qp, idx, r->txw);
+    if (st == QROCE_WC_SUCCESS && first) {
+        st = qroce_dp_inject_wqe(s, qp);
+    }
     if (st != QROCE_WC_SUCCESS) {
         return st;
     }

@@ -43,6 +43,10 @@ typedef struct QRoceRc {
     /* congestion point: RoCE frames received since the engine last ran */
     uint32_t rx_burst;
     QEMUBH *burst_bh;
+    /* inject-stall-us: QP @stall_qpn (0: all) sends nothing until then */
+    int64_t stall_until;
+    uint32_t stall_qpn;
+    QEMUTimer *stall_timer;
 } QRoceRc;
 
 static inline int32_t psn_cmp(uint32_t a, uint32_t b)
@@ -98,6 +102,11 @@ void qroce_dp_cqe(QRoceState *s, QRoceQP *qp, bool sq, uint32_t idx,
                   uint8_t opcode, uint8_t status, uint32_t len, bool imm,
                   uint32_t imm_wire, bool solicited);
 /* Count and trace a received packet that is dropped. */
+/*
+ * inject-wqe-err: the status a send WQE of @qp the engine starts now is
+ * to complete with (QROCE_WC_SUCCESS: none).
+ */
+int qroce_dp_inject_wqe(QRoceState *s, QRoceQP *qp);
 void qroce_dp_drop(QRoceState *s, const char *why);
 /* Fill the address part of an outgoing packet from the QP's AV. */
 bool qroce_dp_addr(QRoceState *s, QRoceQP *qp, RocePktOut *o,

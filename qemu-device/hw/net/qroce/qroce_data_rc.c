@@ -34,6 +34,7 @@
 #include "qroce_data_common.h"
 #include "qroce_data_cc.h"
 #include "qroce_ctrl_objs.h"
+#include "qroce_ring.h"
 #include "trace.h"
 
 #define RC_ACK_EVERY    64      /* AckReq inside long messages */
@@ -1228,6 +1229,29 @@ static bool rc_responder_inv(QRoceState *s, QRoceQP *qp, RocePktIn *p)
     return false;
 }
 
+/*
+ * inject-rnr-nak, inject-access-nak: answer the first packet of a new
+ * request with an RNR NAK (SEND only) or a remote access NAK.  True if
+ * it was answered so.
+ */
+static bool rc_inject_nak(QRoceState *s, QRoceQP *qp, RocePktIn *p,
+                          bool send)
+{
+    bool match = !s->inj_nak_qpn || s->inj_nak_qpn == qp->qpn;
+
+    if (send && qroce_inject(s, &s->inj_rnr_nak, match, "rnr-nak",
+                             qp->qpn)) {
+        rc_push_ack(s, qp, ROCE_AETH_RNR | qp->min_rnr_timer, p->psn);
+        return true;
+    }
+    if (qroce_inject(s, &s->inj_access_nak, match, "access-nak", qp->qpn)) {
+        rc_resp_fatal(s, qp, ROCE_AETH_NAK_ACCESS, p->psn,
+                      QROCE_EQE_QP_ACCESS_ERR);
+        return true;
+    }
+    return false;
+}
+
 void qroce_rc_responder_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p)
 {
     QRoceRcQP *r = &qp->rc;
@@ -1243,6 +1267,10 @@ void qroce_rc_responder_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p)
         return;
     }
     r->nak_sent = false;
+    if ((first || rd_atomic) && !r->in_msg &&
+        rc_inject_nak(s, qp, p, first && !write && !rd_atomic)) {
+        return;
+    }
     if (rd_atomic) {
         if (r->in_msg) {
             rc_resp_fatal(s, qp, ROCE_AETH_NAK_INV, p->psn,

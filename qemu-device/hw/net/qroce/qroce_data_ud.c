@@ -57,6 +57,9 @@ bool qroce_ud_sq_process(QRoceState *s, QRoceQP *qp, int *budget)
             return true;
         }
         st = qroce_dp_read_wqe(s, qp, idx, &w);
+        if (st == QROCE_WC_SUCCESS) {
+            st = qroce_dp_inject_wqe(s, qp);
+        }
         if (st == QROCE_WC_SUCCESS && qroce_dp_op_local(w.hdr.opcode)) {
             if (!qroce_dp_sq_local(s, qp, idx, &w)) {
                 return false;

@@ -18,7 +18,12 @@
 #include "qemu/osdep.h"
 #include "qemu/module.h"
 #include "qemu/main-loop.h"
+#include "qemu/cutils.h"
 #include "qapi/error.h"
+#include "qapi/visitor.h"
+#include "qobject/qdict.h"
+#include "qobject/qlist.h"
+#include "qobject/qjson.h"
 #include "hw/pci/pci_device.h"
 #include "hw/pci/msix.h"
 #include "hw/pci/pcie.h"
@@ -31,6 +36,8 @@
 #include "qroce_data.h"
 #include "qroce_ring.h"
 #include "qroce_port.h"
+#include "qroce_data_common.h"
+#include "qroce_ctrl_objs.h"
 #include "trace.h"
 
 /* ------------------------------------------------------------------ */
@@ -138,6 +145,10 @@ static void qroce_realize(PCIDevice *pdev, Error **errp)
 
     qroce_data_init(s);
     qroce_reset_state(s);
+    qemu_get_queue(s->nic)->link_down = s->link_off;
+    if (s->inj_stall_us) {
+        qroce_data_stall(s, s->inj_stall_qpn, s->inj_stall_us);
+    }
 }
 
 static void qroce_exit(PCIDevice *pdev)
@@ -161,6 +172,7 @@ static void qroce_exit(PCIDevice *pdev)
     g_free(s->mr);
     g_free(s->ah);
     g_free(s->srq);
+    g_free(s->inj_event);
 }
 
 static void qroce_reset(DeviceState *dev)
@@ -205,6 +217,194 @@ static void qroce_set_dcqcn(Object *obj, bool value, Error **errp)
     QROCE(obj)->dcqcn = value;
 }
 
+/* ------------------------------------------------------------------ */
+/* Fault injection: events (docs/hw-spec.md §17)                        */
+/* ------------------------------------------------------------------ */
+
+static bool qroce_inject_event(QRoceState *s, const char *what, size_t len,
+                               uint64_t n, Error **errp)
+{
+    QRoceQP *qp;
+    QRoceCQ *cq;
+
+#define IS(x) (len == strlen(x) && !strncmp(what, x, len))
+    if (IS("port-down") || IS("port-up")) {
+        qroce_async_event(s, IS("port-up") ? QROCE_EQE_PORT_ACTIVE :
+                          QROCE_EQE_PORT_DOWN, 1, 0);
+        n = 1;
+    } else if (IS("qp-fatal")) {
+        qp = n <= UINT32_MAX ? qroce_qp_get(s, n) : NULL;
+        if (!qp) {
+            error_setg(errp, "qroce: inject-event: no QP %" PRIu64, n);
+            return false;
+        }
+        qroce_qp_set_error(s, qp, QROCE_EQE_QP_FATAL);
+    } else if (IS("cq-err")) {
+        cq = n <= UINT32_MAX ? qroce_cq_get(s, n) : NULL;
+        if (!cq) {
+            error_setg(errp, "qroce: inject-event: no CQ %" PRIu64, n);
+            return false;
+        }
+        cq->error = true;
+        qroce_async_event(s, QROCE_EQE_CQ_ERR, cq->cqn, 0);
+    } else if (IS("device-fatal")) {
+        qroce_fatal(s, QROCE_FATAL_INJECTED);
+        qroce_irq(s, QROCE_MSIX_VEC_CMD);
+        n = 0;
+    } else {
+        error_setg(errp, "qroce: inject-event: port-down, port-up, "
+                   "qp-fatal:QPN, cq-err:CQN or device-fatal");
+        return false;
+    }
+#undef IS
+    qroce_count(s, QROCE_CNT_INJECTED_FAULTS);
+    trace_qroce_inject(what, n, 0);
+    return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* Introspection: the "objects" property (docs/hw-spec.md §17)          */
+/* ------------------------------------------------------------------ */
+
+static const char *const qroce_cnt_names[QROCE_CNT_NUM] = {
+    "eth_tx_frames", "eth_rx_frames", "eth_rx_drops", "roce_tx_pkts",
+    "roce_rx_pkts", "roce_rx_drops", "roce_icrc_errs", "roce_seq_naks",
+    "roce_rnr_naks", "roce_retrans", "roce_dup_reqs", "cmds", "cmd_errs",
+    "bad_doorbells", "cqe_errs", "cnp_sent", "cnp_handled", "ecn_marked",
+    "rate_cuts", "wire_faults", "injected_faults",
+};
+
+QEMU_BUILD_BUG_ON(ARRAY_SIZE(qroce_cnt_names) != QROCE_CNT_NUM);
+
+static const char *const qroce_qpt_names[] = { "RC", "UC", "UD", "GSI" };
+static const char *const qroce_qps_names[] = {
+    "RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR",
+};
+
+static QDict *qroce_info_qp(const QRoceQP *qp)
+{
+    const QRoceRcQP *r = &qp->rc;
+    QDict *d = qdict_new(), *sq = qdict_new(), *rq = qdict_new();
+
+    qdict_put_int(d, "qpn", qp->qpn);
+    qdict_put_str(d, "type", qp->type < ARRAY_SIZE(qroce_qpt_names) ?
+                  qroce_qpt_names[qp->type] : "?");
+    qdict_put_str(d, "state", qp->state < ARRAY_SIZE(qroce_qps_names) ?
+                  qroce_qps_names[qp->state] : "?");
+    qdict_put_int(d, "pdn", qp->pdn);
+    qdict_put_int(d, "scqn", qp->scqn);
+    qdict_put_int(d, "rcqn", qp->rcqn);
+    qdict_put_int(d, "srqn", qp->srqn);
+    qdict_put_int(d, "dest_qpn", qp->dest_qpn);
+    qdict_put_int(sq, "pi", qp->sq.pi);
+    qdict_put_int(sq, "ci", qp->sq.ci);
+    qdict_put_int(sq, "sent", r->sq_sent);
+    qdict_put(d, "sq", sq);
+    qdict_put_int(rq, "pi", qp->rq.pi);
+    qdict_put_int(rq, "ci", qp->rq.ci);
+    qdict_put(d, "rq", rq);
+    qdict_put_int(d, "sq_psn", qp->sq_psn);
+    qdict_put_int(d, "rq_psn", qp->rq_psn);
+    qdict_put_int(d, "npsn", r->npsn);
+    qdict_put_int(d, "una_psn", r->una_psn);
+    qdict_put_int(d, "epsn", r->epsn);
+    qdict_put_int(d, "outstanding", r->nsent);
+    return d;
+}
+
+static QDict *qroce_info_cq(const QRoceCQ *cq)
+{
+    QDict *d = qdict_new();
+
+    qdict_put_int(d, "cqn", cq->cqn);
+    qdict_put_int(d, "eqn", cq->eqn);
+    qdict_put_int(d, "log2", cq->log2);
+    qdict_put_int(d, "pi", cq->pi);
+    qdict_put_int(d, "ci_seen", cq->ci_seen);
+    qdict_put_int(d, "arm", cq->arm);
+    qdict_put_bool(d, "error", cq->error);
+    qdict_put_int(d, "refs", cq->refs);
+    return d;
+}
+
+static QDict *qroce_info_mr(const QRoceMR *mr)
+{
+    QDict *d = qdict_new();
+
+    qdict_put_int(d, "key", mr->key);
+    qdict_put_int(d, "pdn", mr->pdn);
+    qdict_put_int(d, "iova", mr->iova);
+    qdict_put_int(d, "length", mr->length);
+    qdict_put_int(d, "access", mr->access);
+    qdict_put_bool(d, "frmr", mr->frmr);
+    qdict_put_bool(d, "valid", !mr->frmr || mr->frmr_valid);
+    return d;
+}
+
+static QDict *qroce_info_srq(const QRoceSRQ *srq)
+{
+    QDict *d = qdict_new();
+
+    qdict_put_int(d, "srqn", srq->srqn);
+    qdict_put_int(d, "pdn", srq->pdn);
+    qdict_put_int(d, "limit", srq->limit);
+    qdict_put_int(d, "pi", srq->wq.pi);
+    qdict_put_int(d, "ci", srq->wq.ci);
+    return d;
+}
+
+static QDict *qroce_info_eq(const QRoceEQ *eq, uint32_t eqn)
+{
+    QDict *d = qdict_new();
+
+    qdict_put_int(d, "eqn", eqn);
+    qdict_put_int(d, "log2", eq->log2);
+    qdict_put_int(d, "pi", eq->pi);
+    qdict_put_int(d, "ci", eq->ci);
+    return d;
+}
+
+/* A QList of the valid entries of the object table @tab of @n, by @fn. */
+#define QROCE_INFO_LIST(tab, n, fn) ({                                  \
+    QList *l_ = qlist_new();                                            \
+    uint32_t i_;                                                        \
+    for (i_ = 0; (tab) && i_ < (n); i_++) {                             \
+        if ((tab)[i_].valid) {                                          \
+            qlist_append(l_, fn(&(tab)[i_]));                           \
+        }                                                               \
+    }                                                                   \
+    l_; })
+
+/* The device's objects and counters as one JSON object. */
+static char *qroce_objects_json(QRoceState *s)
+{
+    QDict *d = qdict_new(), *cnt = qdict_new();
+    QList *eqs = qlist_new();
+    GString *js;
+    uint32_t i;
+
+    qdict_put_int(d, "status", s->status);
+    qdict_put_int(d, "fatal_code", s->fatal_code);
+    for (i = 0; i < QROCE_CNT_NUM; i++) {
+        qdict_put_int(cnt, qroce_cnt_names[i], s->cnt[i]);
+    }
+    qdict_put(d, "counters", cnt);
+    for (i = 0; i < QROCE_NUM_EQS; i++) {
+        if (s->eq[i].valid) {
+            qlist_append(eqs, qroce_info_eq(&s->eq[i], i));
+        }
+    }
+    qdict_put(d, "eqs", eqs);
+    qdict_put(d, "cqs", QROCE_INFO_LIST(s->cq, s->max_cq, qroce_info_cq));
+    qdict_put(d, "qps", QROCE_INFO_LIST(s->qp, s->max_qp, qroce_info_qp));
+    qdict_put(d, "mrs", QROCE_INFO_LIST(s->mr, s->max_mr, qroce_info_mr));
+    qdict_put(d, "srqs", QROCE_INFO_LIST(s->srq, s->max_srq,
+                                         qroce_info_srq));
+    js = qobject_to_json(QOBJECT(d));
+    qobject_unref(d);
+    return g_string_free(js, false);
+}
+
 /*
  * The knobs a test or a developer turns while the guest runs (qom-set),
  * or sets at start (-device qroce,NAME=VALUE): congestion control, the
@@ -214,9 +414,17 @@ typedef struct QRoceKnob {
     const char *name;
     size_t off;
     uint32_t def;
+    void (*apply)(QRoceState *s);   /* run when set on a realized device */
 } QRoceKnob;
 
-#define KNOB(n, f, d) { n, offsetof(QRoceState, f), d }
+#define KNOB(n, f, d) { n, offsetof(QRoceState, f), d, NULL }
+#define KNOB_APPLY(n, f, d, a) { n, offsetof(QRoceState, f), d, a }
+
+static void qroce_apply_stall(QRoceState *s)
+{
+    qroce_count(s, QROCE_CNT_INJECTED_FAULTS);
+    qroce_data_stall(s, s->inj_stall_qpn, s->inj_stall_us);
+}
 
 static const QRoceKnob qroce_knobs[] = {
     KNOB("min-ack-timeout-us", min_ack_timeout_us, 4000),
@@ -239,9 +447,105 @@ static const QRoceKnob qroce_knobs[] = {
     KNOB("rx-dup-ppm", fault_ppm[QROCE_DIR_RX][QROCE_FAULT_DUP], 0),
     KNOB("rx-reorder-ppm", fault_ppm[QROCE_DIR_RX][QROCE_FAULT_REORDER], 0),
     KNOB("rx-corrupt-ppm", fault_ppm[QROCE_DIR_RX][QROCE_FAULT_CORRUPT], 0),
+    /* fault injection for driver tests, §17 */
+    KNOB("inject-cmd-fail", inj_cmd_fail, 0),
+    KNOB("inject-cmd-opcode", inj_cmd_opcode, 256),
+    KNOB("inject-cmd-status", inj_cmd_status, QROCE_CMD_ERR_INTERNAL),
+    KNOB("inject-cmd-swallow", inj_cmd_swallow, 0),
+    KNOB("inject-wqe-err", inj_wqe_err, 0),
+    KNOB("inject-wqe-qpn", inj_wqe_qpn, 0),
+    KNOB("inject-wqe-status", inj_wqe_status, QROCE_WC_GENERAL_ERR),
+    KNOB("inject-rnr-nak", inj_rnr_nak, 0),
+    KNOB("inject-access-nak", inj_access_nak, 0),
+    KNOB("inject-nak-qpn", inj_nak_qpn, 0),
+    KNOB("inject-stall-qpn", inj_stall_qpn, 0),
+    KNOB_APPLY("inject-stall-us", inj_stall_us, 0, qroce_apply_stall),
 };
 
 #undef KNOB
+#undef KNOB_APPLY
+
+static void qroce_knob_get(Object *obj, Visitor *v, const char *name,
+                           void *opaque, Error **errp)
+{
+    const QRoceKnob *k = opaque;
+
+    visit_type_uint32(v, name, (uint32_t *)((uint8_t *)obj + k->off), errp);
+}
+
+static void qroce_knob_set(Object *obj, Visitor *v, const char *name,
+                           void *opaque, Error **errp)
+{
+    const QRoceKnob *k = opaque;
+    uint32_t val;
+
+    if (!visit_type_uint32(v, name, &val, errp)) {
+        return;
+    }
+    *(uint32_t *)((uint8_t *)obj + k->off) = val;
+    if (DEVICE(obj)->realized) {
+        k->apply(QROCE(obj));
+    }
+}
+
+/* inject-event: raise one now (§17); "port-down", "qp-fatal:5", ... */
+static void qroce_set_inject_event(Object *obj, const char *value,
+                                   Error **errp)
+{
+    QRoceState *s = QROCE(obj);
+    const char *arg = strchr(value, ':');
+    size_t len = arg ? (size_t)(arg - value) : strlen(value);
+    uint64_t n = 0;
+
+    if (!DEVICE(obj)->realized) {
+        error_setg(errp, "qroce: inject-event works on a running device");
+        return;
+    }
+    if (arg && qemu_strtou64(arg + 1, NULL, 0, &n)) {
+        error_setg(errp, "qroce: inject-event: bad number in '%s'", value);
+        return;
+    }
+    if (!qroce_inject_event(s, value, len, n, errp)) {
+        return;
+    }
+    g_free(s->inj_event);
+    s->inj_event = g_strdup(value);
+}
+
+static char *qroce_get_inject_event(Object *obj, Error **errp)
+{
+    return g_strdup(QROCE(obj)->inj_event ? QROCE(obj)->inj_event : "");
+}
+
+static bool qroce_get_link_up(Object *obj, Error **errp)
+{
+    QRoceState *s = QROCE(obj);
+
+    /* the netdev's state: set_link changes it too */
+    return DEVICE(obj)->realized ? !qemu_get_queue(s->nic)->link_down :
+           !s->link_off;
+}
+
+/* link-up: as the set_link monitor command (§17) */
+static void qroce_set_link_up(Object *obj, bool value, Error **errp)
+{
+    QRoceState *s = QROCE(obj);
+
+    s->link_off = !value;
+    if (DEVICE(obj)->realized) {
+        NetClientState *nc = qemu_get_queue(s->nic);
+
+        qroce_count(s, QROCE_CNT_INJECTED_FAULTS);
+        trace_qroce_inject(value ? "link-up" : "link-down", 1, 0);
+        nc->link_down = !value;
+        qroce_set_link_status(nc);
+    }
+}
+
+static char *qroce_get_objects(Object *obj, Error **errp)
+{
+    return qroce_objects_json(QROCE(obj));
+}
 
 static void qroce_instance_init(Object *obj)
 {
@@ -252,9 +556,20 @@ static void qroce_instance_init(Object *obj)
         uint32_t *v = (uint32_t *)((uint8_t *)s + qroce_knobs[i].off);
 
         *v = qroce_knobs[i].def;
-        object_property_add_uint32_ptr(obj, qroce_knobs[i].name, v,
-                                       OBJ_PROP_FLAG_READWRITE);
+        if (qroce_knobs[i].apply) {
+            object_property_add(obj, qroce_knobs[i].name, "uint32",
+                                qroce_knob_get, qroce_knob_set, NULL,
+                                (void *)&qroce_knobs[i]);
+        } else {
+            object_property_add_uint32_ptr(obj, qroce_knobs[i].name, v,
+                                           OBJ_PROP_FLAG_READWRITE);
+        }
     }
+    object_property_add_str(obj, "inject-event", qroce_get_inject_event,
+                            qroce_set_inject_event);
+    object_property_add_bool(obj, "link-up", qroce_get_link_up,
+                             qroce_set_link_up);
+    object_property_add_str(obj, "objects", qroce_get_objects, NULL);
     s->ecn = true;
     s->dcqcn = true;
     object_property_add_bool(obj, "ecn", qroce_get_ecn, qroce_set_ecn);

@@ -231,3 +231,15 @@ void qroce_cq_post(QRoceState *s, QRoceCQ *cq, struct qroce_cqe *cqe,
         qroce_eq_post(s, cq->eqn, QROCE_EQE_COMP, cq->cqn, 0);
     }
 }
+
+bool qroce_inject(QRoceState *s, uint32_t *n, bool match, const char *what,
+                  uint32_t obj)
+{
+    if (!*n || !match) {
+        return false;
+    }
+    (*n)--;
+    qroce_count(s, QROCE_CNT_INJECTED_FAULTS);
+    trace_qroce_inject(what, obj, *n);
+    return true;
+}

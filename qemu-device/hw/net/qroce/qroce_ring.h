@@ -42,4 +42,11 @@ void qroce_async_event(QRoceState *s, uint8_t type, uint32_t handle,
 void qroce_cq_post(QRoceState *s, QRoceCQ *cq, struct qroce_cqe *cqe,
                    bool solicited);
 
+/*
+ * A fault knob (docs/hw-spec.md §17): if its count *@n is not 0 and the
+ * object @obj @match-es its filter, use one, count and trace it (@what
+ * names the knob): true if the fault is to be injected.
+ */
+bool qroce_inject(QRoceState *s, uint32_t *n, bool match, const char *what,
+                  uint32_t obj);
 #endif
