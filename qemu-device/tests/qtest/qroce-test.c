@@ -3593,6 +3593,55 @@ static void test_objects(void)
     stop(&e.t);
 }
 
+/*
+ * The driver's mistakes are traced by name: bad command fields, a
+ * doorbell to a missing object, a misaligned ring, a write to a
+ * read-only register (qroce_ub_*, through the log trace backend).
+ */
+static void test_ub_traces(void)
+{
+    QRoceTest t;
+    struct qroce_cmd c = { .hdr.opcode = QROCE_CMD_CREATE_EQ };
+    g_autofree char *log = NULL;
+    g_autofree char *args = NULL;
+    gchar *text = NULL;
+    uint64_t ring;
+    int fd = g_file_open_tmp("qroce-ub-XXXXXX", &log, NULL);
+
+    g_assert(fd >= 0);
+    close(fd);
+    args = g_strdup_printf("-D %s -trace enable=qroce_ub_*", log);
+    start(&t, args);
+    enable(&t);
+    g_assert_cmpuint(simple(&t, QROCE_CMD_DESTROY_QP, 77, NULL), ==,
+                     QROCE_CMD_ERR_HANDLE);
+    ring = page(&t, 2) + 8;
+    c.create_eq.eqn = cpu_to_le32(0);
+    c.create_eq.log2_entries = 8;
+    c.create_eq.ring = (struct qroce_bt){ cpu_to_le64(ring), cpu_to_le32(1),
+                                          12, QROCE_BT_CONTIG, 0 };
+    g_assert_cmpuint(cmd(&t, &c, NULL), ==, QROCE_CMD_ERR_PARAM);
+    c.create_eq.log2_entries = 30;
+    g_assert_cmpuint(cmd(&t, &c, NULL), ==, QROCE_CMD_ERR_PARAM);
+    memset(&c, 0, sizeof(c));
+    c.hdr.opcode = QROCE_CMD_CREATE_CQ;
+    g_assert_cmpuint(cmd(&t, &c, NULL), ==, QROCE_CMD_ERR_PARAM);
+    wr(&t, QROCE_REG_MAGIC, 1);
+    qpci_io_writeq(t.dev, t.db, QROCE_DB_SQ, qroce_db_value(99, 1));
+    stop(&t);
+
+    g_assert_true(g_file_get_contents(log, &text, NULL, NULL));
+    g_assert_nonnull(strstr(text, "DESTROY_QP: bad qpn 0x4d: names no "
+                            "object"));
+    g_assert_nonnull(strstr(text, "buffer table: bad CONTIG addr"));
+    g_assert_nonnull(strstr(text, "CREATE_EQ: bad log2_entries 0x1e"));
+    g_assert_nonnull(strstr(text, "CREATE_CQ: bad eqn 0x0"));
+    g_assert_nonnull(strstr(text, "register 0x0 <- 0x1: read-only"));
+    g_assert_nonnull(strstr(text, "page 0 SQ of QP 99 value 1: no such QP"));
+    g_free(text);
+    unlink(log);
+}
+
 #undef M
 
 int main(int argc, char **argv)
@@ -3632,5 +3681,6 @@ int main(int argc, char **argv)
     qtest_add_func("/qroce/inject/link", test_inject_link);
     qtest_add_func("/qroce/inject/stall", test_inject_stall);
     qtest_add_func("/qroce/objects", test_objects);
+    qtest_add_func("/qroce/ub-traces", test_ub_traces);
     return g_test_run();
 }

@@ -31,15 +31,34 @@
 typedef int (*QRoceCmdFn)(QRoceState *s, const struct qroce_cmd *c,
                           uint32_t *out);
 
-static bool qroce_mbz(const uint8_t *p, size_t n)
+/* The first byte of @p[@n] that is not zero, 0 if all are (MBZ fields). */
+static uint8_t qroce_nz(const uint8_t *p, size_t n)
 {
     while (n--) {
         if (*p++) {
-            return false;
+            return p[-1];
         }
     }
-    return true;
+    return 0;
 }
+
+static const char *qroce_cmd_name(uint8_t opcode);
+
+/*
+ * Refuse command @c with status @st: trace the driver's mistake, the
+ * field and its value (qroce_ub_cmd_field, docs/hw-spec.md §17).
+ */
+static int qroce_cmd_bad(const struct qroce_cmd *c, const char *field,
+                         uint64_t val, const char *why, int st)
+{
+    trace_qroce_ub_cmd_field(qroce_cmd_name(c->hdr.opcode), field, val, why);
+    return st;
+}
+
+#define RANGE "out of range"
+#define MBZ "must be zero"
+#define NOOBJ "names no object"
+#define FULL "object table full"
 
 static int qroce_cmd_nop(QRoceState *s, const struct qroce_cmd *c,
                          uint32_t *out)
@@ -55,14 +74,22 @@ static int qroce_cmd_create_eq(QRoceState *s, const struct qroce_cmd *c,
     QRoceEQ *eq;
     int st;
 
-    if (eqn >= QROCE_NUM_EQS || p->log2_entries < QROCE_EQ_MIN_LOG2 ||
-        p->log2_entries > QROCE_EQ_MAX_LOG2 ||
-        !qroce_mbz(p->rsvd, sizeof(p->rsvd))) {
-        return QROCE_CMD_ERR_PARAM;
+    if (eqn >= QROCE_NUM_EQS) {
+        return qroce_cmd_bad(c, "eqn", eqn, RANGE, QROCE_CMD_ERR_PARAM);
+    }
+    if (p->log2_entries < QROCE_EQ_MIN_LOG2 ||
+        p->log2_entries > QROCE_EQ_MAX_LOG2) {
+        return qroce_cmd_bad(c, "log2_entries", p->log2_entries, RANGE,
+                             QROCE_CMD_ERR_PARAM);
+    }
+    if (qroce_nz(p->rsvd, sizeof(p->rsvd))) {
+        return qroce_cmd_bad(c, "rsvd", qroce_nz(p->rsvd, sizeof(p->rsvd)),
+                             MBZ, QROCE_CMD_ERR_PARAM);
     }
     eq = &s->eq[eqn];
     if (eq->valid) {
-        return QROCE_CMD_ERR_BUSY;
+        return qroce_cmd_bad(c, "eqn", eqn, "the EQ exists",
+                             QROCE_CMD_ERR_BUSY);
     }
     st = qroce_ring_bt(s, &p->ring, (uint64_t)sizeof(struct qroce_eqe)
                        << p->log2_entries, &eq->bt);
@@ -83,11 +110,12 @@ static int qroce_cmd_destroy_eq(QRoceState *s, const struct qroce_cmd *c,
     uint32_t i;
 
     if (eqn >= QROCE_NUM_EQS || !s->eq[eqn].valid) {
-        return QROCE_CMD_ERR_HANDLE;
+        return qroce_cmd_bad(c, "eqn", eqn, NOOBJ, QROCE_CMD_ERR_HANDLE);
     }
     for (i = 0; i < s->max_cq; i++) {
         if (s->cq[i].valid && s->cq[i].eqn == eqn) {
-            return QROCE_CMD_ERR_BUSY;
+            return qroce_cmd_bad(c, "eqn", eqn, "a CQ still uses it",
+                                 QROCE_CMD_ERR_BUSY);
         }
     }
     qroce_bt_free(s, &s->eq[eqn].bt);
@@ -108,19 +136,21 @@ static int qroce_cmd_alloc_pd(QRoceState *s, const struct qroce_cmd *c,
             return QROCE_CMD_OK;
         }
     }
-    return QROCE_CMD_ERR_NORES;
+    return qroce_cmd_bad(c, "pdn", s->max_pd, FULL, QROCE_CMD_ERR_NORES);
 }
 
 static int qroce_cmd_dealloc_pd(QRoceState *s, const struct qroce_cmd *c,
                                 uint32_t *out)
 {
-    QRocePD *pd = qroce_pd_get(s, le32_to_cpu(c->handle.handle));
+    uint32_t pdn = le32_to_cpu(c->handle.handle);
+    QRocePD *pd = qroce_pd_get(s, pdn);
 
     if (!pd) {
-        return QROCE_CMD_ERR_HANDLE;
+        return qroce_cmd_bad(c, "pdn", pdn, NOOBJ, QROCE_CMD_ERR_HANDLE);
     }
     if (pd->refs) {
-        return QROCE_CMD_ERR_BUSY;
+        return qroce_cmd_bad(c, "pdn", pdn, "MRs, QPs, AHs or SRQs use it",
+                             QROCE_CMD_ERR_BUSY);
     }
     pd->valid = false;
     return QROCE_CMD_OK;
@@ -136,14 +166,23 @@ static int qroce_cmd_create_cq(QRoceState *s, const struct qroce_cmd *c,
     uint32_t i;
     int st;
 
-    if (eqn == QROCE_EQN_ASYNC || eqn >= QROCE_NUM_EQS ||
-        uar >= QROCE_DB_PAGES || p->log2_entries < 1 ||
-        p->log2_entries > QROCE_CQ_MAX_LOG2 ||
-        !qroce_mbz(p->rsvd, sizeof(p->rsvd))) {
-        return QROCE_CMD_ERR_PARAM;
+    if (eqn == QROCE_EQN_ASYNC || eqn >= QROCE_NUM_EQS) {
+        return qroce_cmd_bad(c, "eqn", eqn, "EQ 0 or out of range",
+                             QROCE_CMD_ERR_PARAM);
+    }
+    if (uar >= QROCE_DB_PAGES) {
+        return qroce_cmd_bad(c, "uar", uar, RANGE, QROCE_CMD_ERR_PARAM);
+    }
+    if (p->log2_entries < 1 || p->log2_entries > QROCE_CQ_MAX_LOG2) {
+        return qroce_cmd_bad(c, "log2_entries", p->log2_entries, RANGE,
+                             QROCE_CMD_ERR_PARAM);
+    }
+    if (qroce_nz(p->rsvd, sizeof(p->rsvd))) {
+        return qroce_cmd_bad(c, "rsvd", qroce_nz(p->rsvd, sizeof(p->rsvd)),
+                             MBZ, QROCE_CMD_ERR_PARAM);
     }
     if (!s->eq[eqn].valid) {
-        return QROCE_CMD_ERR_HANDLE;
+        return qroce_cmd_bad(c, "eqn", eqn, NOOBJ, QROCE_CMD_ERR_HANDLE);
     }
     for (i = 1; i < s->max_cq; i++) {
         if (!s->cq[i].valid) {
@@ -152,7 +191,7 @@ static int qroce_cmd_create_cq(QRoceState *s, const struct qroce_cmd *c,
         }
     }
     if (!cq) {
-        return QROCE_CMD_ERR_NORES;
+        return qroce_cmd_bad(c, "cqn", s->max_cq, FULL, QROCE_CMD_ERR_NORES);
     }
     memset(cq, 0, sizeof(*cq));
     st = qroce_ring_bt(s, &p->ring, ((uint64_t)sizeof(struct qroce_cqe)
@@ -173,13 +212,14 @@ static int qroce_cmd_create_cq(QRoceState *s, const struct qroce_cmd *c,
 static int qroce_cmd_destroy_cq(QRoceState *s, const struct qroce_cmd *c,
                                 uint32_t *out)
 {
-    QRoceCQ *cq = qroce_cq_get(s, le32_to_cpu(c->handle.handle));
+    uint32_t cqn = le32_to_cpu(c->handle.handle);
+    QRoceCQ *cq = qroce_cq_get(s, cqn);
 
     if (!cq) {
-        return QROCE_CMD_ERR_HANDLE;
+        return qroce_cmd_bad(c, "cqn", cqn, NOOBJ, QROCE_CMD_ERR_HANDLE);
     }
     if (cq->refs) {
-        return QROCE_CMD_ERR_BUSY;
+        return qroce_cmd_bad(c, "cqn", cqn, "QPs use it", QROCE_CMD_ERR_BUSY);
     }
     qroce_bt_free(s, &cq->bt);
     memset(cq, 0, sizeof(*cq));
@@ -190,28 +230,46 @@ static int qroce_cmd_destroy_cq(QRoceState *s, const struct qroce_cmd *c,
  * Check CREATE_QP's fields and the SRQ it names (in *@srq, NULL without
  * QROCE_CREATE_QP_SRQ).  Returns a QROCE_CMD_* status.
  */
-static int qroce_create_qp_check(QRoceState *s,
-                                 const struct qroce_cmd_create_qp *p,
+static int qroce_create_qp_check(QRoceState *s, const struct qroce_cmd *c,
                                  QRoceSRQ **srq)
 {
+    const struct qroce_cmd_create_qp *p = &c->create_qp;
     uint32_t uar = le32_to_cpu(p->uar);
     bool use_srq = p->flags & QROCE_CREATE_QP_SRQ;
+    uint32_t bad_flags = p->flags & ~(QROCE_CREATE_QP_SIG_ALL |
+                                      QROCE_CREATE_QP_SRQ);
 
     *srq = NULL;
-    if (p->type > QROCE_QPT_GSI || uar >= QROCE_DB_PAGES ||
-        (p->flags & ~(QROCE_CREATE_QP_SIG_ALL | QROCE_CREATE_QP_SRQ)) ||
-        !qroce_mbz(p->rsvd, sizeof(p->rsvd)) || (!use_srq && p->srqn)) {
-        return QROCE_CMD_ERR_PARAM;
+    if (p->type > QROCE_QPT_GSI) {
+        return qroce_cmd_bad(c, "type", p->type, RANGE, QROCE_CMD_ERR_PARAM);
+    }
+    if (uar >= QROCE_DB_PAGES) {
+        return qroce_cmd_bad(c, "uar", uar, RANGE, QROCE_CMD_ERR_PARAM);
+    }
+    if (bad_flags || qroce_nz(p->rsvd, sizeof(p->rsvd))) {
+        return qroce_cmd_bad(c, bad_flags ? "flags" : "rsvd", bad_flags ?
+                             bad_flags : qroce_nz(p->rsvd, sizeof(p->rsvd)),
+                             MBZ, QROCE_CMD_ERR_PARAM);
+    }
+    if (!use_srq && p->srqn) {
+        return qroce_cmd_bad(c, "srqn", le32_to_cpu(p->srqn),
+                             "without the SRQ flag", QROCE_CMD_ERR_PARAM);
     }
     if (use_srq) {
         /* RC/UC/UD only; the QP has no RQ of its own */
-        if (p->type == QROCE_QPT_GSI || p->rq_log2_entries ||
-            p->rq.addr || p->rq.npages || p->rq.level || p->rq.rsvd) {
-            return QROCE_CMD_ERR_PARAM;
+        if (p->type == QROCE_QPT_GSI) {
+            return qroce_cmd_bad(c, "type", p->type, "GSI with an SRQ",
+                                 QROCE_CMD_ERR_PARAM);
+        }
+        if (p->rq_log2_entries || p->rq.addr || p->rq.npages ||
+            p->rq.level || p->rq.rsvd) {
+            return qroce_cmd_bad(c, "rq", le64_to_cpu(p->rq.addr),
+                                 "an RQ with an SRQ", QROCE_CMD_ERR_PARAM);
         }
         *srq = qroce_srq_get(s, le32_to_cpu(p->srqn));
         if (!*srq) {
-            return QROCE_CMD_ERR_HANDLE;
+            return qroce_cmd_bad(c, "srqn", le32_to_cpu(p->srqn), NOOBJ,
+                                 QROCE_CMD_ERR_HANDLE);
         }
     }
     return QROCE_CMD_OK;
@@ -221,13 +279,15 @@ static int qroce_create_qp_check(QRoceState *s,
  * The QPN of a new QP of @type in *@qpn: 1 for the GSI QP.  Returns a
  * QROCE_CMD_* status.
  */
-static int qroce_qp_alloc_qpn(QRoceState *s, uint8_t type, uint32_t *qpn)
+static int qroce_qp_alloc_qpn(QRoceState *s, const struct qroce_cmd *c,
+                              uint8_t type, uint32_t *qpn)
 {
     uint32_t i;
 
     if (type == QROCE_QPT_GSI) {
         if (s->qp[1].valid) {
-            return QROCE_CMD_ERR_BUSY;
+            return qroce_cmd_bad(c, "type", type, "the GSI QP exists",
+                                 QROCE_CMD_ERR_BUSY);
         }
         *qpn = 1;
         return QROCE_CMD_OK;
@@ -242,7 +302,7 @@ static int qroce_qp_alloc_qpn(QRoceState *s, uint8_t type, uint32_t *qpn)
         }
     }
     if (!*qpn) {
-        return QROCE_CMD_ERR_NORES;
+        return qroce_cmd_bad(c, "qpn", s->max_qp, FULL, QROCE_CMD_ERR_NORES);
     }
     s->next_qpn = *qpn + 1 < s->max_qp ? *qpn + 1 : 2;
     return QROCE_CMD_OK;
@@ -286,14 +346,17 @@ static int qroce_cmd_create_qp(QRoceState *s, const struct qroce_cmd *c,
     uint32_t qpn;
     int st;
 
-    st = qroce_create_qp_check(s, p, &srq);
+    st = qroce_create_qp_check(s, c, &srq);
     if (st != QROCE_CMD_OK) {
         return st;
     }
     if (!pd || !scq || !rcq) {
-        return QROCE_CMD_ERR_HANDLE;
+        return qroce_cmd_bad(c, !pd ? "pdn" : !scq ? "send_cqn" : "recv_cqn",
+                             !pd ? pdn : le32_to_cpu(!scq ? p->send_cqn :
+                                                     p->recv_cqn),
+                             NOOBJ, QROCE_CMD_ERR_HANDLE);
     }
-    st = qroce_qp_alloc_qpn(s, p->type, &qpn);
+    st = qroce_qp_alloc_qpn(s, c, p->type, &qpn);
     if (st != QROCE_CMD_OK) {
         return st;
     }
@@ -499,36 +562,57 @@ static bool qroce_qp_trans_ok(uint32_t type, uint32_t cur, uint32_t next,
 #undef A
 
 /* Check MODIFY_QP's attribute values before changing anything. */
-static int qroce_modify_qp_check(QRoceState *s,
-                                 const struct qroce_cmd_modify_qp *p,
+static int qroce_modify_qp_check(QRoceState *s, const struct qroce_cmd *c,
                                  uint32_t mask)
 {
+    const struct qroce_cmd_modify_qp *p = &c->modify_qp;
+    const struct {
+        uint32_t attr;
+        bool bad;
+        const char *field;
+        uint64_t val;
+    } chk[] = {
+        { QROCE_QP_ATTR_PATH_MTU, p->path_mtu < QROCE_MTU_256 ||
+          p->path_mtu > QROCE_MTU_4096, "path_mtu", p->path_mtu },
+        { QROCE_QP_ATTR_RETRY_CNT, p->retry_cnt > 7, "retry_cnt",
+          p->retry_cnt },
+        { QROCE_QP_ATTR_RNR_RETRY, p->rnr_retry > 7, "rnr_retry",
+          p->rnr_retry },
+        { QROCE_QP_ATTR_MIN_RNR_TIMER, p->min_rnr_timer > 31,
+          "min_rnr_timer", p->min_rnr_timer },
+        { QROCE_QP_ATTR_TIMEOUT, p->timeout > 31, "timeout", p->timeout },
+        { QROCE_QP_ATTR_MAX_QP_RD_ATOMIC,
+          p->max_rd_atomic > QROCE_DEF_MAX_RD_ATOM, "max_rd_atomic",
+          p->max_rd_atomic },
+        { QROCE_QP_ATTR_MAX_DEST_RD_ATOMIC,
+          p->max_dest_rd_atomic > QROCE_DEF_MAX_RD_ATOM,
+          "max_dest_rd_atomic", p->max_dest_rd_atomic },
+        { QROCE_QP_ATTR_ACCESS_FLAGS,
+          le32_to_cpu(p->access_flags) & ~QROCE_ACCESS_MASK,
+          "access_flags", le32_to_cpu(p->access_flags) },
+        { QROCE_QP_ATTR_SQ_PSN, le32_to_cpu(p->sq_psn) >> 24, "sq_psn",
+          le32_to_cpu(p->sq_psn) },
+        { QROCE_QP_ATTR_RQ_PSN, le32_to_cpu(p->rq_psn) >> 24, "rq_psn",
+          le32_to_cpu(p->rq_psn) },
+        { QROCE_QP_ATTR_DEST_QPN, le32_to_cpu(p->dest_qpn) >> 24,
+          "dest_qpn", le32_to_cpu(p->dest_qpn) },
+        { QROCE_QP_ATTR_AV, p->av.net_type != QROCE_NET_IPV4 &&
+          p->av.net_type != QROCE_NET_IPV6, "av.net_type", p->av.net_type },
+        { QROCE_QP_ATTR_AV, p->av.rsvd, "av.rsvd", p->av.rsvd },
+    };
     uint8_t gid[16];
+    size_t i;
 
-    if (((mask & QROCE_QP_ATTR_PATH_MTU) &&
-         (p->path_mtu < QROCE_MTU_256 || p->path_mtu > QROCE_MTU_4096)) ||
-        ((mask & QROCE_QP_ATTR_RETRY_CNT) && p->retry_cnt > 7) ||
-        ((mask & QROCE_QP_ATTR_RNR_RETRY) && p->rnr_retry > 7) ||
-        ((mask & QROCE_QP_ATTR_MIN_RNR_TIMER) && p->min_rnr_timer > 31) ||
-        ((mask & QROCE_QP_ATTR_TIMEOUT) && p->timeout > 31) ||
-        ((mask & QROCE_QP_ATTR_MAX_QP_RD_ATOMIC) &&
-         p->max_rd_atomic > QROCE_DEF_MAX_RD_ATOM) ||
-        ((mask & QROCE_QP_ATTR_MAX_DEST_RD_ATOMIC) &&
-         p->max_dest_rd_atomic > QROCE_DEF_MAX_RD_ATOM) ||
-        ((mask & QROCE_QP_ATTR_ACCESS_FLAGS) &&
-         (le32_to_cpu(p->access_flags) & ~QROCE_ACCESS_MASK)) ||
-        ((mask & QROCE_QP_ATTR_SQ_PSN) && (le32_to_cpu(p->sq_psn) >> 24)) ||
-        ((mask & QROCE_QP_ATTR_RQ_PSN) && (le32_to_cpu(p->rq_psn) >> 24)) ||
-        ((mask & QROCE_QP_ATTR_DEST_QPN) &&
-         (le32_to_cpu(p->dest_qpn) >> 24))) {
-        return QROCE_CMD_ERR_PARAM;
-    }
-    if (mask & QROCE_QP_ATTR_AV) {
-        if ((p->av.net_type != QROCE_NET_IPV4 &&
-             p->av.net_type != QROCE_NET_IPV6) || p->av.rsvd ||
-            !qroce_gid_get(s, p->av.sgid_index, gid)) {
-            return QROCE_CMD_ERR_PARAM;
+    for (i = 0; i < ARRAY_SIZE(chk); i++) {
+        if ((mask & chk[i].attr) && chk[i].bad) {
+            return qroce_cmd_bad(c, chk[i].field, chk[i].val, RANGE,
+                                 QROCE_CMD_ERR_PARAM);
         }
+    }
+    if ((mask & QROCE_QP_ATTR_AV) &&
+        !qroce_gid_get(s, p->av.sgid_index, gid)) {
+        return qroce_cmd_bad(c, "av.sgid_index", p->av.sgid_index,
+                             "no such GID", QROCE_CMD_ERR_PARAM);
     }
     return QROCE_CMD_OK;
 }
@@ -591,33 +675,46 @@ static int qroce_cmd_modify_qp(QRoceState *s, const struct qroce_cmd *c,
     const struct qroce_cmd_modify_qp *p = &c->modify_qp;
     QRoceQP *qp = qroce_qp_get(s, le32_to_cpu(p->qpn));
     uint32_t mask = le32_to_cpu(p->attr_mask);
+    uint32_t unknown = mask & ~((QROCE_QP_ATTR_DEST_QPN << 1) - 1);
     uint32_t cur, next;
 
     if (!qp) {
-        return QROCE_CMD_ERR_HANDLE;
+        return qroce_cmd_bad(c, "qpn", le32_to_cpu(p->qpn), NOOBJ,
+                             QROCE_CMD_ERR_HANDLE);
     }
-    if ((mask & ~((QROCE_QP_ATTR_DEST_QPN << 1) - 1)) ||
-        !qroce_mbz(p->rsvd0, sizeof(p->rsvd0)) || p->rsvd1) {
-        return QROCE_CMD_ERR_PARAM;
+    if (unknown) {
+        return qroce_cmd_bad(c, "attr_mask", unknown, "unknown attributes",
+                             QROCE_CMD_ERR_PARAM);
+    }
+    if (qroce_nz(p->rsvd0, sizeof(p->rsvd0)) || p->rsvd1) {
+        return qroce_cmd_bad(c, "rsvd", p->rsvd1 ? p->rsvd1 :
+                             qroce_nz(p->rsvd0, sizeof(p->rsvd0)), MBZ,
+                             QROCE_CMD_ERR_PARAM);
     }
     cur = qp->state;
     if (mask & QROCE_QP_ATTR_CUR_STATE) {
         if (p->cur_state > QROCE_QPS_ERR) {
-            return QROCE_CMD_ERR_PARAM;
+            return qroce_cmd_bad(c, "cur_state", p->cur_state, RANGE,
+                                 QROCE_CMD_ERR_PARAM);
         }
         if (p->cur_state != cur) {
-            return QROCE_CMD_ERR_STATE;
+            return qroce_cmd_bad(c, "cur_state", p->cur_state,
+                                 "not the QP's state", QROCE_CMD_ERR_STATE);
         }
     }
     next = (mask & QROCE_QP_ATTR_STATE) ? p->new_state : cur;
     if (next > QROCE_QPS_ERR) {
-        return QROCE_CMD_ERR_PARAM;
+        return qroce_cmd_bad(c, "new_state", next, RANGE,
+                             QROCE_CMD_ERR_PARAM);
     }
     if (!qroce_qp_trans_ok(qp->type, cur, next, mask)) {
-        return QROCE_CMD_ERR_STATE;
+        trace_qroce_ub_qp_trans(qp->qpn, qp->type, cur, next, mask);
+        return qroce_cmd_bad(c, "attr_mask", mask,
+                             "transition or attributes not allowed",
+                             QROCE_CMD_ERR_STATE);
     }
     /* Check every value before changing anything. */
-    if (qroce_modify_qp_check(s, p, mask) != QROCE_CMD_OK) {
+    if (qroce_modify_qp_check(s, c, mask) != QROCE_CMD_OK) {
         return QROCE_CMD_ERR_PARAM;
     }
     qroce_modify_qp_apply(qp, p, mask);
@@ -633,7 +730,8 @@ static int qroce_cmd_query_qp(QRoceState *s, const struct qroce_cmd *c,
     QRoceQP *qp = qroce_qp_get(s, le32_to_cpu(c->qpn.qpn));
 
     if (!qp) {
-        return QROCE_CMD_ERR_HANDLE;
+        return qroce_cmd_bad(c, "qpn", le32_to_cpu(c->qpn.qpn), NOOBJ,
+                             QROCE_CMD_ERR_HANDLE);
     }
     out[0] = qp->state;
     out[1] = qp->rc.npsn;
@@ -663,7 +761,8 @@ static int qroce_cmd_destroy_qp(QRoceState *s, const struct qroce_cmd *c,
     QRoceQP *qp = qroce_qp_get(s, le32_to_cpu(c->qpn.qpn));
 
     if (!qp) {
-        return QROCE_CMD_ERR_HANDLE;
+        return qroce_cmd_bad(c, "qpn", le32_to_cpu(c->qpn.qpn), NOOBJ,
+                             QROCE_CMD_ERR_HANDLE);
     }
     qroce_qp_free(s, qp);
     return QROCE_CMD_OK;
@@ -674,13 +773,13 @@ static int qroce_cmd_destroy_qp(QRoceState *s, const struct qroce_cmd *c,
  * one given (a key comes back late), in *@mr, its index in *@idx.  A
  * QROCE_CMD_* status.
  */
-static int qroce_mr_slot(QRoceState *s, uint32_t pdn, QRoceMR **mr,
-                         uint32_t *idx)
+static int qroce_mr_slot(QRoceState *s, const struct qroce_cmd *c,
+                         uint32_t pdn, QRoceMR **mr, uint32_t *idx)
 {
     uint32_t i, n;
 
     if (!qroce_pd_get(s, pdn)) {
-        return QROCE_CMD_ERR_HANDLE;
+        return qroce_cmd_bad(c, "pdn", pdn, NOOBJ, QROCE_CMD_ERR_HANDLE);
     }
     for (n = 0; n < s->max_mr - 1; n++) {
         i = 1 + (s->next_mr - 1 + n) % (s->max_mr - 1);
@@ -691,7 +790,7 @@ static int qroce_mr_slot(QRoceState *s, uint32_t pdn, QRoceMR **mr,
             return QROCE_CMD_OK;
         }
     }
-    return QROCE_CMD_ERR_NORES;
+    return qroce_cmd_bad(c, "key", s->max_mr, FULL, QROCE_CMD_ERR_NORES);
 }
 
 static int qroce_cmd_reg_mr(QRoceState *s, const struct qroce_cmd *c,
@@ -707,16 +806,24 @@ static int qroce_cmd_reg_mr(QRoceState *s, const struct qroce_cmd *c,
     uint32_t i = 0;
     int st;
 
-    if ((access & ~QROCE_ACCESS_MASK) || p->rsvd ||
-        iova + length < iova) {
-        return QROCE_CMD_ERR_PARAM;
+    if (access & ~QROCE_ACCESS_MASK) {
+        return qroce_cmd_bad(c, "access", access, RANGE, QROCE_CMD_ERR_PARAM);
     }
-    st = qroce_mr_slot(s, pdn, &mr, &i);
+    if (p->rsvd) {
+        return qroce_cmd_bad(c, "rsvd", p->rsvd, MBZ, QROCE_CMD_ERR_PARAM);
+    }
+    if (iova + length < iova) {
+        return qroce_cmd_bad(c, "length", length, "iova + length wraps",
+                             QROCE_CMD_ERR_PARAM);
+    }
+    st = qroce_mr_slot(s, c, pdn, &mr, &i);
     if (st != QROCE_CMD_OK) {
         return st;
     }
     if (!qroce_bt_exact(&p->pages, fpo, length)) {
-        return QROCE_CMD_ERR_PARAM;     /* the table covers exactly the MR */
+        /* the table covers exactly the MR */
+        return qroce_cmd_bad(c, "pages.npages", le32_to_cpu(p->pages.npages),
+                             "not the MR's pages", QROCE_CMD_ERR_PARAM);
     }
     st = qroce_bt_load(s, &p->pages, p->inline_pages, true, true, &mr->bt);
     if (st != QROCE_CMD_OK) {
@@ -725,7 +832,9 @@ static int qroce_cmd_reg_mr(QRoceState *s, const struct qroce_cmd *c,
     if (mr->bt.phys) {
         if (access & ~QROCE_ACCESS_LOCAL_WRITE) {
             qroce_bt_free(s, &mr->bt);
-            return QROCE_CMD_ERR_PARAM;
+            return qroce_cmd_bad(c, "access", access,
+                                 "remote access to a PHYS MR",
+                                 QROCE_CMD_ERR_PARAM);
         }
     }
     mr->variant++;
@@ -756,11 +865,11 @@ static int qroce_cmd_alloc_mr(QRoceState *s, const struct qroce_cmd *c,
     int st;
 
     if (max_pages == 0 || max_pages > QROCE_DEF_MAX_FRMR_PAGES) {
-        trace_qroce_ub_cmd_field("ALLOC_MR", "max_pages", max_pages,
-                                 "0 or above CAP_MAX_FRMR_PAGES");
-        return QROCE_CMD_ERR_PARAM;
+        return qroce_cmd_bad(c, "max_pages", max_pages,
+                             "0 or above CAP_MAX_FRMR_PAGES",
+                             QROCE_CMD_ERR_PARAM);
     }
-    st = qroce_mr_slot(s, pdn, &mr, &i);
+    st = qroce_mr_slot(s, c, pdn, &mr, &i);
     if (st == QROCE_CMD_OK) {
         st = qroce_frmr_alloc(s, mr, max_pages);
     }
@@ -791,7 +900,7 @@ static int qroce_cmd_dereg_mr(QRoceState *s, const struct qroce_cmd *c,
         mr = qroce_frmr_get(s, key);
     }
     if (!mr) {
-        return QROCE_CMD_ERR_HANDLE;
+        return qroce_cmd_bad(c, "key", key, NOOBJ, QROCE_CMD_ERR_HANDLE);
     }
     s->pd[mr->pdn].refs--;
     qroce_mr_free(s, mr);
@@ -807,16 +916,21 @@ static int qroce_cmd_create_ah(QRoceState *s, const struct qroce_cmd *c,
     uint8_t gid[16];
     uint32_t i;
 
-    if (p->rsvd || p->av.rsvd ||
-        (p->av.net_type != QROCE_NET_IPV4 &&
-         p->av.net_type != QROCE_NET_IPV6)) {
-        return QROCE_CMD_ERR_PARAM;
+    if (p->rsvd || p->av.rsvd) {
+        return qroce_cmd_bad(c, p->rsvd ? "rsvd" : "av.rsvd",
+                             p->rsvd ? p->rsvd : p->av.rsvd, MBZ,
+                             QROCE_CMD_ERR_PARAM);
+    }
+    if (p->av.net_type != QROCE_NET_IPV4 && p->av.net_type != QROCE_NET_IPV6) {
+        return qroce_cmd_bad(c, "av.net_type", p->av.net_type, RANGE,
+                             QROCE_CMD_ERR_PARAM);
     }
     if (!pd) {
-        return QROCE_CMD_ERR_HANDLE;
+        return qroce_cmd_bad(c, "pdn", pdn, NOOBJ, QROCE_CMD_ERR_HANDLE);
     }
     if (!qroce_gid_get(s, p->av.sgid_index, gid)) {
-        return QROCE_CMD_ERR_PARAM;
+        return qroce_cmd_bad(c, "av.sgid_index", p->av.sgid_index,
+                             "no such GID", QROCE_CMD_ERR_PARAM);
     }
     for (i = 1; i < s->max_ah; i++) {
         if (!s->ah[i].valid) {
@@ -836,7 +950,7 @@ static int qroce_cmd_create_ah(QRoceState *s, const struct qroce_cmd *c,
             return QROCE_CMD_OK;
         }
     }
-    return QROCE_CMD_ERR_NORES;
+    return qroce_cmd_bad(c, "ahn", s->max_ah, FULL, QROCE_CMD_ERR_NORES);
 }
 
 static int qroce_cmd_destroy_ah(QRoceState *s, const struct qroce_cmd *c,
@@ -845,7 +959,8 @@ static int qroce_cmd_destroy_ah(QRoceState *s, const struct qroce_cmd *c,
     QRoceAH *ah = qroce_ah_get(s, le32_to_cpu(c->handle.handle));
 
     if (!ah) {
-        return QROCE_CMD_ERR_HANDLE;
+        return qroce_cmd_bad(c, "ahn", le32_to_cpu(c->handle.handle), NOOBJ,
+                             QROCE_CMD_ERR_HANDLE);
     }
     s->pd[ah->pdn].refs--;
     memset(ah, 0, sizeof(*ah));
@@ -865,13 +980,25 @@ static int qroce_cmd_create_srq(QRoceState *s, const struct qroce_cmd *c,
     int st;
 
     /* cqn is for XRC SRQs, which this device does not have: MBZ */
-    if (uar >= QROCE_DB_PAGES || p->cqn || p->rsvd || p->rsvd1 ||
-        p->log2_entries < 1 || p->log2_entries > QROCE_WQ_MAX_LOG2 ||
-        limit >= (1u << p->log2_entries)) {
-        return QROCE_CMD_ERR_PARAM;
+    if (uar >= QROCE_DB_PAGES) {
+        return qroce_cmd_bad(c, "uar", uar, RANGE, QROCE_CMD_ERR_PARAM);
+    }
+    if (p->cqn || p->rsvd || p->rsvd1) {
+        return qroce_cmd_bad(c, p->cqn ? "cqn" : "rsvd",
+                             p->cqn ? le32_to_cpu(p->cqn) :
+                             p->rsvd ? p->rsvd : p->rsvd1, MBZ,
+                             QROCE_CMD_ERR_PARAM);
+    }
+    if (p->log2_entries < 1 || p->log2_entries > QROCE_WQ_MAX_LOG2) {
+        return qroce_cmd_bad(c, "log2_entries", p->log2_entries, RANGE,
+                             QROCE_CMD_ERR_PARAM);
+    }
+    if (limit >= (1u << p->log2_entries)) {
+        return qroce_cmd_bad(c, "limit", limit, "not below the size",
+                             QROCE_CMD_ERR_PARAM);
     }
     if (!pd) {
-        return QROCE_CMD_ERR_HANDLE;
+        return qroce_cmd_bad(c, "pdn", pdn, NOOBJ, QROCE_CMD_ERR_HANDLE);
     }
     for (i = 1; i < s->max_srq; i++) {
         if (!s->srq[i].valid) {
@@ -880,7 +1007,8 @@ static int qroce_cmd_create_srq(QRoceState *s, const struct qroce_cmd *c,
         }
     }
     if (!srq) {
-        return QROCE_CMD_ERR_NORES;
+        return qroce_cmd_bad(c, "srqn", s->max_srq, FULL,
+                             QROCE_CMD_ERR_NORES);
     }
     memset(srq, 0, sizeof(*srq));
     st = qroce_wq_load(s, &p->ring, p->log2_entries, p->wqe_shift,
@@ -906,10 +1034,12 @@ static int qroce_cmd_modify_srq(QRoceState *s, const struct qroce_cmd *c,
     uint32_t limit = le32_to_cpu(c->modify_srq.limit);
 
     if (!srq) {
-        return QROCE_CMD_ERR_HANDLE;
+        return qroce_cmd_bad(c, "srqn", le32_to_cpu(c->modify_srq.srqn),
+                             NOOBJ, QROCE_CMD_ERR_HANDLE);
     }
     if (limit >= (1u << srq->wq.log2)) {
-        return QROCE_CMD_ERR_PARAM;
+        return qroce_cmd_bad(c, "limit", limit, "not below the size",
+                             QROCE_CMD_ERR_PARAM);
     }
     srq->limit = limit;     /* (re)arms the limit event; 0 disarms */
     return QROCE_CMD_OK;
@@ -921,7 +1051,8 @@ static int qroce_cmd_query_srq(QRoceState *s, const struct qroce_cmd *c,
     QRoceSRQ *srq = qroce_srq_get(s, le32_to_cpu(c->handle.handle));
 
     if (!srq) {
-        return QROCE_CMD_ERR_HANDLE;
+        return qroce_cmd_bad(c, "srqn", le32_to_cpu(c->handle.handle), NOOBJ,
+                             QROCE_CMD_ERR_HANDLE);
     }
     out[0] = srq->limit;
     out[1] = srq->wq.ci;
@@ -934,10 +1065,12 @@ static int qroce_cmd_destroy_srq(QRoceState *s, const struct qroce_cmd *c,
     QRoceSRQ *srq = qroce_srq_get(s, le32_to_cpu(c->handle.handle));
 
     if (!srq) {
-        return QROCE_CMD_ERR_HANDLE;
+        return qroce_cmd_bad(c, "srqn", le32_to_cpu(c->handle.handle), NOOBJ,
+                             QROCE_CMD_ERR_HANDLE);
     }
     if (srq->refs) {
-        return QROCE_CMD_ERR_BUSY;
+        return qroce_cmd_bad(c, "srqn", srq->srqn, "QPs use it",
+                             QROCE_CMD_ERR_BUSY);
     }
     s->pd[srq->pdn].refs--;
     qroce_bt_free(s, &srq->wq.bt);
@@ -951,9 +1084,16 @@ static int qroce_cmd_set_gid(QRoceState *s, const struct qroce_cmd *c,
     const struct qroce_cmd_set_gid *p = &c->set_gid;
     uint32_t idx = le32_to_cpu(p->index);
 
-    if (idx >= QROCE_DEF_MAX_GID || p->type != QROCE_GID_ROCE_V2 ||
-        !qroce_mbz(p->rsvd, sizeof(p->rsvd))) {
-        return QROCE_CMD_ERR_PARAM;
+    if (idx >= QROCE_DEF_MAX_GID) {
+        return qroce_cmd_bad(c, "index", idx, RANGE, QROCE_CMD_ERR_PARAM);
+    }
+    if (p->type != QROCE_GID_ROCE_V2) {
+        return qroce_cmd_bad(c, "type", p->type, "not RoCEv2",
+                             QROCE_CMD_ERR_PARAM);
+    }
+    if (qroce_nz(p->rsvd, sizeof(p->rsvd))) {
+        return qroce_cmd_bad(c, "rsvd", qroce_nz(p->rsvd, sizeof(p->rsvd)),
+                             MBZ, QROCE_CMD_ERR_PARAM);
     }
     s->gid[idx].valid = true;
     s->gid[idx].type = p->type;
@@ -967,10 +1107,10 @@ static int qroce_cmd_del_gid(QRoceState *s, const struct qroce_cmd *c,
     uint32_t idx = le32_to_cpu(c->handle.handle);
 
     if (idx >= QROCE_DEF_MAX_GID) {
-        return QROCE_CMD_ERR_PARAM;
+        return qroce_cmd_bad(c, "index", idx, RANGE, QROCE_CMD_ERR_PARAM);
     }
     if (!s->gid[idx].valid) {
-        return QROCE_CMD_ERR_HANDLE;
+        return qroce_cmd_bad(c, "index", idx, NOOBJ, QROCE_CMD_ERR_HANDLE);
     }
     memset(&s->gid[idx], 0, sizeof(s->gid[idx]));
     return QROCE_CMD_OK;
@@ -1023,17 +1163,27 @@ static int qroce_cmd_exec(QRoceState *s, const struct qroce_cmd *cmd,
         return s->inj_cmd_status;
     }
     if (!d || !d->fn) {
-        trace_qroce_ub_cmd_field("?", "opcode", op, "unknown opcode");
-        return QROCE_CMD_ERR_OPCODE;
+        return qroce_cmd_bad(cmd, "opcode", op, "unknown opcode",
+                             QROCE_CMD_ERR_OPCODE);
     }
     if (cmd->hdr.flags || cmd->hdr.rsvd) {
-        trace_qroce_ub_cmd_field(d->name, cmd->hdr.flags ? "flags" : "rsvd",
-                                 cmd->hdr.flags ? cmd->hdr.flags :
-                                 cmd->hdr.rsvd, "MBZ");
-        return QROCE_CMD_ERR_PARAM;
+        return qroce_cmd_bad(cmd, cmd->hdr.flags ? "flags" : "rsvd",
+                             cmd->hdr.flags ? cmd->hdr.flags : cmd->hdr.rsvd,
+                             "must be zero", QROCE_CMD_ERR_PARAM);
     }
     return d->fn(s, cmd, out);
 }
+
+static const char *qroce_cmd_name(uint8_t opcode)
+{
+    return opcode < QROCE_CMD_MAX && qroce_cmds[opcode].name ?
+           qroce_cmds[opcode].name : "?";
+}
+
+#undef RANGE
+#undef MBZ
+#undef NOOBJ
+#undef FULL
 
 void qroce_fatal(QRoceState *s, uint32_t code)
 {

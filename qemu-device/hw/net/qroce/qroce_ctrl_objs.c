@@ -26,6 +26,14 @@ void qroce_bt_free(QRoceState *s, QRoceBT *bt)
     memset(bt, 0, sizeof(*bt));
 }
 
+/* Refuse a buffer table: trace @field and @val (§17); returns @st. */
+static int qroce_bt_bad(const char *field, uint64_t val, const char *why,
+                        int st)
+{
+    trace_qroce_ub_bt_field(field, val, why);
+    return st;
+}
+
 /*
  * The page list of a LIST2 table at @addr: a list of the pages that hold
  * the page list.  Returns a QROCE_CMD_* status.
@@ -38,10 +46,12 @@ static int qroce_bt_read_list2(QRoceState *s, uint64_t addr, QRoceBT *bt)
     uint32_t i;
 
     if (addr & 7) {
-        return QROCE_CMD_ERR_PARAM;
+        return qroce_bt_bad("LIST2 addr", addr, "not 8-byte aligned",
+                            QROCE_CMD_ERR_PARAM);
     }
     if (!qroce_dma_read(s, addr, l1, (uint64_t)nl1 * 8)) {
-        return QROCE_CMD_ERR_DMA;
+        return qroce_bt_bad("LIST2 addr", addr, "not readable",
+                            QROCE_CMD_ERR_DMA);
     }
     for (i = 0; i < nl1; i++) {
         uint32_t n = MIN(QROCE_BT_L2_ENTRIES,
@@ -51,7 +61,9 @@ static int qroce_bt_read_list2(QRoceState *s, uint64_t addr, QRoceBT *bt)
         if ((p & 0xfff) ||
             !qroce_dma_read(s, p, bt->pages + i * QROCE_BT_L2_ENTRIES,
                             (uint64_t)n * 8)) {
-            return QROCE_CMD_ERR_DMA;
+            return qroce_bt_bad("LIST2 page", p,
+                                "not 4 KiB aligned or not readable",
+                                QROCE_CMD_ERR_DMA);
         }
     }
     for (i = 0; i < npages; i++) {
@@ -76,7 +88,8 @@ static int qroce_bt_fill(QRoceState *s, const struct qroce_bt *gbt,
     switch (gbt->level) {
     case QROCE_BT_CONTIG:
         if (addr & ((1ULL << shift) - 1)) {
-            return QROCE_CMD_ERR_PARAM;
+            return qroce_bt_bad("CONTIG addr", addr, "not page aligned",
+                                QROCE_CMD_ERR_PARAM);
         }
         for (i = 0; i < npages; i++) {
             bt->pages[i] = addr + ((uint64_t)i << shift);
@@ -84,7 +97,9 @@ static int qroce_bt_fill(QRoceState *s, const struct qroce_bt *gbt,
         return QROCE_CMD_OK;
     case QROCE_BT_INLINE:
         if (!allow_inline || npages > QROCE_BT_MAX_INLINE || addr) {
-            return QROCE_CMD_ERR_PARAM;
+            return qroce_bt_bad("INLINE npages", npages,
+                                "not REG_MR, over 4 pages or addr set",
+                                QROCE_CMD_ERR_PARAM);
         }
         for (i = 0; i < npages; i++) {
             bt->pages[i] = le64_to_cpu(inline_pages[i]);
@@ -92,10 +107,12 @@ static int qroce_bt_fill(QRoceState *s, const struct qroce_bt *gbt,
         return QROCE_CMD_OK;
     case QROCE_BT_LIST1:
         if (addr & 7) {
-            return QROCE_CMD_ERR_PARAM;
+            return qroce_bt_bad("LIST1 addr", addr, "not 8-byte aligned",
+                                QROCE_CMD_ERR_PARAM);
         }
         if (!qroce_dma_read(s, addr, bt->pages, (uint64_t)npages * 8)) {
-            return QROCE_CMD_ERR_DMA;
+            return qroce_bt_bad("LIST1 addr", addr, "not readable",
+                                QROCE_CMD_ERR_DMA);
         }
         for (i = 0; i < npages; i++) {
             bt->pages[i] = le64_to_cpu(bt->pages[i]);
@@ -104,7 +121,8 @@ static int qroce_bt_fill(QRoceState *s, const struct qroce_bt *gbt,
     case QROCE_BT_LIST2:
         return qroce_bt_read_list2(s, addr, bt);
     default:
-        return QROCE_CMD_ERR_PARAM;
+        return qroce_bt_bad("level", gbt->level, "out of range",
+                            QROCE_CMD_ERR_PARAM);
     }
 }
 
@@ -124,18 +142,24 @@ int qroce_bt_load(QRoceState *s, const struct qroce_bt *gbt,
 
     memset(bt, 0, sizeof(*bt));
     if (gbt->rsvd) {
-        return QROCE_CMD_ERR_PARAM;
+        return qroce_bt_bad("rsvd", gbt->rsvd, "must be zero",
+                            QROCE_CMD_ERR_PARAM);
     }
     if (gbt->level == QROCE_BT_PHYS) {
         if (!allow_phys) {
-            return QROCE_CMD_ERR_PARAM;
+            return qroce_bt_bad("level", gbt->level, "PHYS is for REG_MR",
+                                QROCE_CMD_ERR_PARAM);
         }
         bt->phys = true;
         return QROCE_CMD_OK;
     }
-    if (shift < QROCE_BT_MIN_PAGE_SHIFT || shift > QROCE_BT_MAX_PAGE_SHIFT ||
-        npages == 0 || npages > QROCE_BT_MAX_PAGES) {
-        return QROCE_CMD_ERR_PARAM;
+    if (shift < QROCE_BT_MIN_PAGE_SHIFT || shift > QROCE_BT_MAX_PAGE_SHIFT) {
+        return qroce_bt_bad("page_shift", shift, "out of range",
+                            QROCE_CMD_ERR_PARAM);
+    }
+    if (npages == 0 || npages > QROCE_BT_MAX_PAGES) {
+        return qroce_bt_bad("npages", npages, "out of range",
+                            QROCE_CMD_ERR_PARAM);
     }
     mask = (1ULL << shift) - 1;
     if (s->bt_pages + npages > s->max_bt_pages) {
@@ -155,7 +179,9 @@ int qroce_bt_load(QRoceState *s, const struct qroce_bt *gbt,
     st = qroce_bt_fill(s, gbt, inline_pages, allow_inline, bt);
     for (i = 0; st == QROCE_CMD_OK && i < npages; i++) {
         if (bt->pages[i] & mask) {
-            st = QROCE_CMD_ERR_PARAM;
+            st = qroce_bt_bad("page address", bt->pages[i],
+                              "not aligned to the page size",
+                              QROCE_CMD_ERR_PARAM);
         }
     }
     if (st != QROCE_CMD_OK) {
@@ -455,7 +481,8 @@ bool qroce_bt_exact(const struct qroce_bt *gbt, uint64_t fpo,
         return true;
     }
     if (shift < QROCE_BT_MIN_PAGE_SHIFT || shift > QROCE_BT_MAX_PAGE_SHIFT) {
-        return false;       /* qroce_bt_load() says why */
+        qroce_bt_bad("page_shift", shift, "out of range", 0);
+        return false;
     }
     if (bytes > ((uint64_t)QROCE_BT_MAX_PAGES << shift) ||
         fpo >= (1ULL << shift) ||
@@ -484,8 +511,13 @@ int qroce_wq_load(QRoceState *s, const struct qroce_bt *gbt,
                   uint8_t max_shift, QRoceWQ *wq)
 {
     memset(wq, 0, sizeof(*wq));
-    if (log2 > QROCE_WQ_MAX_LOG2 || shift < min_shift || shift > max_shift) {
-        return QROCE_CMD_ERR_PARAM;
+    if (log2 > QROCE_WQ_MAX_LOG2) {
+        return qroce_bt_bad("ring log2_entries", log2, "out of range",
+                            QROCE_CMD_ERR_PARAM);
+    }
+    if (shift < min_shift || shift > max_shift) {
+        return qroce_bt_bad("ring wqe_shift", shift, "out of range",
+                            QROCE_CMD_ERR_PARAM);
     }
     wq->log2 = log2;
     wq->wqe_shift = shift;

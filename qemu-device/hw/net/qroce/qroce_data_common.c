@@ -118,6 +118,14 @@ void qroce_dp_tx(QRoceState *s, QRoceQP *qp, RocePktOut *o, uint32_t paylen)
     qroce_wire_tx(s, &iov, 1);
 }
 
+/* Refuse send WQE @idx of @qp: trace @field and @val (§17), return @st. */
+static int qroce_dp_wqe_bad(QRoceQP *qp, uint32_t idx, const char *field,
+                            uint64_t val, int st)
+{
+    trace_qroce_ub_wqe(qp->qpn, idx, field, val, st);
+    return st;
+}
+
 /* Read send WQE @idx and check it; returns a QROCE_WC_* status. */
 int qroce_dp_read_wqe(QRoceState *s, QRoceQP *qp, uint32_t idx, RcWqe *w)
 {
@@ -129,7 +137,8 @@ int qroce_dp_read_wqe(QRoceState *s, QRoceQP *qp, uint32_t idx, RcWqe *w)
     int i;
 
     if (qroce_bt_rw(s, &qp->sq.bt, off, &w->hdr, sizeof(w->hdr), false)) {
-        return QROCE_WC_LOC_QP_OP_ERR;
+        return qroce_dp_wqe_bad(qp, idx, "SQ ring", off,
+                                QROCE_WC_LOC_QP_OP_ERR);
     }
     w->len = 0;
     if (qroce_dp_op_local(w->hdr.opcode)) {
@@ -138,7 +147,8 @@ int qroce_dp_read_wqe(QRoceState *s, QRoceQP *qp, uint32_t idx, RcWqe *w)
     /* READ responses and atomic results are written to the SGEs */
     access = rc_op_reads(w->hdr.opcode) ? QROCE_ACCESS_LOCAL_WRITE : 0;
     if ((w->hdr.flags & QROCE_WQE_INLINE) && access) {
-        return QROCE_WC_LOC_QP_OP_ERR;
+        return qroce_dp_wqe_bad(qp, idx, "flags (INLINE READ/atomic)",
+                                w->hdr.flags, QROCE_WC_LOC_QP_OP_ERR);
     }
     if (w->hdr.flags & QROCE_WQE_INLINE) {
         uint32_t n = le32_to_cpu(w->hdr.inline_len);
@@ -146,7 +156,8 @@ int qroce_dp_read_wqe(QRoceState *s, QRoceQP *qp, uint32_t idx, RcWqe *w)
         if (n > QROCE_MAX_INLINE || sizeof(w->hdr) + n > stride ||
             qroce_bt_rw(s, &qp->sq.bt, off + sizeof(w->hdr), w->inl, n,
                         false)) {
-            return QROCE_WC_LOC_LEN_ERR;
+            return qroce_dp_wqe_bad(qp, idx, "inline_len", n,
+                                    QROCE_WC_LOC_LEN_ERR);
         }
         w->len = n;
         return QROCE_WC_SUCCESS;
@@ -155,7 +166,8 @@ int qroce_dp_read_wqe(QRoceState *s, QRoceQP *qp, uint32_t idx, RcWqe *w)
         sizeof(w->hdr) + w->hdr.num_sge * sizeof(struct qroce_sge) > stride ||
         qroce_bt_rw(s, &qp->sq.bt, off + sizeof(w->hdr), w->sge,
                     w->hdr.num_sge * sizeof(struct qroce_sge), false)) {
-        return QROCE_WC_LOC_LEN_ERR;
+        return qroce_dp_wqe_bad(qp, idx, "num_sge", w->hdr.num_sge,
+                                QROCE_WC_LOC_LEN_ERR);
     }
     for (i = 0; i < w->hdr.num_sge; i++) {
         QRoceMR *mr;
@@ -164,13 +176,15 @@ int qroce_dp_read_wqe(QRoceState *s, QRoceQP *qp, uint32_t idx, RcWqe *w)
                                 le32_to_cpu(w->sge[i].length), access, &mr);
 
         if (st != QROCE_WC_SUCCESS) {
-            return st;
+            return qroce_dp_wqe_bad(qp, idx, "sge lkey",
+                                    le32_to_cpu(w->sge[i].lkey), st);
         }
         total += le32_to_cpu(w->sge[i].length);
     }
     if (total > QROCE_DEF_MAX_MSG ||
         (w->hdr.opcode >= QROCE_WR_ATOMIC_CMP_SWP && total != 8)) {
-        return QROCE_WC_LOC_LEN_ERR;
+        return qroce_dp_wqe_bad(qp, idx, "sge lengths", total,
+                                QROCE_WC_LOC_LEN_ERR);
     }
     w->len = total;
     return QROCE_WC_SUCCESS;

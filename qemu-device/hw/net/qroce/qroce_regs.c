@@ -47,6 +47,16 @@ static void qroce_enable(QRoceState *s)
     if (!s->cmdq_base || !s->cmdq_cq || (s->cmdq_base & 0xfff) ||
         (s->cmdq_cq & 0xfff) || s->cmdq_log2 < 1 ||
         s->cmdq_log2 > QROCE_CMDQ_MAX_LOG2) {
+        if (!s->cmdq_base || (s->cmdq_base & 0xfff)) {
+            trace_qroce_ub_reg("CMDQ_BASE", s->cmdq_base,
+                               "zero or not 4 KiB aligned at ENABLE");
+        } else if (!s->cmdq_cq || (s->cmdq_cq & 0xfff)) {
+            trace_qroce_ub_reg("CMDQ_CQ", s->cmdq_cq,
+                               "zero or not 4 KiB aligned at ENABLE");
+        } else {
+            trace_qroce_ub_reg("CMDQ_LOG2", s->cmdq_log2,
+                               "out of range at ENABLE");
+        }
         qroce_fatal(s, QROCE_FATAL_CMDQ_CONFIG);
         return;
     }
@@ -201,6 +211,7 @@ static void qroce_wr_ctrl(QRoceState *s, hwaddr addr, uint32_t val)
 static void qroce_wr_mtu(QRoceState *s, hwaddr addr, uint32_t val)
 {
     if (val < QROCE_ETH_MIN_MTU || val > QROCE_ETH_MAX_MTU) {
+        trace_qroce_ub_reg("ETH_MTU", val, "out of range");
         qemu_log_mask(LOG_GUEST_ERROR, "qroce: MTU %u out of range\n", val);
         return;
     }
@@ -276,6 +287,7 @@ static void qroce_wr_eth(QRoceState *s, hwaddr addr, uint32_t val)
         return;
     case QROCE_REG_TXQ_PI:
         if (val - s->txq_ci > (1u << s->txq_log2)) {
+            trace_qroce_ub_reg("TXQ_PI", val, "overruns the ring");
             qemu_log_mask(LOG_GUEST_ERROR, "qroce: TXQ_PI overruns\n");
             return;
         }
@@ -284,6 +296,7 @@ static void qroce_wr_eth(QRoceState *s, hwaddr addr, uint32_t val)
         return;
     case QROCE_REG_RXQ_PI:
         if (val - s->rxq_ci > (1u << s->rxq_log2)) {
+            trace_qroce_ub_reg("RXQ_PI", val, "overruns the ring");
             qemu_log_mask(LOG_GUEST_ERROR, "qroce: RXQ_PI overruns\n");
             return;
         }
@@ -294,11 +307,13 @@ static void qroce_wr_eth(QRoceState *s, hwaddr addr, uint32_t val)
     /* Ring geometry may change only while the ring is disabled. */
     if (addr >= QROCE_REG_TXQ_BASE_LO && addr <= QROCE_REG_TXQ_LOG2 &&
         (s->eth_ctrl & QROCE_ETH_CTRL_TX_EN)) {
+        trace_qroce_ub_reg("TXQ", val, "ring changed while TX_EN");
         qemu_log_mask(LOG_GUEST_ERROR, "qroce: TX ring changed while on\n");
         return;
     }
     if (addr >= QROCE_REG_RXQ_BASE_LO && addr <= QROCE_REG_RXQ_LOG2 &&
         (s->eth_ctrl & QROCE_ETH_CTRL_RX_EN)) {
+        trace_qroce_ub_reg("RXQ", val, "ring changed while RX_EN");
         qemu_log_mask(LOG_GUEST_ERROR, "qroce: RX ring changed while on\n");
         return;
     }
@@ -318,6 +333,8 @@ static void qroce_wr_eth(QRoceState *s, hwaddr addr, uint32_t val)
     case QROCE_REG_TXQ_LOG2:
     case QROCE_REG_RXQ_LOG2:
         if (val < QROCE_ETH_RING_MIN_LOG2 || val > QROCE_ETH_RING_MAX_LOG2) {
+            trace_qroce_ub_reg(addr == QROCE_REG_TXQ_LOG2 ? "TXQ_LOG2" :
+                               "RXQ_LOG2", val, "out of range");
             qemu_log_mask(LOG_GUEST_ERROR, "qroce: ring size 2^%u out of "
                           "range\n", val);
             val = 0;
@@ -337,6 +354,8 @@ static void qroce_wr_eq_ci(QRoceState *s, hwaddr addr, uint32_t val)
     QRoceEQ *eq = &s->eq[eqn];
 
     if (!eq->valid || eq->pi - val > (1u << eq->log2)) {
+        trace_qroce_ub_reg("EQ_CI", val, !eq->valid ? "no such EQ" :
+                           "beyond the EQ's producer");
         qemu_log_mask(LOG_GUEST_ERROR, "qroce: bad EQ_CI %u for EQ %u\n",
                       val, eqn);
         return;
@@ -429,8 +448,10 @@ static void qroce_reg_write(void *opaque, hwaddr addr, uint64_t val,
     if (!fn) {
         if (qroce_readops[addr / 4]) {
             trace_qroce_wrn_reg_write_ro(addr, val);
+            trace_qroce_ub_reg_write(addr, val, "read-only register");
         } else {
             trace_qroce_wrn_reg_write_unknown(addr, val);
+            trace_qroce_ub_reg_write(addr, val, "no register there");
         }
         return;
     }
@@ -459,9 +480,17 @@ const MemoryRegionOps qroce_reg_ops = {
 static void qroce_db_bad(QRoceState *s, unsigned page, hwaddr off,
                          uint64_t val, const char *why)
 {
+    static const char *const kind[] = {
+        [QROCE_DB_SQ / 8] = "SQ of QP", [QROCE_DB_RQ / 8] = "RQ of QP",
+        [QROCE_DB_SRQ / 8] = "SRQ", [QROCE_DB_CQ_ARM / 8] = "CQ_ARM of CQ",
+        [QROCE_DB_CQ_CI / 8] = "CQ_CI of CQ",
+    };
+    const char *what = off % 8 == 0 && off / 8 < ARRAY_SIZE(kind) ?
+                       kind[off / 8] : "unknown doorbell, object";
+
     qroce_count(s, QROCE_CNT_BAD_DOORBELLS);
     trace_qroce_wrn_doorbell(page, off, val, why);
-    trace_qroce_ub_doorbell(page, "object", (uint32_t)val, val >> 32, why);
+    trace_qroce_ub_doorbell(page, what, (uint32_t)val, val >> 32, why);
     qemu_log_mask(LOG_GUEST_ERROR, "qroce: doorbell page %u offset 0x%x "
                   "value 0x%" PRIx64 " ignored: %s\n", page, (unsigned)off,
                   val, why);
