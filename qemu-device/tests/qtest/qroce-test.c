@@ -3359,6 +3359,28 @@ static void test_inject_wqe(void)
     g_assert_cmpuint(injected(&e.t), ==, 3);
     /* only the first SEND and its ACK went on the wire */
     g_assert_cmpuint(rd(&e.t, QROCE_REG_CNT(QROCE_CNT_ROCE_RX_PKTS)), ==, 2);
+
+    /*
+     * The chosen WQE waits for the one before it (lost, retransmitted):
+     * it keeps its fault, and no second count is used.
+     */
+    fr_pair(&e, &a, &b, 1);
+    fi_recv(&e, &b, 0);
+    qom_set_int(&e.t, "tx-drop-ppm", 1000000);
+    fi_send(&e, &a, 100);
+    wait_cnt(&e.t, QROCE_CNT_WIRE_FAULTS, 1);
+    qom_set_int(&e.t, "inject-wqe-qpn", a.qpn);
+    qom_set_int(&e.t, "inject-wqe-status", QROCE_WC_LOC_PROT_ERR);
+    qom_set_int(&e.t, "inject-wqe-err", 2);
+    fi_send(&e, &a, 100);
+    wait_cnt(&e.t, QROCE_CNT_INJECTED_FAULTS, 4);
+    g_assert_false(entry_ready(&e.t, a.cq, sizeof(struct qroce_cqe), 6, 0));
+    qom_set_int(&e.t, "tx-drop-ppm", 0);
+    qtest_clock_step(e.t.qts, 200 * 1000 * 1000);   /* the retry timer */
+    fr_cqe(&e, &a, QROCE_CQE_SEND, QROCE_WC_SUCCESS, NULL);
+    fr_cqe(&e, &a, 0, QROCE_WC_LOC_PROT_ERR, NULL);
+    g_assert_cmpuint(injected(&e.t), ==, 4);
+    g_assert_cmpint(qom_get_int(&e.t, "inject-wqe-err"), ==, 1);
     stop(&e.t);
 }
 

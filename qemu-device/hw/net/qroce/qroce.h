@@ -216,6 +216,10 @@ typedef struct QRoceRcQP {
     uint32_t rsp_head, rsp_count;
     QRoceRcAtomicHist ahist[QROCE_DEF_MAX_RD_ATOM];
     uint32_t ahist_next;
+    /* inject-wqe-err: the send WQE chosen to fail, and its status */
+    uint32_t inj_idx;
+    uint32_t inj_next;      /* the first send WQE not yet considered */
+    uint8_t inj_status;
 } QRoceRcQP;
 
 enum { QROCE_DIR_TX, QROCE_DIR_RX };

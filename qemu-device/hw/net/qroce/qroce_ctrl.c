@@ -1160,7 +1160,7 @@ static int qroce_cmd_exec(QRoceState *s, const struct qroce_cmd *cmd,
     if (qroce_inject(s, &s->inj_cmd_fail,
                      s->inj_cmd_opcode > 0xff || s->inj_cmd_opcode == op,
                      "cmd-fail", op)) {
-        return s->inj_cmd_status;
+        return s->inj_cmd_status ? s->inj_cmd_status : QROCE_CMD_ERR_INTERNAL;
     }
     if (!d || !d->fn) {
         return qroce_cmd_bad(cmd, "opcode", op, "unknown opcode",

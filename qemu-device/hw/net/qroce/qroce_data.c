@@ -360,6 +360,8 @@ static void rc_reset_qp(QRoceState *s, QRoceQP *qp)
     r->rsp_head = r->rsp_count = 0;
     memset(r->ahist, 0, sizeof(r->ahist));
     r->ahist_next = 0;
+    r->inj_status = 0;
+    r->inj_next = qp->sq.ci;
 }
 
 void qroce_data_qp_create(QRoceState *s, QRoceQP *qp)

@@ -50,15 +50,29 @@ void qroce_dp_cqe(QRoceState *s, QRoceQP *qp, bool sq, uint32_t idx,
     }
 }
 
-int qroce_dp_inject_wqe(QRoceState *s, QRoceQP *qp)
+int qroce_dp_inject_wqe(QRoceState *s, QRoceQP *qp, uint32_t idx)
 {
+    QRoceRcQP *r = &qp->rc;
+
+    /* a WQE that must wait for earlier ones is fetched again: same fault */
+    if (r->inj_status && r->inj_idx == idx) {
+        return r->inj_status;
+    }
+    /* one sent again after a loss was already spared: not now */
+    if ((int32_t)(idx - r->inj_next) < 0) {
+        return QROCE_WC_SUCCESS;
+    }
+    r->inj_next = idx + 1;
     if (!qroce_inject(s, &s->inj_wqe_err,
                       !s->inj_wqe_qpn || s->inj_wqe_qpn == qp->qpn,
                       "wqe-err", qp->qpn)) {
         return QROCE_WC_SUCCESS;
     }
-    return s->inj_wqe_status && s->inj_wqe_status <= QROCE_WC_GENERAL_ERR ?
-           s->inj_wqe_status : QROCE_WC_GENERAL_ERR;
+    r->inj_idx = idx;
+    r->inj_status = s->inj_wqe_status &&
+                    s->inj_wqe_status <= QROCE_WC_GENERAL_ERR ?
+                    s->inj_wqe_status : QROCE_WC_GENERAL_ERR;
+    return r->inj_status;
 }
 
 void qroce_dp_drop(QRoceState *s, const char *why)
@@ -310,7 +324,7 @@ int qroce_dp_fetch_wqe(QRoceState *s, QRoceQP *qp, uint32_t idx, bool first,
     r->txw_valid = false;
     st = qroce_dp_read_wqe(s, qp, idx, r->txw);
     if (st == QROCE_WC_SUCCESS && first) {
-        st = qroce_dp_inject_wqe(s, qp);
+        st = qroce_dp_inject_wqe(s, qp, idx);
     }
     if (st != QROCE_WC_SUCCESS) {
         return st;

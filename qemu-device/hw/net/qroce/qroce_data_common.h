@@ -103,10 +103,10 @@ void qroce_dp_cqe(QRoceState *s, QRoceQP *qp, bool sq, uint32_t idx,
                   uint32_t imm_wire, bool solicited);
 /* Count and trace a received packet that is dropped. */
 /*
- * inject-wqe-err: the status a send WQE of @qp the engine starts now is
- * to complete with (QROCE_WC_SUCCESS: none).
+ * inject-wqe-err: the status send WQE @idx of @qp, which the engine
+ * starts now, is to complete with (QROCE_WC_SUCCESS: none).
  */
-int qroce_dp_inject_wqe(QRoceState *s, QRoceQP *qp);
+int qroce_dp_inject_wqe(QRoceState *s, QRoceQP *qp, uint32_t idx);
 void qroce_dp_drop(QRoceState *s, const char *why);
 /* Fill the address part of an outgoing packet from the QP's AV. */
 bool qroce_dp_addr(QRoceState *s, QRoceQP *qp, RocePktOut *o,

@@ -58,7 +58,7 @@ bool qroce_ud_sq_process(QRoceState *s, QRoceQP *qp, int *budget)
         }
         st = qroce_dp_read_wqe(s, qp, idx, &w);
         if (st == QROCE_WC_SUCCESS) {
-            st = qroce_dp_inject_wqe(s, qp);
+            st = qroce_dp_inject_wqe(s, qp, idx);
         }
         if (st == QROCE_WC_SUCCESS && qroce_dp_op_local(w.hdr.opcode)) {
             if (!qroce_dp_sq_local(s, qp, idx, &w)) {

@@ -234,11 +234,16 @@ static bool qroce_inject_event(QRoceState *s, const char *what, size_t len,
         n = 1;
     } else if (IS("qp-fatal")) {
         qp = n <= UINT32_MAX ? qroce_qp_get(s, n) : NULL;
-        if (!qp) {
-            error_setg(errp, "qroce: inject-event: no QP %" PRIu64, n);
+        if (!qp || qp->state == QROCE_QPS_RESET) {
+            error_setg(errp, "qroce: inject-event: no QP %" PRIu64
+                       " out of RESET", n);
             return false;
         }
-        qroce_qp_set_error(s, qp, QROCE_EQE_QP_FATAL);
+        if (qp->state == QROCE_QPS_ERR) {
+            qroce_async_event(s, QROCE_EQE_QP_FATAL, qp->qpn, 0);
+        } else {
+            qroce_qp_set_error(s, qp, QROCE_EQE_QP_FATAL);
+        }
     } else if (IS("cq-err")) {
         cq = n <= UINT32_MAX ? qroce_cq_get(s, n) : NULL;
         if (!cq) {
