@@ -427,7 +427,9 @@ typedef struct QRoceKnob {
 
 static void qroce_apply_stall(QRoceState *s)
 {
-    qroce_count(s, QROCE_CNT_INJECTED_FAULTS);
+    if (s->inj_stall_us) {
+        qroce_count(s, QROCE_CNT_INJECTED_FAULTS);
+    }
     qroce_data_stall(s, s->inj_stall_qpn, s->inj_stall_us);
 }
 
