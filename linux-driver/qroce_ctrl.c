@@ -541,7 +541,7 @@ static int qroce_destroy_ah(struct ib_ah *ibah, u32 flags)
 /* Hardware counters (rdma statistic, sysfs hw_counters)               */
 /* ------------------------------------------------------------------ */
 
-static const struct rdma_stat_desc qroce_stat_descs[QROCE_CNT_NUM] = {
+static const struct rdma_stat_desc qroce_stat_descs[] = {
 	[QROCE_CNT_ETH_TX_FRAMES] = { .name = "eth_tx_frames" },
 	[QROCE_CNT_ETH_RX_FRAMES] = { .name = "eth_rx_frames" },
 	[QROCE_CNT_ETH_RX_DROPS] = { .name = "eth_rx_drops" },
@@ -562,7 +562,11 @@ static const struct rdma_stat_desc qroce_stat_descs[QROCE_CNT_NUM] = {
 	[QROCE_CNT_ECN_MARKED] = { .name = "ecn_marked" },
 	[QROCE_CNT_RATE_CUTS] = { .name = "rate_cuts" },
 	[QROCE_CNT_WIRE_FAULTS] = { .name = "wire_faults" },
+	[QROCE_CNT_INJECTED_FAULTS] = { .name = "injected_faults" },
 };
+
+/* a counter without a name would oops ib_core's sysfs setup at probe */
+static_assert(ARRAY_SIZE(qroce_stat_descs) == QROCE_CNT_NUM);
 
 static struct rdma_hw_stats *
 qroce_alloc_hw_port_stats(struct ib_device *ibdev, u32 port)
