@@ -104,6 +104,7 @@ struct qroce_dev {
 	u32 cap_max_qp_wr, cap_max_cqe, cap_max_sge, cap_max_inline;
 	u32 features;		/* QROCE_FEAT_* */
 	u32 cap_max_rd_atom, cap_page_sizes, cap_max_gid, cap_max_msg;
+	u32 cap_max_frmr_pages;
 	u64 cap_max_mr_size;
 	u8 mac[ETH_ALEN];
 	bool ib_registered;

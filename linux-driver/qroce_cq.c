@@ -230,6 +230,8 @@ static const enum ib_wc_opcode qroce_wc_opcode[] = {
 	[QROCE_CQE_RDMA_READ] = IB_WC_RDMA_READ,
 	[QROCE_CQE_CMP_SWP] = IB_WC_COMP_SWAP,
 	[QROCE_CQE_FETCH_ADD] = IB_WC_FETCH_ADD,
+	[QROCE_CQE_LOCAL_INV] = IB_WC_LOCAL_INV,
+	[QROCE_CQE_REG_MR] = IB_WC_REG_MR,
 	[QROCE_CQE_RECV] = IB_WC_RECV,
 	[QROCE_CQE_RECV_RDMA_IMM] = IB_WC_RECV_RDMA_WITH_IMM,
 };
@@ -289,6 +291,10 @@ static int qroce_poll_one(struct qroce_dev *dev, struct qroce_cq *cq,
 	if (e->flags & QROCE_CQE_F_IMM) {
 		wc->ex.imm_data = (__force __be32)e->imm_data;
 		wc->wc_flags |= IB_WC_WITH_IMM;
+	} else if (e->flags & QROCE_CQE_F_INV) {
+		/* a SEND with Invalidate invalidated this rkey */
+		wc->ex.invalidate_rkey = le32_to_cpu(e->imm_data);
+		wc->wc_flags |= IB_WC_WITH_INVALIDATE;
 	}
 	if (e->flags & QROCE_CQE_F_GRH)
 		wc->wc_flags |= IB_WC_GRH;

@@ -128,6 +128,16 @@ static int qroce_query_device(struct ib_device *ibdev,
 		a->max_srq_wr = dev->cap_max_qp_wr;
 		a->max_srq_sge = dev->cap_max_sge;
 	}
+	/*
+	 * Fast registration (FRWR) is what NVMe-oF, NFS/RDMA and iSER need.
+	 * No kernel capability flag goes with it: there is no device-wide
+	 * local DMA lkey (each PD's comes from get_dma_mr), and page lists
+	 * have no gaps (no IBK_SG_GAPS_REG).
+	 */
+	if (dev->features & QROCE_FEAT_FRMR) {
+		a->device_cap_flags |= IB_DEVICE_MEM_MGT_EXTENSIONS;
+		a->max_fast_reg_page_list_len = dev->cap_max_frmr_pages;
+	}
 	a->max_pkeys = 1;
 	a->local_ca_ack_delay = 15;
 	return 0;
@@ -443,13 +453,91 @@ err_free:
 	return ERR_PTR(err);
 }
 
+/*
+ * An MR for fast registration (IB_MR_TYPE_MEM_REG): ALLOC_MR reserves it
+ * in the device, FREE until a REG_MR work request loads it from the page
+ * list here.  Its key has variant 0; the ULP changes the variant with
+ * ib_update_fast_reg_key() for each registration.
+ */
+static struct ib_mr *qroce_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+				    u32 max_num_sg)
+{
+	struct qroce_dev *dev = to_qdev(ibpd->device);
+	struct qroce_cmd cmd = {};
+	struct qroce_mr *mr;
+	u32 out[6];
+	int err;
+
+	if (type != IB_MR_TYPE_MEM_REG || !(dev->features & QROCE_FEAT_FRMR))
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!max_num_sg || max_num_sg > dev->cap_max_frmr_pages)
+		return ERR_PTR(-EINVAL);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	mr->max_pages = max_num_sg;
+	mr->pbl = dma_alloc_coherent(&dev->pdev->dev,
+				     max_num_sg * sizeof(*mr->pbl),
+				     &mr->pbl_dma, GFP_KERNEL);
+	if (!mr->pbl) {
+		err = -ENOMEM;
+		goto err_free;
+	}
+	cmd.hdr.opcode = QROCE_CMD_ALLOC_MR;
+	cmd.alloc_mr.pdn = cpu_to_le32(to_qpd(ibpd)->pdn);
+	cmd.alloc_mr.max_pages = cpu_to_le32(max_num_sg);
+	err = qroce_cmd_exec(dev, &cmd, out);
+	if (err)
+		goto err_pbl;
+	mr->ibmr.lkey = out[0];
+	mr->ibmr.rkey = out[0];
+	return &mr->ibmr;
+
+err_pbl:
+	dma_free_coherent(&dev->pdev->dev, max_num_sg * sizeof(*mr->pbl),
+			  mr->pbl, mr->pbl_dma);
+err_free:
+	kfree(mr);
+	return ERR_PTR(err);
+}
+
+static int qroce_set_page(struct ib_mr *ibmr, u64 addr)
+{
+	struct qroce_mr *mr = to_qmr(ibmr);
+
+	if (mr->npages == mr->max_pages)
+		return -ENOMEM;
+	mr->pbl[mr->npages++] = cpu_to_le64(addr);
+	return 0;
+}
+
+/*
+ * Fill a fast-registration MR's page list (ib_map_mr_sg() has set
+ * page_size; ib_sg_to_pages() sets iova and length).  The device reads
+ * the list when it executes the REG_MR work request, so the ULP must not
+ * map the MR again before that has completed, which the verbs require.
+ */
+static int qroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg,
+			   int sg_nents, unsigned int *sg_offset)
+{
+	struct qroce_dev *dev = to_qdev(ibmr->device);
+	struct qroce_mr *mr = to_qmr(ibmr);
+
+	if (!mr->pbl || !is_power_of_2(ibmr->page_size) ||
+	    !(ibmr->page_size & dev->cap_page_sizes))
+		return -EINVAL;
+	mr->npages = 0;
+	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, qroce_set_page);
+}
+
 static int qroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
-	struct qroce_mr *mr = container_of(ibmr, struct qroce_mr, ibmr);
+	struct qroce_mr *mr = to_qmr(ibmr);
 	struct qroce_dev *dev = to_qdev(ibmr->device);
 	struct qroce_cmd cmd = {};
 	int err;
 
+	/* the device finds a fast-registration MR whatever its key's variant */
 	cmd.hdr.opcode = QROCE_CMD_DEREG_MR;
 	cmd.key.key = cpu_to_le32(ibmr->lkey);
 	err = qroce_destroyed(dev, qroce_cmd_exec(dev, &cmd, NULL), true);
@@ -457,6 +545,10 @@ static int qroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 		return err;
 	if (mr->umem)
 		ib_umem_release(mr->umem);
+	if (mr->pbl)
+		dma_free_coherent(&dev->pdev->dev,
+				  mr->max_pages * sizeof(*mr->pbl), mr->pbl,
+				  mr->pbl_dma);
 	kfree(mr);
 	return 0;
 }
@@ -631,6 +723,7 @@ static const struct ib_device_ops qroce_dev_ops = {
 
 	.add_gid = qroce_add_gid,
 	.alloc_hw_port_stats = qroce_alloc_hw_port_stats,
+	.alloc_mr = qroce_alloc_mr,
 	.alloc_pd = qroce_alloc_pd,
 	.alloc_ucontext = qroce_alloc_ucontext,
 	.create_ah = qroce_create_ah,
@@ -651,6 +744,7 @@ static const struct ib_device_ops qroce_dev_ops = {
 	.get_hw_stats = qroce_get_hw_stats,
 	.get_link_layer = qroce_get_link_layer,
 	.get_port_immutable = qroce_get_port_immutable,
+	.map_mr_sg = qroce_map_mr_sg,
 	.mmap = qroce_mmap,
 	.mmap_free = qroce_mmap_free,
 	.modify_qp = qroce_modify_qp,

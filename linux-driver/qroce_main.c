@@ -76,6 +76,9 @@ static void qroce_read_caps(struct qroce_dev *dev)
 	dev->cap_page_sizes = qroce_rd(dev, QROCE_REG_CAP_PAGE_SIZES);
 	dev->cap_max_gid = qroce_rd(dev, QROCE_REG_CAP_MAX_GID);
 	dev->cap_max_msg = qroce_rd(dev, QROCE_REG_CAP_MAX_MSG);
+	/* a REG_MR WQE has 16 bits for its page count */
+	dev->cap_max_frmr_pages = min_t(u32, U16_MAX,
+					qroce_rd(dev, QROCE_REG_CAP_MAX_FRMR_PAGES));
 	dev->cap_max_mr_size = qroce_rd(dev, QROCE_REG_CAP_MAX_MR_SIZE_LO) |
 		((u64)qroce_rd(dev, QROCE_REG_CAP_MAX_MR_SIZE_HI) << 32);
 }

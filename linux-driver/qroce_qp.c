@@ -491,17 +491,6 @@ int qroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	return 0;
 }
 
-/* Kernel QPs: WQEs are written here; user QPs post in the provider. */
-static const u8 qroce_wr_opcode[] = {
-	[IB_WR_SEND] = QROCE_WR_SEND,
-	[IB_WR_SEND_WITH_IMM] = QROCE_WR_SEND_IMM,
-	[IB_WR_RDMA_WRITE] = QROCE_WR_RDMA_WRITE,
-	[IB_WR_RDMA_WRITE_WITH_IMM] = QROCE_WR_RDMA_WRITE_IMM,
-	[IB_WR_RDMA_READ] = QROCE_WR_RDMA_READ,
-	[IB_WR_ATOMIC_CMP_AND_SWP] = QROCE_WR_ATOMIC_CMP_SWP,
-	[IB_WR_ATOMIC_FETCH_AND_ADD] = QROCE_WR_ATOMIC_FETCH_ADD,
-};
-
 /* The WQE slot for the next post on @wq. */
 static void *qroce_wq_slot(struct qroce_wq *wq)
 {
@@ -520,61 +509,216 @@ static void qroce_put_sges(struct qroce_sge *sge, const struct ib_sge *sg,
 	}
 }
 
+/*
+ * Kernel QPs: WQEs are written here; user QPs post in the provider
+ * (qroce_write_send_wqe), which takes the same operations per QP type,
+ * with the kernel-only local operations added: REG_MR and LOCAL_INV on
+ * RC, UC and UD send queues (docs/hw-spec.md §9).
+ */
+#define QROCE_KOPS_LOCAL	(BIT_ULL(IB_WR_REG_MR) | BIT_ULL(IB_WR_LOCAL_INV))
+#define QROCE_KOPS_UD		(BIT_ULL(IB_WR_SEND) | \
+				 BIT_ULL(IB_WR_SEND_WITH_IMM))
+#define QROCE_KOPS_UC		(QROCE_KOPS_UD | BIT_ULL(IB_WR_RDMA_WRITE) | \
+				 BIT_ULL(IB_WR_RDMA_WRITE_WITH_IMM))
+#define QROCE_KOPS_RC		(QROCE_KOPS_UC | BIT_ULL(IB_WR_SEND_WITH_INV) | \
+				 BIT_ULL(IB_WR_RDMA_READ) | \
+				 BIT_ULL(IB_WR_ATOMIC_CMP_AND_SWP) | \
+				 BIT_ULL(IB_WR_ATOMIC_FETCH_AND_ADD))
+
+/* The device's opcode for @op on a QP of type @type, or -EINVAL. */
+static int qroce_wr_opcode(enum ib_qp_type type, enum ib_wr_opcode op)
+{
+	static const u8 ops[] = {
+		[IB_WR_RDMA_WRITE] = QROCE_WR_RDMA_WRITE,
+		[IB_WR_RDMA_WRITE_WITH_IMM] = QROCE_WR_RDMA_WRITE_IMM,
+		[IB_WR_SEND] = QROCE_WR_SEND,
+		[IB_WR_SEND_WITH_IMM] = QROCE_WR_SEND_IMM,
+		[IB_WR_SEND_WITH_INV] = QROCE_WR_SEND_INV,
+		[IB_WR_RDMA_READ] = QROCE_WR_RDMA_READ,
+		[IB_WR_ATOMIC_CMP_AND_SWP] = QROCE_WR_ATOMIC_CMP_SWP,
+		[IB_WR_ATOMIC_FETCH_AND_ADD] = QROCE_WR_ATOMIC_FETCH_ADD,
+		[IB_WR_LOCAL_INV] = QROCE_WR_LOCAL_INV,
+		[IB_WR_REG_MR] = QROCE_WR_REG_MR,
+	};
+	u64 allowed;
+
+	switch (type) {
+	case IB_QPT_RC:
+		allowed = QROCE_KOPS_RC | QROCE_KOPS_LOCAL;
+		break;
+	case IB_QPT_UC:
+		allowed = QROCE_KOPS_UC | QROCE_KOPS_LOCAL;
+		break;
+	case IB_QPT_UD:
+		allowed = QROCE_KOPS_UD | QROCE_KOPS_LOCAL;
+		break;
+	case IB_QPT_GSI:
+		allowed = QROCE_KOPS_UD;
+		break;
+	default:
+		allowed = 0;
+	}
+	if ((u32)op >= ARRAY_SIZE(ops) || !(allowed & BIT_ULL(op)))
+		return -EINVAL;
+	return ops[op];
+}
+
+/* REG_MR: load a fast-registration MR from the page list map_mr_sg made. */
+static int qroce_wqe_reg_mr(struct qroce_send_wqe *w, const struct ib_reg_wr *r)
+{
+	struct qroce_mr *mr = to_qmr(r->mr);
+
+	if (!mr->pbl || !mr->npages || mr->ibmr.length > U32_MAX ||
+	    (r->access & ~(QROCE_ACCESS_MASK | IB_ACCESS_OPTIONAL)))
+		return -EINVAL;
+	w->reg.iova = cpu_to_le64(mr->ibmr.iova);
+	w->reg.pbl_addr = cpu_to_le64(mr->pbl_dma);
+	w->reg.length = cpu_to_le32(mr->ibmr.length);
+	w->reg.key = cpu_to_le32(r->key);
+	w->reg.access = cpu_to_le32(r->access & QROCE_ACCESS_MASK);
+	w->reg.npages = cpu_to_le16(mr->npages);
+	w->reg.page_shift = ilog2(mr->ibmr.page_size);
+	return 0;
+}
+
+/* The operation's fields of the WQE header, after the common ones. */
+static int qroce_wqe_op(struct qroce_qp *qp, struct qroce_send_wqe *w,
+			const struct ib_send_wr *wr)
+{
+	switch (wr->opcode) {
+	case IB_WR_SEND_WITH_IMM:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		w->imm_data = (__force __le32)wr->ex.imm_data; /* raw big-endian */
+		break;
+	case IB_WR_SEND_WITH_INV:
+	case IB_WR_LOCAL_INV:
+		w->imm_data = cpu_to_le32(wr->ex.invalidate_rkey);
+		return 0;
+	case IB_WR_REG_MR:
+		return qroce_wqe_reg_mr(w, reg_wr(wr));
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		w->rdma.remote_addr = cpu_to_le64(atomic_wr(wr)->remote_addr);
+		w->rdma.rkey = cpu_to_le32(atomic_wr(wr)->rkey);
+		w->rdma.compare_add = cpu_to_le64(atomic_wr(wr)->compare_add);
+		w->rdma.swap = cpu_to_le64(atomic_wr(wr)->swap);
+		return 0;
+	default:
+		break;
+	}
+	if (wr->opcode == IB_WR_RDMA_WRITE ||
+	    wr->opcode == IB_WR_RDMA_WRITE_WITH_IMM ||
+	    wr->opcode == IB_WR_RDMA_READ) {
+		w->rdma.remote_addr = cpu_to_le64(rdma_wr(wr)->remote_addr);
+		w->rdma.rkey = cpu_to_le32(rdma_wr(wr)->rkey);
+	} else if (qp->ibqp.qp_type == IB_QPT_UD ||
+		   qp->ibqp.qp_type == IB_QPT_GSI) {
+		const struct ib_ud_wr *ud = ud_wr(wr);
+
+		if (!ud->ah)
+			return -EINVAL;
+		w->ud.ahn = cpu_to_le32(container_of(ud->ah, struct qroce_ah,
+						     ibah)->ahn);
+		w->ud.remote_qpn = cpu_to_le32(ud->remote_qpn);
+		w->ud.remote_qkey = cpu_to_le32(ud->remote_qkey);
+	}
+	return 0;
+}
+
+/*
+ * The WQE's payload: SGEs or, with IB_SEND_INLINE, the bytes themselves
+ * (each SGE's addr is then a kernel virtual address), at most the QP's
+ * max_inline_data in all.  Local operations have none; READs and atomics
+ * are written to their SGEs, so cannot be inline.
+ */
+static int qroce_wqe_data(struct qroce_qp *qp, struct qroce_send_wqe *w,
+			  const struct ib_send_wr *wr)
+{
+	u8 *dst = (u8 *)(w + 1);
+	u32 len = 0;
+	int i;
+
+	if (w->opcode == QROCE_WR_REG_MR || w->opcode == QROCE_WR_LOCAL_INV)
+		return 0;
+	if (!(wr->send_flags & IB_SEND_INLINE)) {
+		if (wr->num_sge < 0 || wr->num_sge > qp->max_send_sge)
+			return -EINVAL;
+		qroce_put_sges((struct qroce_sge *)dst, wr->sg_list,
+			       wr->num_sge);
+		w->num_sge = wr->num_sge;
+		return 0;
+	}
+	if (w->opcode == QROCE_WR_RDMA_READ ||
+	    w->opcode == QROCE_WR_ATOMIC_CMP_SWP ||
+	    w->opcode == QROCE_WR_ATOMIC_FETCH_ADD)
+		return -EINVAL;
+	for (i = 0; i < wr->num_sge; i++) {
+		if (wr->sg_list[i].length > qp->max_inline - len)
+			return -EINVAL;
+		memcpy(dst + len, (void *)(uintptr_t)wr->sg_list[i].addr,
+		       wr->sg_list[i].length);
+		len += wr->sg_list[i].length;
+	}
+	/* a zero-length inline send is still inline */
+	w->inline_len = cpu_to_le32(len);
+	w->flags |= QROCE_WQE_INLINE;
+	return 0;
+}
+
+/* Write @wr at the SQ's producer index; the caller advances it. */
+static int qroce_write_send_wqe(struct qroce_qp *qp,
+				const struct ib_send_wr *wr)
+{
+	struct qroce_wq *wq = &qp->sq;
+	struct qroce_send_wqe *w;
+	int op, err;
+
+	if (wq->pi - wq->ci >= (1u << wq->log2))
+		return -ENOMEM;
+	op = qroce_wr_opcode(qp->ibqp.qp_type, wr->opcode);
+	if (op < 0)
+		return op;
+	w = qroce_wq_slot(wq);
+	memset(w, 0, sizeof(*w));
+	w->opcode = op;
+	w->flags = ((wr->send_flags & IB_SEND_SIGNALED) || qp->sig_all ?
+		    QROCE_WQE_SIGNALED : 0) |
+		   (wr->send_flags & IB_SEND_SOLICITED ?
+		    QROCE_WQE_SOLICITED : 0) |
+		   (wr->send_flags & IB_SEND_FENCE ? QROCE_WQE_FENCE : 0);
+	err = qroce_wqe_op(qp, w, wr);
+	if (err)
+		return err;
+	err = qroce_wqe_data(qp, w, wr);
+	if (err)
+		return err;
+	wq->wrid[wq->pi & ((1u << wq->log2) - 1)] = wr->wr_id;
+	return 0;
+}
+
 int qroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad)
 {
 	struct qroce_dev *dev = to_qdev(ibqp->device);
 	struct qroce_qp *qp = to_qqp(ibqp);
-	struct qroce_wq *wq = &qp->sq;
 	unsigned long flags;
+	u32 start;
 	int err = 0;
 
 	spin_lock_irqsave(&qp->sq_lock, flags);
+	start = qp->sq.pi;
 	for (; wr; wr = wr->next) {
-		struct qroce_send_wqe *w;
-
-		if (wq->pi - wq->ci >= (1u << wq->log2)) {
-			err = -ENOMEM;
+		err = qroce_write_send_wqe(qp, wr);
+		if (err) {
+			*bad = wr;
 			break;
 		}
-		if (wr->num_sge > qp->max_send_sge ||
-		    wr->opcode >= ARRAY_SIZE(qroce_wr_opcode) ||
-		    (wr->opcode != IB_WR_SEND && !qroce_wr_opcode[wr->opcode])) {
-			err = -EINVAL;
-			break;
-		}
-		w = qroce_wq_slot(wq);
-		memset(w, 0, sizeof(*w));
-		w->opcode = qroce_wr_opcode[wr->opcode];
-		w->flags = ((wr->send_flags & IB_SEND_SIGNALED) || qp->sig_all ?
-			    QROCE_WQE_SIGNALED : 0) |
-			   (wr->send_flags & IB_SEND_SOLICITED ?
-			    QROCE_WQE_SOLICITED : 0);
-		w->num_sge = wr->num_sge;
-		w->imm_data = (__force __le32)wr->ex.imm_data;
-		if (ibqp->qp_type == IB_QPT_UD || ibqp->qp_type == IB_QPT_GSI) {
-			const struct ib_ud_wr *ud = ud_wr(wr);
-			struct qroce_ah *ah = container_of(ud->ah,
-							   struct qroce_ah, ibah);
-
-			w->ud.ahn = cpu_to_le32(ah->ahn);
-			w->ud.remote_qpn = cpu_to_le32(ud->remote_qpn);
-			w->ud.remote_qkey = cpu_to_le32(ud->remote_qkey);
-		} else if (wr->opcode == IB_WR_RDMA_WRITE ||
-			   wr->opcode == IB_WR_RDMA_WRITE_WITH_IMM ||
-			   wr->opcode == IB_WR_RDMA_READ) {
-			w->rdma.remote_addr = cpu_to_le64(rdma_wr(wr)->remote_addr);
-			w->rdma.rkey = cpu_to_le32(rdma_wr(wr)->rkey);
-		}
-		qroce_put_sges((struct qroce_sge *)(w + 1), wr->sg_list,
-			       wr->num_sge);
-		wq->wrid[wq->pi & ((1u << wq->log2) - 1)] = wr->wr_id;
-		wq->pi++;
+		qp->sq.pi++;
 	}
-	if (err)
-		*bad = wr;
-	dma_wmb();
-	qroce_db_ring(dev, QROCE_DB_SQ, qp->qpn, wq->pi);
+	if (qp->sq.pi != start) {
+		dma_wmb();
+		qroce_db_ring(dev, QROCE_DB_SQ, qp->qpn, qp->sq.pi);
+	}
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
 	/* a dead device completes nothing: flush what was posted */
 	if (unlikely(qroce_dead(dev)))

@@ -73,9 +73,19 @@ struct qroce_srq {
 	u32 max_sge;
 };
 
+/*
+ * An MR: registered by command (a user MR, or the kernel's DMA MR), or
+ * made for fast registration by alloc_mr.  A fast-registration MR has a
+ * page list the device reads when it executes a REG_MR work request;
+ * map_mr_sg fills it.
+ */
 struct qroce_mr {
 	struct ib_mr ibmr;
 	struct ib_umem *umem;
+	__le64 *pbl;			/* fast registration: page addresses */
+	dma_addr_t pbl_dma;
+	u32 npages;			/* in pbl, by the last map_mr_sg */
+	u32 max_pages;
 };
 
 struct qroce_ah {
@@ -101,6 +111,11 @@ static inline struct qroce_qp *to_qqp(struct ib_qp *q)
 static inline struct qroce_srq *to_qsrq(struct ib_srq *s)
 {
 	return container_of(s, struct qroce_srq, ibsrq);
+}
+
+static inline struct qroce_mr *to_qmr(struct ib_mr *m)
+{
+	return container_of(m, struct qroce_mr, ibmr);
 }
 
 static inline struct qroce_ucontext *to_quc(struct ib_ucontext *u)
