@@ -58,6 +58,25 @@ counted_pingpong() {
 		[ $dt1 -eq $dr2 ] && [ $dt2 -eq $dr1 ]
 }
 qr_check "rdma statistic: RoCE packet counters follow a 500-iteration pingpong" counted_pingpong
+# rdma resource show qp while a pingpong runs: each side lists its RC QP
+# in RTS, owned by ibv_rc_pingpong
+resources() {
+	qr_bg 1 rsrv "ibv_rc_pingpong -d qroce_0 -g $GID -n 1500" || return 1
+	qr_wait_listen 1 18515 || return 1
+	qr_bg 2 rcli "ibv_rc_pingpong -d qroce_0 -g $GID -n 1500 10.0.0.1" || return 1
+	sleep 1
+	qr_exec 1 'rdma resource show qp link qroce_0/1' >"$QR_DIR/res.g1" 2>&1
+	qr_exec 2 'rdma resource show qp link qroce_0/1' >"$QR_DIR/res.g2" 2>&1
+	qr_bg_wait 2 rcli >"$QR_DIR/res.cli" 2>&1
+	c=$?
+	qr_bg_wait 1 rsrv >"$QR_DIR/res.srv" 2>&1
+	s=$?
+	cat "$QR_DIR/res.g1" "$QR_DIR/res.g2"
+	[ $c = 0 ] && [ $s = 0 ] &&
+		grep -E 'type RC .*state RTS .*comm ibv_rc_pingpong' "$QR_DIR/res.g1" >/dev/null &&
+		grep -E 'type RC .*state RTS .*comm ibv_rc_pingpong' "$QR_DIR/res.g2" >/dev/null
+}
+qr_check "rdma resource show qp: the RC QPs of a running pingpong, in RTS" resources
 qr_check "pingpong, default size, -n 10000" pingpong -n 10000
 qr_check "pingpong with completion events (-e)" pingpong -e -n 1000
 qr_check "pingpong -s 1" pingpong -s 1 -n 200
