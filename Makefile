@@ -160,6 +160,11 @@ bench: all
 bench-pingpong: all
 	sh tests/bench-pingpong.sh 4096 1000 3
 
+# NVMe over Fabrics with dd: nvme-rdma over qroce and over rxe, same guests.
+.PHONY: bench-nvmeof
+bench-nvmeof: all
+	sh tests/bench-nvmeof.sh
+
 # Many flows on one segment (ring, incast), qroce and rxe, switch and hub.
 .PHONY: bench-fabric
 bench-fabric: all
