@@ -10,7 +10,7 @@
 #include "qemu/osdep.h"
 #include "qemu/main-loop.h"
 #include "qroce_data_cc.h"
-#include "qroce_data_common.h"
+#include "qroce_data_state.h"
 #include "trace.h"
 
 #define RC_PACE_BURST_NS 100000 /* a paced QP may send 100 us ahead */

@@ -14,70 +14,7 @@
 #include "qroce.h"
 #include "roce_wire.h"
 
-#define RC_WINDOW       128     /* unacknowledged PSNs */
-#define RC_CWND_ONE     256     /* the congestion window's fixed point */
-
-typedef struct QRoceRcInflight {
-    uint32_t idx;               /* SQ WQE counter */
-    uint32_t first_psn, last_psn;
-    uint32_t len;
-    uint32_t resp_off;          /* READ: bytes received so far */
-    uint8_t cqe_opcode;
-    uint8_t wqe_opcode;         /* to recognise the WQE when re-read */
-    uint8_t kind;               /* RC_KIND_* */
-    bool signaled;
-    bool done;                  /* all its request packets were sent */
-} QRoceRcInflight;
-
-typedef struct RcWqe {
-    struct qroce_send_wqe hdr;
-    struct qroce_sge sge[QROCE_MAX_SGE];
-    uint8_t inl[QROCE_MAX_INLINE];
-    uint32_t len;
-} RcWqe;
-
-typedef struct QRoceRc {
-    QEMUBH *bh;
-    QTAILQ_HEAD(, QRoceQP) runq;
-    uint8_t *pkt;               /* one frame */
-    /* congestion point: RoCE frames received since the engine last ran */
-    uint32_t rx_burst;
-    QEMUBH *burst_bh;
-    /* inject-stall-us: QP @stall_qpn (0: all) sends nothing until then */
-    int64_t stall_until;
-    uint32_t stall_qpn;
-    QEMUTimer *stall_timer;
-} QRoceRc;
-
-static inline int32_t psn_cmp(uint32_t a, uint32_t b)
-{
-    return (int32_t)((a - b) << 8);
-}
-
-static inline uint32_t psn_add(uint32_t a, uint32_t n)
-{
-    return (a + n) & 0xffffff;
-}
-
-static inline uint32_t psn_sub(uint32_t a, uint32_t b)
-{
-    return (a - b) & 0xffffff;
-}
-
-static inline uint32_t rc_mtu(QRoceQP *qp)
-{
-    return 128u << qp->path_mtu;
-}
-
-static inline uint16_t rc_sport(uint32_t qpn)
-{
-    return 0xc000 | ((qpn * 0x9e370001u) >> 18);
-}
-
-static inline int64_t rc_now(void)
-{
-    return qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
-}
+#include "qroce_data_state.h"
 
 static inline bool rc_op_reads(uint8_t op)
 {
