@@ -93,11 +93,11 @@ for b in ib_write_bw ib_read_bw ib_send_bw ib_atomic_bw ib_write_lat \
 	cp "/usr/bin/$b" "$ROOT/usr/bin/$b"
 	bins="$bins $ROOT/usr/bin/$b"
 done
-for b in ip rdma nvme; do
+for b in ip rdma nvme ethtool; do
 	src=$(command -v $b || true)
 	[ -x "/sbin/$b" ] && src=/sbin/$b
 	[ -x "/usr/sbin/$b" ] && src=/usr/sbin/$b
-	[ -n "$src" ] || die "$b missing: install iproute2 and nvme-cli ('make deps')"
+	[ -n "$src" ] || die "$b missing: install iproute2, nvme-cli and ethtool ('make deps')"
 	cp "$src" "$ROOT/usr/sbin/$b"
 	bins="$bins $ROOT/usr/sbin/$b"
 done

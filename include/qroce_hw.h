@@ -112,6 +112,7 @@
 #define QROCE_REG_CAP_MAX_MSG	0x13c	/* largest message, bytes */
 #define QROCE_REG_CAP_MAX_MTU	0x140	/* largest IB path MTU, bytes (4096) */
 #define QROCE_REG_CAP_MAX_FRMR_PAGES 0x144 /* pages of a fast-registration MR */
+#define QROCE_REG_CAP_LINK_MBPS	0x148	/* port line rate, Mb/s */
 
 /* Event queue consumer doorbells: EQ n at QROCE_REG_EQ_CI(n), WO. */
 #define QROCE_REG_EQ_CI_BASE	0x200

@@ -105,6 +105,7 @@ struct qroce_dev {
 	u32 features;		/* QROCE_FEAT_* */
 	u32 cap_max_rd_atom, cap_page_sizes, cap_max_gid, cap_max_msg;
 	u32 cap_max_frmr_pages;
+	u32 cap_link_mbps;	/* port line rate, 0: not reported */
 	u64 cap_max_mr_size;
 	u8 mac[ETH_ALEN];
 	bool ib_registered;
@@ -185,5 +186,7 @@ void qroce_handle_async(struct qroce_dev *dev, const struct qroce_eqe *eqe);
 void qroce_kick_cqs(struct qroce_dev *dev);
 void qroce_stats_update(struct qroce_dev *dev);
 void qroce_stats_resync(struct qroce_dev *dev);
+void qroce_stats_read(struct qroce_dev *dev, u64 *val);
+const char *qroce_stat_name(unsigned int i);
 
 #endif

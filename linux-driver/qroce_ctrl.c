@@ -660,6 +660,12 @@ static const struct rdma_stat_desc qroce_stat_descs[] = {
 /* a counter without a name would oops ib_core's sysfs setup at probe */
 static_assert(ARRAY_SIZE(qroce_stat_descs) == QROCE_CNT_NUM);
 
+/* the counters' names, shared with ethtool -S (qroce_eth.c) */
+const char *qroce_stat_name(unsigned int i)
+{
+	return qroce_stat_descs[i].name;
+}
+
 static struct rdma_hw_stats *
 qroce_alloc_hw_port_stats(struct ib_device *ibdev, u32 port)
 {
@@ -700,18 +706,23 @@ void qroce_stats_resync(struct qroce_dev *dev)
 	spin_unlock_irqrestore(&dev->stats_lock, flags);
 }
 
-static int qroce_get_hw_stats(struct ib_device *ibdev,
-			      struct rdma_hw_stats *stats, u32 port, int index)
+/* The 64-bit counters, brought up to date (hw_counters and ethtool -S). */
+void qroce_stats_read(struct qroce_dev *dev, u64 *val)
 {
-	struct qroce_dev *dev = to_qdev(ibdev);
 	unsigned long flags;
 	int i;
 
 	qroce_stats_update(dev);
 	spin_lock_irqsave(&dev->stats_lock, flags);
 	for (i = 0; i < QROCE_CNT_NUM; i++)
-		stats->value[i] = dev->cnt[i];
+		val[i] = dev->cnt[i];
 	spin_unlock_irqrestore(&dev->stats_lock, flags);
+}
+
+static int qroce_get_hw_stats(struct ib_device *ibdev,
+			      struct rdma_hw_stats *stats, u32 port, int index)
+{
+	qroce_stats_read(to_qdev(ibdev), stats->value);
 	return QROCE_CNT_NUM;
 }
 

@@ -4,6 +4,7 @@
  * single-buffer descriptors (hw-spec section 11), NAPI on vector 1.
  */
 #include <linux/etherdevice.h>
+#include <linux/ethtool.h>
 #include <linux/dma-mapping.h>
 #include "qroce.h"
 
@@ -301,6 +302,69 @@ static const struct net_device_ops qroce_netdev_ops = {
 	.ndo_validate_addr = eth_validate_addr,
 };
 
+static void qroce_get_drvinfo(struct net_device *nd,
+			      struct ethtool_drvinfo *info)
+{
+	struct qroce_dev *dev = qroce_nd(nd);
+
+	strscpy(info->driver, QROCE_DRV_NAME, sizeof(info->driver));
+	strscpy(info->bus_info, pci_name(dev->pdev), sizeof(info->bus_info));
+	/* the device has no firmware: report the spec version it implements */
+	snprintf(info->fw_version, sizeof(info->fw_version), "spec %u",
+		 QROCE_SPEC_VERSION);
+	info->n_stats = QROCE_CNT_NUM;
+}
+
+/*
+ * A virtual port at a fixed line rate (CAP_LINK_MBPS): full duplex, no
+ * autonegotiation.  ib_get_eth_speed() turns the speed into the IB port's
+ * active_speed and active_width.
+ */
+static int qroce_get_link_ksettings(struct net_device *nd,
+				    struct ethtool_link_ksettings *ks)
+{
+	struct qroce_dev *dev = qroce_nd(nd);
+
+	ethtool_link_ksettings_zero_link_mode(ks, supported);
+	ethtool_link_ksettings_zero_link_mode(ks, advertising);
+	ks->base.speed = dev->cap_link_mbps ? dev->cap_link_mbps :
+					      SPEED_UNKNOWN;
+	ks->base.duplex = dev->cap_link_mbps ? DUPLEX_FULL : DUPLEX_UNKNOWN;
+	ks->base.port = PORT_OTHER;
+	ks->base.autoneg = AUTONEG_DISABLE;
+	return 0;
+}
+
+static int qroce_get_sset_count(struct net_device *nd, int sset)
+{
+	return sset == ETH_SS_STATS ? QROCE_CNT_NUM : -EOPNOTSUPP;
+}
+
+static void qroce_get_strings(struct net_device *nd, u32 sset, u8 *data)
+{
+	unsigned int i;
+
+	if (sset != ETH_SS_STATS)
+		return;
+	for (i = 0; i < QROCE_CNT_NUM; i++)
+		ethtool_puts(&data, qroce_stat_name(i));
+}
+
+static void qroce_get_ethtool_stats(struct net_device *nd,
+				    struct ethtool_stats *stats, u64 *data)
+{
+	qroce_stats_read(qroce_nd(nd), data);
+}
+
+static const struct ethtool_ops qroce_ethtool_ops = {
+	.get_drvinfo = qroce_get_drvinfo,
+	.get_link = ethtool_op_get_link,
+	.get_link_ksettings = qroce_get_link_ksettings,
+	.get_sset_count = qroce_get_sset_count,
+	.get_strings = qroce_get_strings,
+	.get_ethtool_stats = qroce_get_ethtool_stats,
+};
+
 int qroce_eth_init(struct qroce_dev *dev)
 {
 	unsigned int irq = pci_irq_vector(dev->pdev, QROCE_MSIX_VEC_ETH);
@@ -313,6 +377,7 @@ int qroce_eth_init(struct qroce_dev *dev)
 	((struct qroce_netpriv *)netdev_priv(nd))->dev = dev;
 	SET_NETDEV_DEV(nd, &dev->pdev->dev);
 	nd->netdev_ops = &qroce_netdev_ops;
+	nd->ethtool_ops = &qroce_ethtool_ops;
 	nd->min_mtu = QROCE_ETH_MIN_MTU;
 	nd->max_mtu = QROCE_ETH_MAX_MTU;
 	eth_hw_addr_set(nd, dev->mac);

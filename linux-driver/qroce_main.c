@@ -79,6 +79,7 @@ static void qroce_read_caps(struct qroce_dev *dev)
 	/* a REG_MR WQE has 16 bits for its page count */
 	dev->cap_max_frmr_pages = min_t(u32, U16_MAX,
 					qroce_rd(dev, QROCE_REG_CAP_MAX_FRMR_PAGES));
+	dev->cap_link_mbps = qroce_rd(dev, QROCE_REG_CAP_LINK_MBPS);
 	dev->cap_max_mr_size = qroce_rd(dev, QROCE_REG_CAP_MAX_MR_SIZE_LO) |
 		((u64)qroce_rd(dev, QROCE_REG_CAP_MAX_MR_SIZE_HI) << 32);
 }

@@ -63,7 +63,7 @@ PKGS="build-essential ninja-build pkg-config flex bison xz-utils bzip2 curl ca-c
       libglib2.0-dev libpixman-1-dev libslirp-dev zlib1g-dev libfdt-dev python3 python3-venv
       cmake libnl-3-dev libnl-route-3-dev libudev-dev
       busybox-static cpio kmod seabios qemu-system-data perftest iproute2 libpci3
-      tshark sparse nvme-cli"
+      tshark sparse nvme-cli ethtool"
 BPO_PKGS="meson python3-pycotap linux-image-amd64 linux-headers-amd64"
 # make fuzz (sh scripts/deps.sh fuzz): clang with libFuzzer and its sanitizers
 [ "${1-}" != fuzz ] || PKGS="$PKGS clang libclang-rt-dev"

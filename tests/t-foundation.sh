@@ -82,6 +82,39 @@ clean_dmesg() {
 		grep -E "BUG|WARNING|Oops|leak|qroce.*(timed out|failed|error)"
 }
 
+# the netdev's ethtool answers: driver and PCI address, the device's line
+# rate (CAP_LINK_MBPS = the dcqcn-line-mbps property, default below)
+QR_LINE_MBPS=100000
+ethtool_info() {
+	qr_exec "$1" 'ethtool -i $QR_IF; echo pci: $(basename /sys/bus/pci/drivers/qroce/0000:*)' >"$QR_DIR/ethtool-i.$1" || return 1
+	cat "$QR_DIR/ethtool-i.$1"
+	pci=$(sed -n 's/^pci: //p' "$QR_DIR/ethtool-i.$1")
+	grep -qx "driver: qroce" "$QR_DIR/ethtool-i.$1" && [ -n "$pci" ] &&
+		grep -qx "bus-info: $pci" "$QR_DIR/ethtool-i.$1"
+}
+ethtool_link() {
+	qr_exec "$1" 'ethtool $QR_IF' >"$QR_DIR/ethtool.$1" || return 1
+	cat "$QR_DIR/ethtool.$1"
+	grep -q "Speed: ${QR_LINE_MBPS}Mb/s" "$QR_DIR/ethtool.$1" &&
+		grep -q "Duplex: Full" "$QR_DIR/ethtool.$1" &&
+		grep -q "Link detected: yes" "$QR_DIR/ethtool.$1"
+}
+# ethtool -S: the device counters by name; the Ethernet TX count grows
+# over a ping
+ethtool_stats() {
+	qr_exec "$1" 'ethtool -S $QR_IF; ping -c 2 -W 5 10.0.0.'"$2"' >/dev/null; echo again; ethtool -S $QR_IF' >"$QR_DIR/ethtool-S.$1" || return 1
+	cat "$QR_DIR/ethtool-S.$1"
+	grep -q "^ *roce_tx_pkts: [0-9]" "$QR_DIR/ethtool-S.$1" || return 1
+	a=$(sed -n '/^again/q; s/^ *eth_tx_frames: //p' "$QR_DIR/ethtool-S.$1")
+	b=$(sed -n '/^again/,$ s/^ *eth_tx_frames: //p' "$QR_DIR/ethtool-S.$1")
+	echo "eth_tx_frames $a -> $b"
+	[ -n "$a" ] && [ -n "$b" ] && [ "$b" -gt "$a" ]
+}
+no_unknown_speed() {
+	qr_exec "$1" 'dmesg' >"$QR_DIR/dmesg-speed.$1" || return 1
+	! grep "speed is unknown" "$QR_DIR/dmesg-speed.$1"
+}
+
 # copy_out G: a file the guest wrote, fetched by the host, same bytes
 copy_out() {
 	qr_exec "$1" 'dd if=/dev/urandom of=/srv/out.bin bs=1024 count=256 2>/dev/null && md5sum /srv/out.bin' >"$QR_DIR/out.md5" || return 1
@@ -116,6 +149,11 @@ qr_check "guest 2: ibv_devinfo -v shows the port and its RoCEv2 GID" devinfo 2
 qr_check "guest 1: sysfs GID table has ::ffff:10.0.0.1 as RoCE v2" gid_sysfs 1
 qr_check "guest 1 pings guest 2 over qroce" ping_peer 1 2
 qr_check "guest 2 pings guest 1 over qroce" ping_peer 2 1
+qr_check "guest 1: ethtool -i names driver qroce and its PCI address" ethtool_info 1
+qr_check "guest 1: ethtool shows the device's line rate, link detected" ethtool_link 1
+qr_check "guest 1: ethtool -S lists the counters, eth_tx_frames grows" ethtool_stats 1 2
+qr_check "guest 1: dmesg has no 'speed is unknown'" no_unknown_speed 1
+qr_check "guest 2: dmesg has no 'speed is unknown'" no_unknown_speed 2
 qr_check "rmmod/insmod qroce, device comes back" reload
 qr_check "ping after the reload" ping_peer 1 2
 qr_check "management NIC: the host fetches a 256 KiB file from guest 1 (hostfwd)" copy_out 1

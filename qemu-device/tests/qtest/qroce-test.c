@@ -206,6 +206,7 @@ static void test_registers(void)
     g_assert_cmpuint(rd(&t, QROCE_REG_CAP_MAX_SGE), ==, QROCE_MAX_SGE);
     g_assert_cmphex(rd(&t, QROCE_REG_CAP_PAGE_SIZES), ==, 0x3ff000);
     g_assert_cmpuint(rd(&t, QROCE_REG_CAP_MAX_GID), ==, QROCE_DEF_MAX_GID);
+    g_assert_cmpuint(rd(&t, QROCE_REG_CAP_LINK_MBPS), ==, 100000);
     /* no netdev: link down */
     g_assert_cmphex(rd(&t, QROCE_REG_PORT_STATUS) & QROCE_PORT_LINK_UP, ==, 0);
     /* read-only and unknown registers ignore writes */
