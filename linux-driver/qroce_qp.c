@@ -491,24 +491,6 @@ int qroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	return 0;
 }
 
-/* The WQE slot for the next post on @wq. */
-static void *qroce_wq_slot(struct qroce_wq *wq)
-{
-	return wq->ring.va + ((wq->pi & ((1u << wq->log2) - 1)) << wq->shift);
-}
-
-static void qroce_put_sges(struct qroce_sge *sge, const struct ib_sge *sg,
-			   int n)
-{
-	int i;
-
-	for (i = 0; i < n; i++) {
-		sge[i].addr = cpu_to_le64(sg[i].addr);
-		sge[i].length = cpu_to_le32(sg[i].length);
-		sge[i].lkey = cpu_to_le32(sg[i].lkey);
-	}
-}
-
 /*
  * Kernel QPs: WQEs are written here; user QPs post in the provider
  * (qroce_write_send_wqe), which takes the same operations per QP type,
@@ -723,43 +705,6 @@ int qroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	/* a dead device completes nothing: flush what was posted */
 	if (unlikely(qroce_dead(dev)))
 		qroce_kick_cq(to_qcq(ibqp->send_cq));
-	return err;
-}
-
-/*
- * Write receive WQEs for @wr on @wq (of a QP's RQ or an SRQ) and ring
- * doorbell @db for object @obj; the caller holds the queue's lock.
- */
-int qroce_post_recv_wq(struct qroce_dev *dev, struct qroce_wq *wq,
-		       u32 max_sge, u32 db, u32 obj,
-		       const struct ib_recv_wr *wr,
-		       const struct ib_recv_wr **bad)
-{
-	int err = 0;
-
-	for (; wr; wr = wr->next) {
-		struct qroce_recv_wqe *w;
-
-		if (wq->pi - wq->ci >= (1u << wq->log2)) {
-			err = -ENOMEM;
-			break;
-		}
-		if (wr->num_sge > max_sge) {
-			err = -EINVAL;
-			break;
-		}
-		w = qroce_wq_slot(wq);
-		memset(w, 0, sizeof(*w));
-		w->num_sge = wr->num_sge;
-		qroce_put_sges((struct qroce_sge *)(w + 1), wr->sg_list,
-			       wr->num_sge);
-		wq->wrid[wq->pi & ((1u << wq->log2) - 1)] = wr->wr_id;
-		wq->pi++;
-	}
-	if (err)
-		*bad = wr;
-	dma_wmb();
-	qroce_db_ring(dev, db, obj, wq->pi);
 	return err;
 }
 

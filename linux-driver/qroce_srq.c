@@ -1,35 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * qroce SRQs: create, modify, query and destroy, and the kernel data path
- * next to them: post_srq_recv, and retiring WQEs as their CQEs are polled.
+ * next to them: post_srq_recv (its ring helpers are in qroce_wq.c).
  */
 #include <linux/log2.h>
 #include <rdma/uverbs_ioctl.h>
 #include "qroce_verbs.h"
-
-/*
- * The CQE of SRQ WQE @idx was polled: its wr_id, and free the slots that
- * are now polled in order.  Nonzero if @idx is not outstanding.
- */
-int qroce_srq_retire(struct qroce_srq *srq, u32 idx, u64 *wr_id)
-{
-	struct qroce_wq *wq = &srq->wq;
-	u32 mask = (1u << wq->log2) - 1;
-	unsigned long flags;
-	int err = 0;
-
-	spin_lock_irqsave(&srq->lock, flags);
-	if (idx - wq->ci >= wq->pi - wq->ci || srq->done[idx & mask]) {
-		err = -EINVAL;
-	} else {
-		*wr_id = wq->wrid[idx & mask];
-		srq->done[idx & mask] = 1;
-		while (wq->ci != wq->pi && srq->done[wq->ci & mask])
-			srq->done[wq->ci++ & mask] = 0;
-	}
-	spin_unlock_irqrestore(&srq->lock, flags);
-	return err;
-}
 
 int qroce_create_srq(struct ib_srq *ibsrq,
 		     struct ib_srq_init_attr *init,

@@ -158,6 +158,14 @@ int qroce_ring_get(struct qroce_dev *dev, struct qroce_ring *r, bool user,
 		   struct qroce_bt_tmp *t);
 void qroce_ring_put(struct qroce_dev *dev, struct qroce_ring *r);
 
+/* qroce_wq.c: below the QP, SRQ and CQ files */
+void *qroce_wq_slot(struct qroce_wq *wq);
+void qroce_put_sges(struct qroce_sge *sge, const struct ib_sge *sg, int n);
+int qroce_post_recv_wq(struct qroce_dev *dev, struct qroce_wq *wq, u32 max_sge,
+		       u32 db, u32 obj, const struct ib_recv_wr *wr,
+		       const struct ib_recv_wr **bad);
+int qroce_srq_retire(struct qroce_srq *srq, u32 idx, u64 *wr_id);
+
 /* qroce_cq.c */
 int qroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		    struct uverbs_attr_bundle *attrs);
@@ -179,12 +187,8 @@ int qroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad);
 int qroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad);
-int qroce_post_recv_wq(struct qroce_dev *dev, struct qroce_wq *wq, u32 max_sge,
-		       u32 db, u32 obj, const struct ib_recv_wr *wr,
-		       const struct ib_recv_wr **bad);
 
 /* qroce_srq.c */
-int qroce_srq_retire(struct qroce_srq *srq, u32 idx, u64 *wr_id);
 int qroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		     struct ib_udata *udata);
 int qroce_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
