@@ -359,8 +359,10 @@ qr_bg() {
 # qr_bg_wait G NAME [SECONDS]: wait for it; print its output, return its status.
 qr_bg_wait() {
 	# the limit is the guest's clock, not a count of sleeps: a busy guest
-	# sleeps longer, and its agent does nothing else meanwhile
-	QR_TIMEOUT=$((${3:-120} + 30)) qr_exec "$1" "read u x </proc/uptime; e=\$((\${u%.*} + ${3:-120})); while [ ! -e /tmp/bg.$2 ]; do read u x </proc/uptime; [ \${u%.*} -ge \$e ] && break; sleep 0.1; done; cat /tmp/bg.$2.out; [ -e /tmp/bg.$2 ] || { echo 'still running: timed out'; exit 124; }; exit \$(cat /tmp/bg.$2)"
+	# sleeps longer, and its agent does nothing else meanwhile; the host
+	# waits 90 s more for its answer (a guest starved of the CPU by its
+	# neighbours answers late, and is not hung for that)
+	QR_TIMEOUT=$((${3:-120} + 90)) qr_exec "$1" "read u x </proc/uptime; e=\$((\${u%.*} + ${3:-120})); while [ ! -e /tmp/bg.$2 ]; do read u x </proc/uptime; [ \${u%.*} -ge \$e ] && break; sleep 0.1; done; cat /tmp/bg.$2.out; [ -e /tmp/bg.$2 ] || { echo 'still running: timed out'; exit 124; }; exit \$(cat /tmp/bg.$2)"
 }
 
 # qr_wait_listen G PORT: wait until guest G listens on TCP PORT.
