@@ -59,22 +59,34 @@ counted_pingpong() {
 }
 qr_check "rdma statistic: RoCE packet counters follow a 500-iteration pingpong" counted_pingpong
 # rdma resource show qp while a pingpong runs: each side lists its RC QP
-# in RTS, owned by ibv_rc_pingpong
+# in RTS, owned by ibv_rc_pingpong.  The pair runs until it has been seen
+# (or 20 s), then is stopped, so the check does not race its end.
+rc_listed() {
+	qr_exec "$1" 'rdma resource show qp link qroce_0/1' >"$QR_DIR/res.g$1" 2>&1 &&
+		grep -E 'type RC .*state RTS .*comm ibv_rc_pingpong' "$QR_DIR/res.g$1" >/dev/null
+}
 resources() {
-	qr_bg 1 rsrv "ibv_rc_pingpong -d qroce_0 -g $GID -n 1500" || return 1
+	qr_bg 1 rsrv "ibv_rc_pingpong -d qroce_0 -g $GID -n 100000000" || return 1
 	qr_wait_listen 1 18515 || return 1
-	qr_bg 2 rcli "ibv_rc_pingpong -d qroce_0 -g $GID -n 1500 10.0.0.1" || return 1
-	sleep 1
-	qr_exec 1 'rdma resource show qp link qroce_0/1' >"$QR_DIR/res.g1" 2>&1
-	qr_exec 2 'rdma resource show qp link qroce_0/1' >"$QR_DIR/res.g2" 2>&1
-	qr_bg_wait 2 rcli >"$QR_DIR/res.cli" 2>&1
+	qr_bg 2 rcli "ibv_rc_pingpong -d qroce_0 -g $GID -n 100000000 10.0.0.1" || return 1
+	seen=0 i=0
+	while [ $i -lt 40 ]; do
+		if rc_listed 1 && rc_listed 2; then
+			seen=1
+			break
+		fi
+		sleep 0.5
+		i=$((i + 1))
+	done
+	qr_exec 2 'killall ibv_rc_pingpong' >/dev/null
+	qr_exec 1 'killall ibv_rc_pingpong' >/dev/null
+	qr_bg_wait 2 rcli 30 >/dev/null 2>&1
 	c=$?
-	qr_bg_wait 1 rsrv >"$QR_DIR/res.srv" 2>&1
-	s=$?
+	qr_bg_wait 1 rsrv 30 >/dev/null 2>&1
+	r=$?
 	cat "$QR_DIR/res.g1" "$QR_DIR/res.g2"
-	[ $c = 0 ] && [ $s = 0 ] &&
-		grep -E 'type RC .*state RTS .*comm ibv_rc_pingpong' "$QR_DIR/res.g1" >/dev/null &&
-		grep -E 'type RC .*state RTS .*comm ibv_rc_pingpong' "$QR_DIR/res.g2" >/dev/null
+	# seen, and both stopped (124: still running)
+	[ $seen = 1 ] && [ $c != 124 ] && [ $r != 124 ]
 }
 qr_check "rdma resource show qp: the RC QPs of a running pingpong, in RTS" resources
 qr_check "pingpong, default size, -n 10000" pingpong -n 10000
