@@ -25,6 +25,9 @@
 #define QROCE_CMD_TIMEOUT_MS	5000
 #define QROCE_CMD_ATOMIC_TIMEOUT_US 500000
 #define QROCE_HEALTH_PERIOD_MS	1000
+/* recovery: a pause for users to see the event, the least gap between two */
+#define QROCE_RECOVER_DELAY_MS	500
+#define QROCE_RECOVER_GAP_MS	3000
 #define QROCE_AEQ_LOG2		8
 #define QROCE_CEQ_LOG2		10
 #define QROCE_NUM_CEQS		1
@@ -109,6 +112,7 @@ struct qroce_dev {
 	u64 cap_max_mr_size;
 	u8 mac[ETH_ALEN];
 	bool ib_registered;
+	bool removing;		/* remove has begun: no recovery */
 
 	/* failure handling: qroce_dev_fatal(), qroce_fatal_work() */
 	struct work_struct fatal_work;

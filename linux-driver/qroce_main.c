@@ -16,6 +16,25 @@ static const struct pci_device_id qroce_pci_ids[] = {
 };
 MODULE_DEVICE_TABLE(pci, qroce_pci_ids);
 
+static bool recover = true;
+module_param(recover, bool, 0644);
+MODULE_PARM_DESC(recover,
+		 "after a device failure, probe the reset device again (default: on)");
+
+/*
+ * Recovery runs on a workqueue of the module's own, so that the device's
+ * remove (which flushes the device's work items) can run inside it, and
+ * module exit can drain it before the driver goes away.
+ */
+static struct workqueue_struct *qroce_recover_wq;
+static bool qroce_unloading;
+static unsigned long qroce_last_recovery;
+
+struct qroce_recovery {
+	struct work_struct work;
+	struct pci_dev *pdev;
+};
+
 static int qroce_hw_reset(struct qroce_dev *dev)
 {
 	int i;
@@ -85,6 +104,52 @@ static void qroce_read_caps(struct qroce_dev *dev)
 }
 
 /*
+ * After a failure, as a NIC driver's health recovery does: remove and
+ * probe the device again, so that its users see IB_EVENT_DEVICE_FATAL,
+ * then a new ib_device and netdev.  A device that fails again within
+ * QROCE_RECOVER_GAP_MS stays failed.
+ */
+static void qroce_recover_work(struct work_struct *work)
+{
+	struct qroce_recovery *r = container_of(work, struct qroce_recovery,
+						work);
+	int err;
+
+	/* the users that got the event close the device meanwhile */
+	msleep(QROCE_RECOVER_DELAY_MS);
+	if (!READ_ONCE(qroce_unloading)) {
+		dev_info(&r->pdev->dev, "recovering: probing the device again\n");
+		err = device_reprobe(&r->pdev->dev);
+		if (err)
+			dev_err(&r->pdev->dev, "recovery failed: %d\n", err);
+	}
+	pci_dev_put(r->pdev);
+	kfree(r);
+}
+
+static void qroce_recover_later(struct qroce_dev *dev)
+{
+	struct qroce_recovery *r;
+
+	if (!recover || READ_ONCE(dev->removing) || READ_ONCE(qroce_unloading))
+		return;
+	if (qroce_last_recovery &&
+	    time_before(jiffies, qroce_last_recovery +
+			msecs_to_jiffies(QROCE_RECOVER_GAP_MS))) {
+		dev_err(&dev->pdev->dev, "failed again within %u ms: not recovering\n",
+			QROCE_RECOVER_GAP_MS);
+		return;
+	}
+	r = kzalloc(sizeof(*r), GFP_KERNEL);
+	if (!r)
+		return;
+	qroce_last_recovery = jiffies;
+	INIT_WORK(&r->work, qroce_recover_work);
+	r->pdev = pci_dev_get(dev->pdev);
+	queue_work(qroce_recover_wq, &r->work);
+}
+
+/*
  * The device failed (qroce_dev_fatal): reset it so that it writes no more
  * guest memory, let the destroy verbs waiting for that go on, wake every
  * kernel CQ's consumer (their outstanding work requests complete with
@@ -112,6 +177,7 @@ static void qroce_fatal_work(struct work_struct *work)
 	qroce_kick_cqs(dev);
 	if (READ_ONCE(dev->ib_registered))
 		ib_dispatch_event(&ev);
+	qroce_recover_later(dev);
 }
 
 /*
@@ -364,6 +430,7 @@ static void qroce_remove(struct pci_dev *pdev)
 {
 	struct qroce_dev *dev = pci_get_drvdata(pdev);
 
+	WRITE_ONCE(dev->removing, true);
 	qroce_ib_unregister(dev);
 	qroce_eth_destroy(dev);
 	qroce_health_stop(dev);
@@ -384,7 +451,38 @@ static struct pci_driver qroce_pci_driver = {
 	.probe = qroce_probe,
 	.remove = qroce_remove,
 };
-module_pci_driver(qroce_pci_driver);
+
+static int __init qroce_init(void)
+{
+	int err;
+
+	qroce_recover_wq = alloc_workqueue("qroce_recover", WQ_UNBOUND, 1);
+	if (!qroce_recover_wq)
+		return -ENOMEM;
+	err = pci_register_driver(&qroce_pci_driver);
+	if (err)
+		goto err_wq;
+	return 0;
+
+err_wq:
+	destroy_workqueue(qroce_recover_wq);
+	return err;
+}
+
+static void __exit qroce_exit(void)
+{
+	/*
+	 * No recovery starts from here on; removing the devices flushes
+	 * their failure handlers, the last that could queue one; a queued
+	 * one then finds qroce_unloading set and does nothing.
+	 */
+	WRITE_ONCE(qroce_unloading, true);
+	pci_unregister_driver(&qroce_pci_driver);
+	destroy_workqueue(qroce_recover_wq);
+}
+
+module_init(qroce_init);
+module_exit(qroce_exit);
 
 MODULE_DESCRIPTION("qroce emulated RoCEv2 RDMA NIC");
 MODULE_LICENSE("GPL");

@@ -576,30 +576,10 @@ qr_flow_bg() {
 }
 
 # qr_qmp G COMMAND [ARGUMENTS-JSON]: run a QMP command in guest G's QEMU
-# (socket gI/qmp.sock); prints its "return" as JSON, fails on an error.
+# (socket gI/qmp.sock); prints its "return" as JSON, fails on an error
+# (tests/tools/qmp.c).
 qr_qmp() {
-	python3 - "$QR_DIR/g$1/qmp.sock" "$2" "${3:-{\}}" <<'PY'
-import json, socket, sys
-s = socket.socket(socket.AF_UNIX)
-s.settimeout(30)
-s.connect(sys.argv[1])
-f = s.makefile("rw")
-def reply():
-    while True:
-        m = json.loads(f.readline())
-        if "return" in m or "error" in m:
-            return m
-f.readline()                                    # the greeting
-f.write(json.dumps({"execute": "qmp_capabilities"}) + "\n"); f.flush()
-reply()
-f.write(json.dumps({"execute": sys.argv[2], "arguments": json.loads(sys.argv[3])}) + "\n")
-f.flush()
-m = reply()
-if "error" in m:
-    print(m["error"].get("desc", m["error"]), file=sys.stderr)
-    sys.exit(1)
-print(json.dumps(m["return"]))
-PY
+	"$QR_B/tools/qmp" "$QR_DIR/g$1/qmp.sock" "$2" "${3:-{\}}"
 }
 
 # qr_qom_set G PROPERTY VALUE: set a property of guest G's qroce device

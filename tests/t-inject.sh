@@ -1,0 +1,156 @@
+#!/bin/sh
+# Fault injection seen from the guest (docs/fault-injection.md): each knob
+# is set with qom-set on a running guest's device, and the driver and the
+# application react as they would to real hardware doing the same.
+#  - a failed command: the verb returns the errno the status maps to, and
+#    the next one succeeds;
+#  - an injected WQE error: the application gets the chosen status;
+#  - injected RNR NAKs: the SEND is retried (rnr_retry 7) and succeeds;
+#  - port down/up events: IBV_EVENT_PORT_ERR, IBV_EVENT_PORT_ACTIVE;
+#  - a swallowed command and a device-fatal event: the driver's command
+#    timeout runs (or the FATAL interrupt), IBV_EVENT_DEVICE_FATAL reaches
+#    the application, the driver resets the device and probes it again,
+#    and a pingpong passes without a reboot.
+# Every injected fault is counted (injected_faults) and used up.
+. "$(dirname "$0")/lib.sh"
+qr_init inject
+qr_boot 2 || { QR_FAIL=$((QR_FAIL + 1)); qr_finish; }
+
+# after a recovery: the new netdev addressed as /init does it, and its
+# IPv4 RoCEv2 GID at index 1 (what an administrator's network set-up
+# does for a new interface)
+# $OLD is the ifindex of the netdev before the failure.
+UP='i=0; until n=$(ls /sys/bus/pci/drivers/qroce/*/net 2>/dev/null) && [ "$(cat /sys/class/net/$n/ifindex)" != $OLD ] && [ -e /sys/class/infiniband/qroce_0 ]; do i=$((i + 1)); [ $i -gt 300 ] && exit 1; sleep 0.1; done; /usr/sbin/ip link set $n up && /usr/sbin/ip addr add $QR_IP dev $n && /usr/sbin/ip -6 addr add $QR_IP6 dev $n nodad && o=${QR_IP%%/*} && o=${o##*.} && i=0 && until grep -q "ffff:0a00:000$o" /sys/class/infiniband/qroce_0/ports/1/gids/1 2>/dev/null; do i=$((i + 1)); [ $i -gt 100 ] && exit 1; sleep 0.1; done'
+
+# injected G N: guest G's injected_faults counter grew by N since $inj0
+injected() {
+	now=$(qr_counter "$1" injected_faults)
+	echo "injected_faults: $inj0 -> $now (want +$2)"
+	[ -n "$now" ] && [ "$now" -eq $((inj0 + $2)) ]
+}
+mark() { inj0=$(qr_counter "$1" injected_faults); }
+
+# cmd_fail OPCODE STATUS OBJECT ERRNO: the next command (of OPCODE, 256:
+# any) fails with STATUS; qroce-verb OBJECT reports ERRNO, then succeeds
+cmd_fail() {
+	mark 1
+	qr_qom_set 1 inject-cmd-opcode "$1" && qr_qom_set 1 inject-cmd-status "$2" &&
+		qr_qom_set 1 inject-cmd-fail 1 || return 1
+	qr_exec 1 "qroce-verb $3" >"$QR_DIR/verb.out"
+	trc=$?
+	cat "$QR_DIR/verb.out"
+	left=$(qr_qom_get 1 inject-cmd-fail)
+	echo "inject-cmd-fail left: $left"
+	[ $trc -eq 1 ] && grep -q "failed, errno $4 " "$QR_DIR/verb.out" &&
+		[ "$left" = 0 ] && injected 1 1 || return 1
+	qr_qom_set 1 inject-cmd-opcode 256 || return 1
+	qr_exec 1 "qroce-verb $3"
+}
+
+# wqe_err: guest 2's next send WQE completes with LOC_PROT_ERR (4), the
+# pingpong client reports exactly that status
+wqe_err() {
+	mark 2
+	qr_qom_set 2 inject-wqe-status 4 && qr_qom_set 2 inject-wqe-err 1 || return 1
+	qr_bg 1 srv "ibv_rc_pingpong -d qroce_0 -g 1 -n 5" || return 1
+	qr_wait_listen 1 18515 || return 1
+	qr_exec 2 "ibv_rc_pingpong -d qroce_0 -g 1 -n 5 10.0.0.1" >"$QR_DIR/wqe.cli"
+	trc=$?
+	qr_exec 1 'kill $(pidof ibv_rc_pingpong) 2>/dev/null; true'
+	qr_bg_wait 1 srv 30 >/dev/null
+	cat "$QR_DIR/wqe.cli"
+	[ $trc -ne 0 ] && grep -q 'Failed status local protection error (4)' "$QR_DIR/wqe.cli" &&
+		injected 2 1
+}
+
+# rnr: guest 1's responder answers the next 3 SENDs with RNR NAKs; the
+# client retries them and the pingpong passes
+rnr() {
+	mark 1
+	qr_qom_set 1 inject-rnr-nak 3 || return 1
+	qr_pingpong ibv_rc_pingpong -n 20 -c || return 1
+	left=$(qr_qom_get 1 inject-rnr-nak)
+	echo "inject-rnr-nak left: $left"
+	[ "$left" = 0 ] && injected 1 3
+}
+
+# events: port-down then port-up reach ibv_asyncwatch as PORT_ERR and
+# PORT_ACTIVE
+events() {
+	qr_bg 1 watch "ibv_asyncwatch -d qroce_0" || return 1
+	sleep 1
+	qr_qom_set 1 inject-event port-down && sleep 1 &&
+		qr_qom_set 1 inject-event port-up && sleep 1
+	trc=$?
+	echo "qom-set: status $trc"
+	watch_for 1 IBV_EVENT_PORT_ACTIVE >"$QR_DIR/events.out"
+	cat "$QR_DIR/events.out"
+	down=$(sed -n '/IBV_EVENT_PORT_ERR/=' "$QR_DIR/events.out" | head -1)
+	up=$(sed -n '/IBV_EVENT_PORT_ACTIVE/=' "$QR_DIR/events.out" | tail -1)
+	[ $trc -eq 0 ] && [ -n "$down" ] && [ -n "$up" ] && [ "$down" -lt "$up" ]
+}
+
+# watch_for G EVENT: wait (30 s at most) until guest G's ibv_asyncwatch
+# has printed EVENT, end it, print what it printed
+watch_for() {
+	QR_TIMEOUT=60 qr_exec "$1" "i=0; until grep -q $2 /tmp/bg.watch.out; do i=\$((i + 1)); [ \$i -gt 300 ] && break; sleep 0.1; done; kill \$(pidof ibv_asyncwatch) 2>/dev/null; sleep 0.2; cat /tmp/bg.watch.out"
+}
+
+# ifindex G: the ifindex of guest G's qroce netdev (a new one after a
+# recovery)
+ifindex() {
+	old=$(qr_exec "$1" 'cat /sys/bus/pci/drivers/qroce/*/net/*/ifindex')
+	echo "guest $1: netdev ifindex $old before the failure"
+}
+
+# recovered G: guest G's device came back (a new qroce_0, addressed), and
+# a pingpong between the guests passes
+recovered() {
+	QR_TIMEOUT=120 qr_exec "$1" "OLD=$old; $UP" || { echo "guest $1: qroce_0 did not come back"; return 1; }
+	qr_exec "$1" 'dmesg | grep -E "qroce.*(recover|resetting)"'
+	qr_pingpong ibv_rc_pingpong -n 20 -c
+}
+
+# swallow: the next command gets no completion; the verb waits for the
+# driver's command timeout and fails, the application sees DEVICE_FATAL,
+# and the driver recovers
+swallow() {
+	ifindex 1
+	qr_bg 1 watch "ibv_asyncwatch -d qroce_0" || return 1
+	sleep 1
+	qr_qom_set 1 inject-cmd-swallow 1 || return 1
+	QR_TIMEOUT=60 qr_exec 1 'qroce-verb pd' >"$QR_DIR/verb.out"
+	trc=$?
+	cat "$QR_DIR/verb.out"
+	watch_for 1 IBV_EVENT_DEVICE_FATAL >"$QR_DIR/swallow.out"
+	cat "$QR_DIR/swallow.out"
+	# the swallowed command is the first the program sends (the context's
+	# or the PD's): either fails after the timeout
+	[ $trc -ne 0 ] && grep -Eq 'failed, errno|cannot open' "$QR_DIR/verb.out" &&
+		grep -q 'IBV_EVENT_DEVICE_FATAL' "$QR_DIR/swallow.out" || return 1
+	left=$(qr_qom_get 1 inject-cmd-swallow)
+	echo "inject-cmd-swallow left: $left"
+	[ "$left" = 0 ] && qr_exec 1 'dmesg | grep -E "command 0x[0-9a-f]+ timed out"' || return 1
+	recovered 1
+}
+
+# fatal: a device-fatal event: DEVICE_FATAL, reset, recovery
+fatal() {
+	ifindex 2
+	qr_bg 2 watch "ibv_asyncwatch -d qroce_0" || return 1
+	sleep 1
+	qr_qom_set 2 inject-event device-fatal || return 1
+	watch_for 2 IBV_EVENT_DEVICE_FATAL >"$QR_DIR/fatal.out"
+	cat "$QR_DIR/fatal.out"
+	grep -q 'IBV_EVENT_DEVICE_FATAL' "$QR_DIR/fatal.out" || return 1
+	recovered 2
+}
+
+qr_check "failed CREATE_QP (ERR_NORES): ibv_create_qp gives ENOMEM, the next succeeds" cmd_fail 7 4 qp 12
+qr_check "failed command (ERR_PARAM, any opcode): ibv_alloc_pd gives EINVAL" cmd_fail 256 2 pd 22
+qr_check "injected WQE error: the pingpong client gets local protection error" wqe_err
+qr_check "3 injected RNR NAKs: the SENDs are retried, the pingpong passes" rnr
+qr_check "port down/up events: IBV_EVENT_PORT_ERR, then IBV_EVENT_PORT_ACTIVE" events
+qr_check "swallowed command: timeout, DEVICE_FATAL, recovery, pingpong passes" swallow
+qr_check "device-fatal event: DEVICE_FATAL, recovery, pingpong passes" fatal
+qr_finish
