@@ -152,6 +152,11 @@ pingpong:
 	echo "pingpong: driver and provider built in $$(( $$(date +%s) - start )) s" && \
 	sh tests/pingpong.sh $(OVERLAY)/initramfs.cpio.gz $$start
 
+# docs/walkthrough.md: one ibv_rc_pingpong -n 2, traced and captured
+.PHONY: walkthrough
+walkthrough: all
+	sh tests/walkthrough.sh docs/walkthrough.md
+
 # Benchmarks print ratios against a peer run in the same invocation; they
 # are not part of 'make test'.
 bench: all
