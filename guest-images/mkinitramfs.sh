@@ -2,7 +2,8 @@
 # Assemble the guest initramfs: busybox, the guest kernel's RDMA, virtio
 # and NVMe over RDMA (host and target) modules, qroce.ko, the built
 # rdma-core (libibverbs with libqroce and librxe), Debian's perftest,
-# iproute2 and nvme-cli tools, the guest test programs, and /init.  Every binary's shared libraries are resolved with ldd.
+# iproute2 and nvme-cli tools, the NFS tools (nfs-utils, unpacked by
+# make deps), the guest test programs, and /init.  Every binary's shared libraries are resolved with ldd.
 set -eu
 OUT=$1
 TOP=$(cd "$(dirname "$0")/.." && pwd)
@@ -42,7 +43,7 @@ modpath() { # module name -> path relative to $KMOD
 }
 want="qemu_fw_cfg virtio_net virtio_pci crc32_generic ib_core ib_uverbs ib_umad
       ib_cm iw_cm rdma_cm rdma_ucm rdma_rxe
-      nvme_rdma nvmet_rdma brd configfs"
+      nvme_rdma nvmet_rdma brd configfs nfsd nfsv4 rpcrdma"
 for m in $want; do
 	p=$(modpath "$m")
 	if [ -z "$p" ]; then
@@ -101,6 +102,16 @@ for b in ip rdma nvme ethtool; do
 	cp "$src" "$ROOT/usr/sbin/$b"
 	bins="$bins $ROOT/usr/sbin/$b"
 done
+# NFS server and client tools, unpacked from Debian's packages by 'make deps'
+NFS=$CACHE/nfs-root
+[ -f "$NFS/.done" ] || die "$NFS missing: run 'make deps'"
+for b in usr/sbin/rpc.nfsd usr/sbin/rpc.mountd usr/sbin/exportfs sbin/mount.nfs; do
+	[ -x "$NFS/$b" ] || die "$NFS/$b missing"
+	cp "$NFS/$b" "$ROOT/usr/sbin/"
+	bins="$bins $ROOT/usr/sbin/$(basename "$b")"
+done
+ln -s mount.nfs "$ROOT/usr/sbin/mount.nfs4"
+mkdir -p "$ROOT/var/lib/nfs/rpc_pipefs" "$ROOT/var/lib/nfs/v4recovery"
 if [ -d "$B/guest-bin" ]; then
 	for b in "$B"/guest-bin/*; do
 		[ -x "$b" ] || continue
@@ -110,16 +121,19 @@ if [ -d "$B/guest-bin" ]; then
 fi
 
 # --- shared libraries: our rdma-core first, the host's for the rest
-LIBS=$RDMA/usr/$MULTI
+LIBS=$RDMA/usr/$MULTI:$NFS/$MULTI:$NFS/usr/$MULTI
 for f in $bins "$ROOT"/usr/$MULTI/libibverbs/*.so; do
 	LD_LIBRARY_PATH=$LIBS ldd "$f" 2>/dev/null | awk '/=> \// { print $3 } /^\t\/lib64/ { print $1 }'
 done | sort -u | while read -r lib; do
 	case $lib in
-	"$LIBS"/*) continue ;;	# already copied
+	"$RDMA/usr/$MULTI"/*) continue ;;	# already copied
 	esac
 	[ -f "$lib" ] || die "library $lib not found"
 	dest=$ROOT$lib
-	case $lib in /lib/*) dest=$ROOT/usr$lib ;; esac
+	case $lib in
+	"$NFS"/*) dest=$ROOT/usr/$MULTI/$(basename "$lib") ;;
+	/lib/*) dest=$ROOT/usr$lib ;;
+	esac
 	mkdir -p "$(dirname "$dest")"
 	cp -L "$lib" "$dest"
 done
@@ -141,8 +155,9 @@ cp "$TOP/guest-images/init" "$ROOT/init"
 chmod 755 "$ROOT/init"
 echo "qroce-guest" >"$ROOT/etc/hostname"
 printf 'root:x:0:0:root:/root:/bin/sh\n' >"$ROOT/etc/passwd"
-printf 'root:x:0:\n' >"$ROOT/etc/group"
+printf 'root:x:0:\nnogroup:x:65534:\n' >"$ROOT/etc/group"
 printf '127.0.0.1 localhost\n' >"$ROOT/etc/hosts"
+printf 'sunrpc 111/tcp\nsunrpc 111/udp\nnfs 2049/tcp\nnfs 2049/udp\nnfsrdma 20049/tcp\n' >"$ROOT/etc/services"
 
 (cd "$ROOT" && find . | sort | cpio -o -H newc --quiet) | gzip -1 >"$OUT.tmp"
 mv "$OUT.tmp" "$OUT"

@@ -150,5 +150,25 @@ if [ ! -f "$CP/checkpatch.pl" ]; then
 	rm -rf "$tmp" "$CP"
 	mv "$CP.part" "$CP"
 fi
+# NFS over RDMA in the guests (NFSv4, which needs no rpcbind): the server
+# and client tools (rpc.nfsd, rpc.mountd, exportfs, mount.nfs) from
+# nfs-kernel-server and nfs-common, with libwrap0 that rpc.mountd links.  Only
+# downloaded and unpacked into $CACHE/nfs-root: installing them would
+# start NFS services on the host.
+NFS_ROOT=$CACHE/nfs-root
+if [ ! -f "$NFS_ROOT/.done" ]; then
+	echo "deps: fetching the NFS tools (nfs-kernel-server nfs-common libwrap0)"
+	tmp=$(mktemp -d)
+	chmod 755 "$tmp"	# apt's _apt user downloads into it
+	(cd "$tmp" && apt-get download -q nfs-kernel-server nfs-common libwrap0 >/dev/null 2>&1) ||
+		{ rm -rf "$tmp"; die "apt-get download of the NFS tools failed"; }
+	rm -rf "$NFS_ROOT"
+	mkdir -p "$NFS_ROOT"
+	for deb in "$tmp"/*.deb; do
+		dpkg-deb -x "$deb" "$NFS_ROOT" || { rm -rf "$tmp"; die "cannot unpack $deb"; }
+	done
+	rm -rf "$tmp"
+	touch "$NFS_ROOT/.done"
+fi
 echo "$KVER" >"$CACHE/kernel-version"
 echo "deps: ok (kernel $KVER, cache $CACHE)"
