@@ -83,7 +83,7 @@ done
 bins=""
 for b in ibv_devices ibv_devinfo ibv_rc_pingpong ibv_uc_pingpong ibv_ud_pingpong \
 	 ibv_srq_pingpong ibv_xsrq_pingpong ibv_asyncwatch rping udaddy ucmatose \
-	 rdma_server rdma_client; do
+	 rdma_server rdma_client mckey; do
 	[ -x "$RDMA/usr/bin/$b" ] || die "rdma-core did not build $b"
 	cp "$RDMA/usr/bin/$b" "$ROOT/usr/bin/$b"
 	bins="$bins $ROOT/usr/bin/$b"

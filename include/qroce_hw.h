@@ -154,6 +154,11 @@ enum qroce_counter {
 #define QROCE_FEAT_ATOMIC	0x00000010u
 #define QROCE_FEAT_IPV6		0x00000020u
 #define QROCE_FEAT_FRMR		0x00000040u	/* ALLOC_MR, REG_MR/LOCAL_INV WQEs, SEND_INV */
+#define QROCE_FEAT_MCAST	0x00000080u	/* ATTACH_MCAST, DETACH_MCAST */
+
+/* multicast: groups the device holds, UD QPs attached to one group */
+#define QROCE_MCAST_MAX_GROUPS	64
+#define QROCE_MCAST_MAX_QP_ATTACH	8
 
 /* QROCE_REG_STATUS */
 #define QROCE_STATUS_READY	0x00000001u	/* CTRL.ENABLE accepted, CMDQ running */
@@ -262,6 +267,8 @@ enum qroce_cmd_opcode {
 	QROCE_CMD_DEL_GID = 0x13,
 	QROCE_CMD_QUERY_SRQ = 0x14,
 	QROCE_CMD_ALLOC_MR = 0x15,	/* an MR for fast registration, FREE */
+	QROCE_CMD_ATTACH_MCAST = 0x16,	/* a UD QP joins a multicast GID */
+	QROCE_CMD_DETACH_MCAST = 0x17,
 	QROCE_CMD_MAX
 };
 
@@ -441,6 +448,12 @@ struct qroce_cmd_key {		/* DEREG_MR */
 	__le32 key;
 };
 
+struct qroce_cmd_mcast {	/* ATTACH_MCAST, DETACH_MCAST */
+	__le32 qpn;		/* a UD QP */
+	__le32 rsvd;		/* MBZ */
+	__u8 gid[16];		/* ff00::/8, or ::ffff:224.0.0.0/100 (IPv4) */
+};
+
 struct qroce_cmd_create_srq {
 	__le32 pdn;
 	__le32 uar;
@@ -494,6 +507,7 @@ struct qroce_cmd {
 		struct qroce_cmd_modify_srq modify_srq;
 		struct qroce_cmd_create_ah create_ah;
 		struct qroce_cmd_set_gid set_gid;
+		struct qroce_cmd_mcast mcast;
 		struct qroce_cmd_handle handle;
 		__u8 raw[QROCE_CMD_SIZE - 8];
 	};
@@ -508,6 +522,7 @@ QROCE_HW_ASSERT_SIZE(struct qroce_cmd_alloc_mr, 8);
 QROCE_HW_ASSERT_SIZE(struct qroce_cmd_create_srq, 40);
 QROCE_HW_ASSERT_SIZE(struct qroce_cmd_create_ah, 40);
 QROCE_HW_ASSERT_SIZE(struct qroce_cmd_set_gid, 24);
+QROCE_HW_ASSERT_SIZE(struct qroce_cmd_mcast, 24);
 
 /*
  * Command completion.  Output words by command:

@@ -138,6 +138,12 @@ static int qroce_query_device(struct ib_device *ibdev,
 		a->device_cap_flags |= IB_DEVICE_MEM_MGT_EXTENSIONS;
 		a->max_fast_reg_page_list_len = dev->cap_max_frmr_pages;
 	}
+	if (dev->features & QROCE_FEAT_MCAST) {
+		a->max_mcast_grp = QROCE_MCAST_MAX_GROUPS;
+		a->max_mcast_qp_attach = QROCE_MCAST_MAX_QP_ATTACH;
+		a->max_total_mcast_qp_attach =
+			QROCE_MCAST_MAX_GROUPS * QROCE_MCAST_MAX_QP_ATTACH;
+	}
 	a->max_pkeys = 1;
 	a->local_ca_ack_delay = 15;
 	return 0;
@@ -737,6 +743,7 @@ static const struct ib_device_ops qroce_dev_ops = {
 	.alloc_mr = qroce_alloc_mr,
 	.alloc_pd = qroce_alloc_pd,
 	.alloc_ucontext = qroce_alloc_ucontext,
+	.attach_mcast = qroce_attach_mcast,
 	.create_ah = qroce_create_ah,
 	.create_user_ah = qroce_create_ah,
 	.create_cq = qroce_create_cq,
@@ -751,6 +758,7 @@ static const struct ib_device_ops qroce_dev_ops = {
 	.destroy_cq = qroce_destroy_cq,
 	.destroy_qp = qroce_destroy_qp,
 	.destroy_srq = qroce_destroy_srq,
+	.detach_mcast = qroce_detach_mcast,
 	.get_dma_mr = qroce_get_dma_mr,
 	.get_hw_stats = qroce_get_hw_stats,
 	.get_link_layer = qroce_get_link_layer,

@@ -727,3 +727,31 @@ int qroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		qroce_kick_cq(to_qcq(ibqp->recv_cq));
 	return err;
 }
+
+/*
+ * A UD QP joins or leaves a multicast group.  The group's MAC needs no
+ * filter: the device takes every frame to a multicast MAC whose RoCE
+ * destination GID is one of its groups.
+ */
+static int qroce_mcast_cmd(struct ib_qp *ibqp, union ib_gid *gid, u8 opcode)
+{
+	struct qroce_dev *dev = to_qdev(ibqp->device);
+	struct qroce_cmd cmd = {};
+
+	if (!(dev->features & QROCE_FEAT_MCAST))
+		return -EOPNOTSUPP;
+	cmd.hdr.opcode = opcode;
+	cmd.mcast.qpn = cpu_to_le32(ibqp->qp_num);
+	memcpy(cmd.mcast.gid, gid->raw, sizeof(cmd.mcast.gid));
+	return qroce_cmd_exec(dev, &cmd, NULL);
+}
+
+int qroce_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
+{
+	return qroce_mcast_cmd(ibqp, gid, QROCE_CMD_ATTACH_MCAST);
+}
+
+int qroce_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
+{
+	return qroce_mcast_cmd(ibqp, gid, QROCE_CMD_DETACH_MCAST);
+}

@@ -179,6 +179,8 @@ void qroce_cq_clean(struct qroce_cq *cq, u32 qpn, struct qroce_srq *srq);
 int qroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		    struct ib_udata *udata);
 int qroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+int qroce_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
+int qroce_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
 int qroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		    struct ib_udata *udata);
 int qroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,

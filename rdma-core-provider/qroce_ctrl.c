@@ -683,8 +683,22 @@ static int qroce_destroy_ah(struct ibv_ah *ibah)
 	return err;
 }
 
+/* Multicast groups: the kernel driver gives them to the device. */
+static int qroce_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
+			      uint16_t lid)
+{
+	return ibv_cmd_attach_mcast(qp, gid, lid);
+}
+
+static int qroce_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
+			      uint16_t lid)
+{
+	return ibv_cmd_detach_mcast(qp, gid, lid);
+}
+
 const struct verbs_context_ops qroce_ctx_ops = {
 	.alloc_pd = qroce_alloc_pd,
+	.attach_mcast = qroce_attach_mcast,
 	.create_ah = qroce_create_ah,
 	.create_cq = qroce_create_cq,
 	.create_cq_ex = qroce_create_cq_ex,
@@ -697,6 +711,7 @@ const struct verbs_context_ops qroce_ctx_ops = {
 	.destroy_cq = qroce_destroy_cq,
 	.destroy_qp = qroce_destroy_qp,
 	.destroy_srq = qroce_destroy_srq,
+	.detach_mcast = qroce_detach_mcast,
 	.free_context = qroce_free_context,
 	.modify_qp = qroce_modify_qp,
 	.modify_srq = qroce_modify_srq,

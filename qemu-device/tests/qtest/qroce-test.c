@@ -1106,13 +1106,13 @@ static void test_rc_loopback(void)
  * A started, enabled device with a PD, EQs 0 and 1, a 64-entry CQ on EQ 1,
  * GID 0 = 10.0.0.1 and a two-page MR with local write.
  */
-static void loopback_setup(QRoceTest *t, uint32_t *pdn, uint32_t *cqn,
-                           uint64_t *cq_ring, uint64_t *buf, uint32_t *key)
+static void objs_setup(QRoceTest *t, uint32_t access, uint32_t *pdn,
+                       uint32_t *cqn, uint64_t *cq_ring, uint64_t *buf,
+                       uint32_t *key)
 {
     uint64_t eq0, eq1;
     uint32_t out[6];
 
-    start(t, "");
     enable(t);
     g_assert_cmpuint(simple(t, QROCE_CMD_ALLOC_PD, 0, out), ==, 0);
     *pdn = out[0];
@@ -1121,7 +1121,14 @@ static void loopback_setup(QRoceTest *t, uint32_t *pdn, uint32_t *cqn,
     *cqn = mk_cq_ring(t, 1, 6, cq_ring);
     set_gid0(t);
     *buf = page(t, 2);
-    *key = mk_mr(t, *pdn, *buf, 2, QROCE_ACCESS_LOCAL_WRITE);
+    *key = mk_mr(t, *pdn, *buf, 2, access);
+}
+
+static void loopback_setup(QRoceTest *t, uint32_t *pdn, uint32_t *cqn,
+                           uint64_t *cq_ring, uint64_t *buf, uint32_t *key)
+{
+    start(t, "");
+    objs_setup(t, QROCE_ACCESS_LOCAL_WRITE, pdn, cqn, cq_ring, buf, key);
 }
 
 /* ---- UD and GSI through the device, looped back inside it ---- */
@@ -2284,6 +2291,41 @@ static void peer_recv(Peer *pr, uint8_t *f, RocePktIn *p)
     }
 }
 
+/*
+ * Start the device on a -netdev dgram whose other end is @pr's socket:
+ * the peer is 10.0.0.2 (52:54:00:aa:bb:cc), the device's GID 0 10.0.0.1.
+ */
+static void peer_start(QRoceTest *t, Peer *pr)
+{
+    struct timeval tv = { .tv_sec = 10 };
+    uint16_t myport, qport;
+    int tmp = udp_socket(&qport);
+    g_autofree char *args = NULL;
+    static const uint8_t mac[6] = { 0x52, 0x54, 0x00, 0xaa, 0xbb, 0xcc };
+
+    memset(pr, 0, sizeof(*pr));
+    memcpy(pr->mac, mac, 6);
+    close(tmp);                 /* a free port for QEMU's end */
+    pr->fd = udp_socket(&myport);
+    setsockopt(pr->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    pr->qemu = (struct sockaddr_in){ .sin_family = AF_INET,
+                                     .sin_port = htons(qport),
+                                     .sin_addr.s_addr =
+                                         htonl(INADDR_LOOPBACK) };
+    pr->gid[10] = pr->gid[11] = 0xff;
+    memcpy(pr->dev_gid, pr->gid, 16);
+    pr->gid[12] = 10;
+    pr->gid[15] = 2;            /* 10.0.0.2 */
+    pr->dev_gid[12] = 10;
+    pr->dev_gid[15] = 1;        /* 10.0.0.1, the device's GID 0 */
+    args = g_strdup_printf("-netdev dgram,id=n0,local.type=inet,"
+                           "local.host=127.0.0.1,local.port=%u,"
+                           "remote.type=inet,remote.host=127.0.0.1,"
+                           "remote.port=%u -global qroce.netdev=n0",
+                           qport, myport);
+    start(t, args);
+}
+
 static void peer_connect(QRoceTest *t, Peer *pr, uint32_t qpn, uint32_t dqpn)
 {
     struct qroce_cmd c;
@@ -2312,6 +2354,127 @@ static void peer_connect(QRoceTest *t, Peer *pr, uint32_t qpn, uint32_t dqpn)
     g_assert_cmpuint(modify(t, qpn, RC_RTS, QROCE_QPS_RTS, &c), ==, 0);
 }
 
+/* ---- UD multicast: ATTACH_MCAST, DETACH_MCAST, delivery ---- */
+
+static int mcast_cmd(QRoceTest *t, uint8_t op, uint32_t qpn,
+                     const uint8_t gid[16], uint32_t rsvd)
+{
+    struct qroce_cmd c = { .hdr.opcode = op };
+
+    c.mcast.qpn = cpu_to_le32(qpn);
+    c.mcast.rsvd = cpu_to_le32(rsvd);
+    memcpy(c.mcast.gid, gid, 16);
+    return cmd(t, &c, NULL);
+}
+
+/* The peer sends a 100-byte UD SEND to group @ip (a.b.c.d) at MAC @mac. */
+static void peer_mcast(Peer *pr, const uint8_t ip[4], const uint8_t mac[6],
+                       uint32_t qkey)
+{
+    RocePktOut o;
+    uint8_t gid[16] = { [10] = 0xff, [11] = 0xff };
+
+    memcpy(gid + 12, ip, 4);
+    peer_out(pr, &o, 0xffffff, 0, ROCE_UD_SEND_ONLY);
+    o.dmac = mac;
+    o.dgid = gid;
+    o.deth_qkey = qkey;
+    o.deth_sqp = 0x55;
+    peer_send(pr, &o, 100, false);
+}
+
+/*
+ * A group of two UD QPs gets each multicast packet on both, each taking a
+ * RECV; a group of another host, or the right group at a wrong MAC, is
+ * not taken; after a detach only the QP left gets it.  Errors: an RC QP,
+ * a unicast GID, no such QP, reserved bits, a detach of a QP not
+ * attached; attaching twice succeeds.
+ */
+static void test_mcast(void)
+{
+    static const uint8_t ip[4] = { 239, 1, 1, 1 }, other[4] = { 239, 9, 9, 9 };
+    static const uint8_t mac[6] = { 0x01, 0x00, 0x5e, 0x01, 0x01, 0x01 };
+    static const uint8_t mac_other[6] = { 0x01, 0x00, 0x5e, 0x09, 0x09, 0x09 };
+    static const uint8_t bad_mac[6] = { 0x01, 0x00, 0x5e, 0x7f, 0x01, 0x01 };
+    uint8_t gid[16] = { [10] = 0xff, [11] = 0xff }, ucast[16];
+    QRoceTest t;
+    Peer pr;
+    struct qroce_cqe cqe;
+    uint64_t cq, buf, sqa, rqa, sqb, rqb, sqr, rqr;
+    uint32_t out[6], pdn, cqn, key, a, b, r, i, ci = 0, seen = 0;
+
+    memcpy(gid + 12, ip, 4);
+    memcpy(ucast, gid, 16);
+    ucast[12] = 10;
+    peer_start(&t, &pr);
+    objs_setup(&t, QROCE_ACCESS_LOCAL_WRITE, &pdn, &cqn, &cq, &buf, &key);
+    g_assert_true(rd(&t, QROCE_REG_FEATURES) & QROCE_FEAT_MCAST);
+    ud_qp(&t, QROCE_QPT_UD, pdn, cqn, 0x1234, &a, &sqa, &rqa);
+    ud_qp(&t, QROCE_QPT_UD, pdn, cqn, 0x1234, &b, &sqb, &rqb);
+    g_assert_cmpuint(mk_qp_rings(&t, QROCE_QPT_RC, pdn, cqn, cqn, 0, &r, &sqr,
+                                 &rqr), ==, 0);
+
+    g_assert_cmpuint(mcast_cmd(&t, QROCE_CMD_ATTACH_MCAST, r, gid, 0), ==,
+                     QROCE_CMD_ERR_PARAM);
+    g_assert_cmpuint(mcast_cmd(&t, QROCE_CMD_ATTACH_MCAST, a, ucast, 0), ==,
+                     QROCE_CMD_ERR_PARAM);
+    g_assert_cmpuint(mcast_cmd(&t, QROCE_CMD_ATTACH_MCAST, 999, gid, 0), ==,
+                     QROCE_CMD_ERR_HANDLE);
+    g_assert_cmpuint(mcast_cmd(&t, QROCE_CMD_ATTACH_MCAST, a, gid, 1), ==,
+                     QROCE_CMD_ERR_PARAM);
+    g_assert_cmpuint(mcast_cmd(&t, QROCE_CMD_DETACH_MCAST, a, gid, 0), ==,
+                     QROCE_CMD_ERR_PARAM);
+    g_assert_cmpuint(mcast_cmd(&t, QROCE_CMD_ATTACH_MCAST, a, gid, 0), ==, 0);
+    g_assert_cmpuint(mcast_cmd(&t, QROCE_CMD_ATTACH_MCAST, a, gid, 0), ==, 0);
+    g_assert_cmpuint(mcast_cmd(&t, QROCE_CMD_ATTACH_MCAST, b, gid, 0), ==, 0);
+
+    for (i = 0; i < 3; i++) {
+        post_recv(&t, rqa, i, buf + 256 * i, 256, key);
+        post_recv(&t, rqb, i, buf + 4096 + 256 * i, 256, key);
+    }
+    qpci_io_writeq(t.dev, t.db, QROCE_DB_RQ, qroce_db_value(a, 3));
+    qpci_io_writeq(t.dev, t.db, QROCE_DB_RQ, qroce_db_value(b, 3));
+
+    /* another group, then our group at a wrong MAC: neither is taken */
+    peer_mcast(&pr, other, mac_other, 0x1234);
+    peer_mcast(&pr, ip, bad_mac, 0x1234);
+    peer_mcast(&pr, ip, mac, 0x1234);
+    for (i = 0; i < 2; i++) {
+        wait_entry(&t, cq, sizeof(cqe), 6, ci++, &cqe);
+        g_assert_cmpuint(cqe.status, ==, QROCE_WC_SUCCESS);
+        g_assert_cmpuint(cqe.opcode, ==, QROCE_CQE_RECV);
+        g_assert_cmpuint(le32_to_cpu(cqe.wqe_index), ==, 0);
+        g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, 40 + 100);
+        g_assert_cmpuint(le32_to_cpu(cqe.src_qp), ==, 0x55);
+        r = le32_to_cpu(cqe.qpn);
+        seen |= r == a ? 1 : r == b ? 2 : 4;
+    }
+    g_assert_cmpuint(seen, ==, 3);
+    g_usleep(20000);
+    g_assert_false(entry_ready(&t, cq, sizeof(cqe), 6, ci));
+
+    /* B leaves: only A gets the next one, with its second RECV */
+    g_assert_cmpuint(mcast_cmd(&t, QROCE_CMD_DETACH_MCAST, b, gid, 0), ==, 0);
+    g_assert_cmpuint(mcast_cmd(&t, QROCE_CMD_DETACH_MCAST, b, gid, 0), ==,
+                     QROCE_CMD_ERR_PARAM);
+    peer_mcast(&pr, ip, mac, 0x1234);
+    wait_entry(&t, cq, sizeof(cqe), 6, ci++, &cqe);
+    g_assert_cmpuint(le32_to_cpu(cqe.qpn), ==, a);
+    g_assert_cmpuint(le32_to_cpu(cqe.wqe_index), ==, 1);
+    g_usleep(20000);
+    g_assert_false(entry_ready(&t, cq, sizeof(cqe), 6, ci));
+
+    /* A destroyed: it leaves the group, which goes; nothing is taken */
+    g_assert_cmpuint(simple(&t, QROCE_CMD_DESTROY_QP, a, out), ==, 0);
+    g_assert_cmpuint(mcast_cmd(&t, QROCE_CMD_DETACH_MCAST, b, gid, 0), ==,
+                     QROCE_CMD_ERR_PARAM);
+    peer_mcast(&pr, ip, mac, 0x1234);
+    g_usleep(50000);
+    g_assert_false(entry_ready(&t, cq, sizeof(cqe), 6, ci));
+    close(pr.fd);
+    stop(&t);
+}
+
 /*
  * Finding 8, receive-path checks: a frame to another MAC and one with a
  * bad IPv4 checksum are not taken (the next good one gets the RECV WQE);
@@ -2321,49 +2484,19 @@ static void peer_connect(QRoceTest *t, Peer *pr, uint32_t qpn, uint32_t dqpn)
 static void test_audit_rx_frames(void)
 {
     QRoceTest t;
-    Peer pr = { .mac = { 0x52, 0x54, 0x00, 0xaa, 0xbb, 0xcc } };
-    struct timeval tv = { .tv_sec = 10 };
-    uint16_t myport, qport;
-    int tmp = udp_socket(&qport);
-    g_autofree char *args = NULL;
+    Peer pr;
     struct qroce_send_wqe h = { .opcode = QROCE_WR_RDMA_READ,
                                 .flags = QROCE_WQE_SIGNALED };
     struct qroce_cqe cqe;
     RocePktOut o;
     RocePktIn p;
     uint8_t f[2048];
-    uint64_t eq0, eq1, cq, buf, sq, rq, sq2, rq2;
-    uint32_t out[6], pdn, cqn, key, qpn, qpn2, idx = 0;
+    uint64_t cq, buf, sq, rq, sq2, rq2;
+    uint32_t pdn, cqn, key, qpn, qpn2, idx = 0;
 
-    close(tmp);                 /* a free port for QEMU's end */
-    pr.fd = udp_socket(&myport);
-    setsockopt(pr.fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    pr.qemu = (struct sockaddr_in){ .sin_family = AF_INET,
-                                    .sin_port = htons(qport),
-                                    .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-    memset(pr.gid, 0, 16);
-    pr.gid[10] = pr.gid[11] = 0xff;
-    memcpy(pr.dev_gid, pr.gid, 16);
-    pr.gid[12] = 10;
-    pr.gid[15] = 2;             /* 10.0.0.2 */
-    pr.dev_gid[12] = 10;
-    pr.dev_gid[15] = 1;         /* 10.0.0.1, the device's GID 0 */
-    args = g_strdup_printf("-netdev dgram,id=n0,local.type=inet,"
-                           "local.host=127.0.0.1,local.port=%u,"
-                           "remote.type=inet,remote.host=127.0.0.1,"
-                           "remote.port=%u -global qroce.netdev=n0",
-                           qport, myport);
-    start(&t, args);
-    enable(&t);
-    g_assert_cmpuint(simple(&t, QROCE_CMD_ALLOC_PD, 0, out), ==, 0);
-    pdn = out[0];
-    mk_eq(&t, 0, &eq0);
-    mk_eq(&t, 1, &eq1);
-    cqn = mk_cq_ring(&t, 1, 6, &cq);
-    set_gid0(&t);
-    buf = page(&t, 2);
-    key = mk_mr(&t, pdn, buf, 2, QROCE_ACCESS_LOCAL_WRITE |
-                QROCE_ACCESS_REMOTE_WRITE | QROCE_ACCESS_REMOTE_READ);
+    peer_start(&t, &pr);
+    objs_setup(&t, QROCE_ACCESS_LOCAL_WRITE | QROCE_ACCESS_REMOTE_WRITE |
+               QROCE_ACCESS_REMOTE_READ, &pdn, &cqn, &cq, &buf, &key);
     g_assert_cmpuint(mk_qp_rings(&t, QROCE_QPT_RC, pdn, cqn, cqn, 0, &qpn, &sq,
                                  &rq), ==, 0);
     peer_connect(&t, &pr, qpn, 0x77);
@@ -3692,6 +3825,7 @@ int main(int argc, char **argv)
     qtest_add_func("/qroce/audit/dma-hole", test_audit_dma_hole);
     qtest_add_func("/qroce/audit/key-reuse", test_audit_key_reuse);
     qtest_add_func("/qroce/audit/rx-frames", test_audit_rx_frames);
+    qtest_add_func("/qroce/mcast", test_mcast);
     qtest_add_func("/qroce/fault-knobs", test_fault_knobs);
     qtest_add_func("/qroce/frmr/rdma", test_frmr_rdma);
     qtest_add_func("/qroce/frmr/send-inv", test_frmr_send_inv);

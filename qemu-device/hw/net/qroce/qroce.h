@@ -132,6 +132,13 @@ typedef struct QRoceGid {
     uint8_t gid[16];
 } QRoceGid;
 
+/* A multicast group: its GID and the UD QPs attached to it (nqp > 0). */
+typedef struct QRoceMcast {
+    uint8_t gid[16];
+    uint32_t nqp;
+    uint32_t qpn[QROCE_MCAST_MAX_QP_ATTACH];
+} QRoceMcast;
+
 /*
  * The responder's output, in PSN order: READ responses still to stream,
  * atomic ACKs and ACK/NAKs that must not overtake them.  Sized for
@@ -314,6 +321,7 @@ struct QRoceState {
     QRoceAH *ah;
     QRoceSRQ *srq;
     QRoceGid gid[QROCE_DEF_MAX_GID];
+    QRoceMcast mcast[QROCE_MCAST_MAX_GROUPS];
 
     struct QRoceRc *rc;     /* engine-global state, the data path's */
 

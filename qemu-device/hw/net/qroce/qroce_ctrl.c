@@ -764,6 +764,7 @@ static int qroce_cmd_destroy_qp(QRoceState *s, const struct qroce_cmd *c,
         return qroce_cmd_bad(c, "qpn", le32_to_cpu(c->qpn.qpn), NOOBJ,
                              QROCE_CMD_ERR_HANDLE);
     }
+    qroce_mcast_detach_all(s, qp->qpn);
     qroce_qp_free(s, qp);
     return QROCE_CMD_OK;
 }
@@ -1101,6 +1102,53 @@ static int qroce_cmd_set_gid(QRoceState *s, const struct qroce_cmd *c,
     return QROCE_CMD_OK;
 }
 
+/* ATTACH_MCAST and DETACH_MCAST: the QP (a UD one) and the group's GID. */
+static int qroce_cmd_mcast_args(const struct qroce_cmd *c, QRoceQP *qp)
+{
+    const struct qroce_cmd_mcast *p = &c->mcast;
+
+    if (!qp) {
+        return qroce_cmd_bad(c, "qpn", le32_to_cpu(p->qpn), NOOBJ,
+                             QROCE_CMD_ERR_HANDLE);
+    }
+    if (qp->type != QROCE_QPT_UD) {
+        return qroce_cmd_bad(c, "qpn", qp->qpn, "not a UD QP",
+                             QROCE_CMD_ERR_PARAM);
+    }
+    if (p->rsvd) {
+        return qroce_cmd_bad(c, "rsvd", le32_to_cpu(p->rsvd), MBZ,
+                             QROCE_CMD_ERR_PARAM);
+    }
+    if (!qroce_gid_is_mcast(p->gid)) {
+        return qroce_cmd_bad(c, "gid", ldl_be_p(p->gid + 12),
+                             "not a multicast GID", QROCE_CMD_ERR_PARAM);
+    }
+    return QROCE_CMD_OK;
+}
+
+/* ATTACH_MCAST and DETACH_MCAST (the opcode tells which). */
+static int qroce_cmd_mcast(QRoceState *s, const struct qroce_cmd *c,
+                           uint32_t *out)
+{
+    QRoceQP *qp = qroce_qp_get(s, le32_to_cpu(c->mcast.qpn));
+    int st = qroce_cmd_mcast_args(c, qp);
+
+    if (st) {
+        return st;
+    }
+    if (c->hdr.opcode == QROCE_CMD_ATTACH_MCAST) {
+        st = qroce_mcast_attach(s, c->mcast.gid, qp->qpn);
+        return st ? qroce_cmd_bad(c, "gid", ldl_be_p(c->mcast.gid + 12),
+                                  "the group table or the group is full", st)
+                  : QROCE_CMD_OK;
+    }
+    if (!qroce_mcast_detach(s, c->mcast.gid, qp->qpn)) {
+        return qroce_cmd_bad(c, "qpn", qp->qpn, "not attached to the group",
+                             QROCE_CMD_ERR_PARAM);
+    }
+    return QROCE_CMD_OK;
+}
+
 static int qroce_cmd_del_gid(QRoceState *s, const struct qroce_cmd *c,
                              uint32_t *out)
 {
@@ -1144,6 +1192,8 @@ static const QRoceCmdDesc qroce_cmds[QROCE_CMD_MAX] = {
     [QROCE_CMD_MODIFY_SRQ] = { "MODIFY_SRQ", qroce_cmd_modify_srq },
     [QROCE_CMD_QUERY_SRQ] = { "QUERY_SRQ", qroce_cmd_query_srq },
     [QROCE_CMD_DESTROY_SRQ] = { "DESTROY_SRQ", qroce_cmd_destroy_srq },
+    [QROCE_CMD_ATTACH_MCAST] = { "ATTACH_MCAST", qroce_cmd_mcast },
+    [QROCE_CMD_DETACH_MCAST] = { "DETACH_MCAST", qroce_cmd_mcast },
 };
 
 /*
@@ -1291,4 +1341,5 @@ void qroce_ctrl_reset(QRoceState *s)
     memset(s->pd, 0, sizeof(*s->pd) * s->max_pd);
     memset(s->ah, 0, sizeof(*s->ah) * s->max_ah);
     memset(s->gid, 0, sizeof(s->gid));
+    memset(s->mcast, 0, sizeof(s->mcast));
 }

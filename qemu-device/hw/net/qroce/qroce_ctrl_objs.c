@@ -472,6 +472,90 @@ int qroce_gid_find(QRoceState *s, const uint8_t gid[16])
 /* ------------------------------------------------------------------ */
 
 /* Does table @gbt hold exactly the pages of @bytes from offset @fpo? */
+/* A multicast GID: IPv6 ff00::/8, or IPv4-mapped 224.0.0.0/4. */
+bool qroce_gid_is_mcast(const uint8_t gid[16])
+{
+    static const uint8_t v4[12] = { [10] = 0xff, [11] = 0xff };
+
+    if (!memcmp(gid, v4, sizeof(v4))) {
+        return (gid[12] & 0xf0) == 0xe0;
+    }
+    return gid[0] == 0xff;
+}
+
+/* The group of @gid, or NULL. */
+QRoceMcast *qroce_mcast_find(QRoceState *s, const uint8_t gid[16])
+{
+    unsigned i;
+
+    for (i = 0; i < QROCE_MCAST_MAX_GROUPS; i++) {
+        if (s->mcast[i].nqp && !memcmp(s->mcast[i].gid, gid, 16)) {
+            return &s->mcast[i];
+        }
+    }
+    return NULL;
+}
+
+/*
+ * Attach QP @qpn to the group of @gid, making the group if needed: a
+ * QROCE_CMD_* status (ERR_NORES when the table or the group is full).
+ * Attaching twice changes nothing.
+ */
+int qroce_mcast_attach(QRoceState *s, const uint8_t gid[16], uint32_t qpn)
+{
+    QRoceMcast *g = qroce_mcast_find(s, gid);
+    unsigned i;
+
+    if (!g) {
+        for (i = 0; i < QROCE_MCAST_MAX_GROUPS && !g; i++) {
+            if (!s->mcast[i].nqp) {
+                g = &s->mcast[i];
+            }
+        }
+        if (!g) {
+            return QROCE_CMD_ERR_NORES;
+        }
+        memcpy(g->gid, gid, 16);
+    }
+    for (i = 0; i < g->nqp; i++) {
+        if (g->qpn[i] == qpn) {
+            return QROCE_CMD_OK;
+        }
+    }
+    if (g->nqp == QROCE_MCAST_MAX_QP_ATTACH) {
+        return QROCE_CMD_ERR_NORES;
+    }
+    g->qpn[g->nqp++] = qpn;
+    return QROCE_CMD_OK;
+}
+
+/* Detach QP @qpn from the group of @gid: false if it was not attached. */
+bool qroce_mcast_detach(QRoceState *s, const uint8_t gid[16], uint32_t qpn)
+{
+    QRoceMcast *g = qroce_mcast_find(s, gid);
+    unsigned i;
+
+    for (i = 0; g && i < g->nqp; i++) {
+        if (g->qpn[i] == qpn) {
+            g->qpn[i] = g->qpn[--g->nqp];
+            return true;
+        }
+    }
+    return false;
+}
+
+/* QP @qpn leaves every group (it is being destroyed). */
+void qroce_mcast_detach_all(QRoceState *s, uint32_t qpn)
+{
+    unsigned i;
+
+    for (i = 0; i < QROCE_MCAST_MAX_GROUPS; i++) {
+        if (s->mcast[i].nqp) {
+            qroce_mcast_detach(s, s->mcast[i].gid, qpn);
+        }
+    }
+}
+
 bool qroce_bt_exact(const struct qroce_bt *gbt, uint64_t fpo,
                     uint64_t bytes)
 {

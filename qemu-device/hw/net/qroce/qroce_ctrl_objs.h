@@ -28,6 +28,11 @@ int qroce_wq_load(QRoceState *s, const struct qroce_bt *gbt, uint8_t log2,
 
 /* Lookups: NULL if there is no such valid object. */
 QRoceQP *qroce_qp_get(QRoceState *s, uint32_t qpn);
+bool qroce_gid_is_mcast(const uint8_t gid[16]);
+QRoceMcast *qroce_mcast_find(QRoceState *s, const uint8_t gid[16]);
+int qroce_mcast_attach(QRoceState *s, const uint8_t gid[16], uint32_t qpn);
+bool qroce_mcast_detach(QRoceState *s, const uint8_t gid[16], uint32_t qpn);
+void qroce_mcast_detach_all(QRoceState *s, uint32_t qpn);
 QRoceCQ *qroce_cq_get(QRoceState *s, uint32_t cqn);
 QRoceAH *qroce_ah_get(QRoceState *s, uint32_t ahn);
 QRoceSRQ *qroce_srq_get(QRoceState *s, uint32_t srqn);

@@ -253,6 +253,59 @@ static bool rc_rx_addr_ok(QRoceState *s, QRoceQP *qp, RocePktIn *p)
            !memcmp(p->dgid, sgid, 16);
 }
 
+#define ROCE_MCAST_QPN 0xffffffu
+
+/* The frame's destination MAC is the multicast mapping of @gid's address. */
+static bool mcast_mac_ok(const uint8_t *mac, const uint8_t gid[16])
+{
+    if (roce_gid_is_v4(gid)) {
+        return mac[0] == 0x01 && mac[1] == 0x00 && mac[2] == 0x5e &&
+               mac[3] == (gid[13] & 0x7f) && mac[4] == gid[14] &&
+               mac[5] == gid[15];
+    }
+    return mac[0] == 0x33 && mac[1] == 0x33 && !memcmp(mac + 2, gid + 12, 4);
+}
+
+/*
+ * A frame to a multicast MAC: a UD packet to QP 0xFFFFFF for a group this
+ * device holds goes to every QP attached to it (each takes a RECV WQE);
+ * true if it was RoCE for a group here, false for the Ethernet function.
+ */
+static bool qroce_mcast_rx(QRoceState *s, const uint8_t *frame, int ret,
+                           RocePktIn *p)
+{
+    uint32_t qpn[QROCE_MCAST_MAX_QP_ATTACH], n, i;
+    QRoceMcast *g;
+    QRoceQP *qp;
+
+    if (ret < 0 || p->dqpn != ROCE_MCAST_QPN) {
+        return false;
+    }
+    g = qroce_mcast_find(s, p->dgid);
+    if (!g || !mcast_mac_ok(frame, p->dgid)) {
+        return false;       /* a group of another host */
+    }
+    qroce_count(s, QROCE_CNT_ROCE_RX_PKTS);
+    if (!rc_rx_check(s, ret, p)) {
+        return true;
+    }
+    if ((p->opcode >> 5) != qroce_transports[QROCE_QPT_UD].opclass) {
+        qroce_dp_drop(s, "not a UD packet to a multicast group");
+        return true;
+    }
+    /* the list as it is now: a delivery must not see it change */
+    n = g->nqp;
+    memcpy(qpn, g->qpn, n * sizeof(qpn[0]));
+    for (i = 0; i < n; i++) {
+        qp = qroce_qp_get(s, qpn[i]);
+        if (qp && qp->type == QROCE_QPT_UD) {
+            trace_qroce_rc_rx(qp->qpn, p->opcode, p->psn, p->paylen);
+            qroce_transports[qp->type].rx(s, qp, p);
+        }
+    }
+    return true;
+}
+
 /*
  * A frame from the wire (@wire) or from the device itself, from the port:
  * true if it was RoCE for this device.
@@ -268,6 +321,9 @@ static bool qroce_data_rx(QRoceState *s, const uint8_t *frame, size_t len,
 
     if (ret == ROCE_NOT_ROCE) {
         return false;
+    }
+    if (frame[0] & 1) {
+        return qroce_mcast_rx(s, frame, ret, &p);
     }
     if (memcmp(frame, qroce_mac(s), 6) || qroce_gid_find(s, p.dgid) < 0) {
         return false;       /* not for us: a plain Ethernet or UDP frame */

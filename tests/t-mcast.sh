@@ -1,0 +1,68 @@
+#!/bin/sh
+# UD multicast (issue 15): ATTACH_MCAST and DETACH_MCAST, delivery to
+# every QP of a group (docs/hw-spec.md §3).
+#  - ibv_devinfo -v reports the multicast limits the device has;
+#  - librdmacm's mckey: guest 1 joins a group and receives, guest 2 joins
+#    and sends; the receiver gets every message (mckey fails otherwise);
+#  - qroce-mcast: guest 1's two UD QPs attached to one group both get
+#    each of guest 2's messages, bytes checked; after QP B detaches only A
+#    gets the next sender's; attaching twice succeeds, detaching twice
+#    fails; the receiver's RoCE drop counter does not move.
+. "$(dirname "$0")/lib.sh"
+qr_init mcast
+qr_boot 2 || { QR_FAIL=$((QR_FAIL + 1)); qr_finish; }
+N=${QR_MCAST_N:-50}
+
+devinfo() {
+	qr_exec 1 'ibv_devinfo -v -d qroce_0' >"$QR_DIR/devinfo" || return 1
+	grep mcast "$QR_DIR/devinfo"
+	grep -Eq 'max_mcast_grp:[[:space:]]+64$' "$QR_DIR/devinfo" &&
+		grep -Eq 'max_mcast_qp_attach:[[:space:]]+8$' "$QR_DIR/devinfo"
+}
+
+mckey() { # mckey ADDRESS: receiver in guest 1, sender in guest 2
+	qr_bg 1 mck "mckey -m $1 -b 10.0.0.1 -C $N" || return 1
+	# (its output is buffered until it exits: wait for its UD QP, then
+	# for the join, which on RoCE completes at once)
+	qr_exec 1 'i=0; until rdma resource show qp | grep "comm mckey" | grep -q "type UD state RTS"; do i=$((i + 1)); [ $i -gt 300 ] && exit 1; sleep 0.1; done; sleep 1' ||
+		{ echo "the receiver did not join"; qr_bg_wait 1 mck 5; return 1; }
+	QR_TIMEOUT=120 qr_exec 2 "mckey -m $1 -b 10.0.0.2 -s -C $N" >"$QR_DIR/mck.snd" 2>&1
+	src=$?
+	qr_bg_wait 1 mck 60 >"$QR_DIR/mck.rcv" 2>&1
+	rrc=$?
+	sed 's/^/sender: /' "$QR_DIR/mck.snd"
+	sed 's/^/receiver: /' "$QR_DIR/mck.rcv"
+	[ $src -eq 0 ] && [ $rrc -eq 0 ] &&
+		grep -q 'joined dgid: ::ffff:'"$1" "$QR_DIR/mck.rcv" &&
+		grep -q 'data transfers complete' "$QR_DIR/mck.rcv"
+}
+
+# wait_line G NAME TEXT: until guest G's background NAME printed TEXT
+wait_line() {
+	qr_exec "$1" "i=0; until grep -qx '$3' /tmp/bg.$2.out 2>/dev/null; do i=\$((i + 1)); [ \$i -gt 600 ] && exit 1; sleep 0.1; done"
+}
+
+two_qps() {
+	d0=$(qr_counter 1 roce_rx_drops)
+	qr_bg 1 mrc "qroce-mcast recv 239.1.2.3 $N" || return 1
+	wait_line 1 mrc attached || { qr_bg_wait 1 mrc 5; return 1; }
+	QR_TIMEOUT=120 qr_exec 2 "qroce-mcast send 239.1.2.3 $N" >"$QR_DIR/s1" 2>&1 ||
+		{ cat "$QR_DIR/s1"; qr_bg_wait 1 mrc 5; return 1; }
+	wait_line 1 mrc detached || { qr_bg_wait 1 mrc 5; return 1; }
+	QR_TIMEOUT=120 qr_exec 2 "qroce-mcast send 239.1.2.3 $N" >"$QR_DIR/s2" 2>&1
+	s2=$?
+	qr_bg_wait 1 mrc 120 >"$QR_DIR/r" 2>&1
+	rrc=$?
+	d1=$(qr_counter 1 roce_rx_drops)
+	sed 's/^/sender 1: /' "$QR_DIR/s1"
+	sed 's/^/sender 2: /' "$QR_DIR/s2"
+	sed 's/^/receiver: /' "$QR_DIR/r"
+	echo "receiver's RoCE drops: $d0 -> $d1"
+	[ $s2 -eq 0 ] && [ $rrc -eq 0 ] && ! grep -q '^FAIL' "$QR_DIR/r" &&
+		[ "$(grep -c '^PASS' "$QR_DIR/r")" -eq 8 ] && [ "$d0" = "$d1" ]
+}
+
+qr_check "ibv_devinfo -v: 64 multicast groups of 8 QPs" devinfo
+qr_check "mckey: $N messages from guest 2 to a group guest 1 joined" mckey 239.255.1.1
+qr_check "two QPs on one group get every message; after a detach only one" two_qps
+qr_finish
