@@ -53,6 +53,20 @@ struct qroce_create_cq_resp {
 QROCE_ABI_ASSERT_SIZE(struct qroce_create_cq_resp, 8);
 
 /*
+ * ibv_resize_cq: the provider allocates the new ring as for create_cq and
+ * passes the consumer index it has reached; on success the CQEs it had
+ * not polled are at the start of the new ring and its index starts at 0.
+ */
+struct qroce_resize_cq_req {
+	__aligned_u64 buf_addr;
+	__u32 buf_size;
+	__u32 log2_entries;
+	__u32 ci;
+	__u32 reserved;			/* MBZ */
+};
+QROCE_ABI_ASSERT_SIZE(struct qroce_resize_cq_req, 24);
+
+/*
  * ibv_create_qp: the provider allocates the SQ and RQ rings (page aligned,
  * separately).  rq_buf_size is 0 when the QP uses an SRQ.
  */

@@ -155,6 +155,7 @@ enum qroce_counter {
 #define QROCE_FEAT_IPV6		0x00000020u
 #define QROCE_FEAT_FRMR		0x00000040u	/* ALLOC_MR, REG_MR/LOCAL_INV WQEs, SEND_INV */
 #define QROCE_FEAT_MCAST	0x00000080u	/* ATTACH_MCAST, DETACH_MCAST */
+#define QROCE_FEAT_RESIZE_CQ	0x00000100u	/* RESIZE_CQ */
 
 /* multicast: groups the device holds, UD QPs attached to one group */
 #define QROCE_MCAST_MAX_GROUPS	64
@@ -269,6 +270,7 @@ enum qroce_cmd_opcode {
 	QROCE_CMD_ALLOC_MR = 0x15,	/* an MR for fast registration, FREE */
 	QROCE_CMD_ATTACH_MCAST = 0x16,	/* a UD QP joins a multicast GID */
 	QROCE_CMD_DETACH_MCAST = 0x17,
+	QROCE_CMD_RESIZE_CQ = 0x18,	/* a new ring; outstanding CQEs move to it */
 	QROCE_CMD_MAX
 };
 
@@ -309,6 +311,15 @@ struct qroce_cmd_create_cq {
 	__u8 log2_entries;	/* 1..QROCE_CQ_MAX_LOG2 */
 	__u8 rsvd[7];
 	struct qroce_bt ring;	/* entries * 32 bytes then struct qroce_cq_rec */
+};
+
+struct qroce_cmd_resize_cq {
+	__le32 cqn;
+	__le32 ci;		/* the consumer's free-running index: CQEs
+				 * from here to the producer index move */
+	__u8 log2_entries;	/* 1..QROCE_CQ_MAX_LOG2 */
+	__u8 rsvd[7];
+	struct qroce_bt ring;	/* the new ring, zeroed, as CREATE_CQ's */
 };
 
 enum qroce_qp_type {
@@ -508,6 +519,7 @@ struct qroce_cmd {
 		struct qroce_cmd_create_ah create_ah;
 		struct qroce_cmd_set_gid set_gid;
 		struct qroce_cmd_mcast mcast;
+		struct qroce_cmd_resize_cq resize_cq;
 		struct qroce_cmd_handle handle;
 		__u8 raw[QROCE_CMD_SIZE - 8];
 	};
@@ -523,6 +535,7 @@ QROCE_HW_ASSERT_SIZE(struct qroce_cmd_create_srq, 40);
 QROCE_HW_ASSERT_SIZE(struct qroce_cmd_create_ah, 40);
 QROCE_HW_ASSERT_SIZE(struct qroce_cmd_set_gid, 24);
 QROCE_HW_ASSERT_SIZE(struct qroce_cmd_mcast, 24);
+QROCE_HW_ASSERT_SIZE(struct qroce_cmd_resize_cq, 32);
 
 /*
  * Command completion.  Output words by command:

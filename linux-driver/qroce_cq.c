@@ -85,6 +85,82 @@ int qroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	return 0;
 }
 
+/* The new ring's log2 and, for a user CQ, its address and the index. */
+static int qroce_resize_args(struct qroce_dev *dev, int cqe,
+			     struct ib_udata *udata,
+			     struct qroce_resize_cq_req *req)
+{
+	int err;
+
+	if (cqe < 1 || cqe > dev->cap_max_cqe)
+		return -EINVAL;
+	if (!udata) {
+		req->log2_entries = max(1, order_base_2(cqe + 1));
+		return 0;
+	}
+	err = qroce_get_req(udata, req, sizeof(*req));
+	if (err)
+		return err;
+	if (req->reserved || req->log2_entries < 1 ||
+	    req->log2_entries > QROCE_CQ_MAX_LOG2 ||
+	    (1u << req->log2_entries) < cqe ||
+	    req->buf_size < (32u << req->log2_entries) + 64)
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * A new ring: the device moves the CQEs not yet polled to its start.  A
+ * kernel CQ is not polled meanwhile (its consumer index must not move
+ * under the device); the provider holds its user CQ's lock the same way.
+ */
+int qroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
+{
+	struct qroce_dev *dev = to_qdev(ibcq->device);
+	struct qroce_cq *cq = to_qcq(ibcq);
+	struct qroce_resize_cq_req req = {};
+	struct qroce_cmd cmd = {};
+	struct qroce_ring ring = {}, old;
+	struct qroce_bt_tmp t;
+	unsigned long flags;
+	int err;
+
+	if (!(dev->features & QROCE_FEAT_RESIZE_CQ))
+		return -EOPNOTSUPP;
+	err = qroce_resize_args(dev, cqe, udata, &req);
+	if (err)
+		return err;
+	err = qroce_ring_get(dev, &ring, !!udata, req.buf_addr,
+			     (sizeof(struct qroce_cqe) << req.log2_entries) +
+			     sizeof(struct qroce_cq_rec),
+			     &cmd.resize_cq.ring, &t);
+	if (err)
+		return err;
+	spin_lock_irqsave(&cq->lock, flags);
+	cq->resizing = true;
+	if (!udata)
+		req.ci = cq->ci;
+	spin_unlock_irqrestore(&cq->lock, flags);
+	cmd.hdr.opcode = QROCE_CMD_RESIZE_CQ;
+	cmd.resize_cq.cqn = cpu_to_le32(cq->cqn);
+	cmd.resize_cq.ci = cpu_to_le32(req.ci);
+	cmd.resize_cq.log2_entries = req.log2_entries;
+	err = qroce_cmd_exec(dev, &cmd, NULL);
+	qroce_bt_tmp_free(dev, &t);
+	spin_lock_irqsave(&cq->lock, flags);
+	old = cq->ring;
+	if (!err) {
+		cq->ring = ring;
+		cq->log2 = req.log2_entries;
+		cq->ci = 0;
+		ibcq->cqe = (1u << cq->log2) - 1;
+	}
+	cq->resizing = false;
+	spin_unlock_irqrestore(&cq->lock, flags);
+	qroce_ring_put(dev, err ? &ring : &old);
+	return err;
+}
+
 void qroce_handle_comp(struct qroce_dev *dev, u32 cqn)
 {
 	struct qroce_cq *cq;
@@ -369,7 +445,7 @@ int qroce_poll_cq(struct ib_cq *ibcq, int n, struct ib_wc *wc)
 	int done = 0, r;
 
 	spin_lock_irqsave(&cq->lock, flags);
-	while (done < n) {
+	while (done < n && !cq->resizing) {
 		r = qroce_poll_one(dev, cq, &wc[done]);
 		if (r == 0)
 			break;

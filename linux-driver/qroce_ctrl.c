@@ -779,6 +779,7 @@ static const struct ib_device_ops qroce_dev_ops = {
 	.query_srq = qroce_query_srq,
 	.reg_user_mr = qroce_reg_user_mr,
 	.req_notify_cq = qroce_req_notify_cq,
+	.resize_cq = qroce_resize_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, qroce_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, qroce_cq, ibcq),

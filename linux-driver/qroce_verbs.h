@@ -39,6 +39,7 @@ struct qroce_cq {
 	u32 ci;
 	struct qroce_ring ring;
 	spinlock_t lock;	/* kernel CQ polling */
+	bool resizing;		/* a kernel CQ's ring is being replaced */
 };
 
 struct qroce_wq {
@@ -170,6 +171,7 @@ int qroce_srq_retire(struct qroce_srq *srq, u32 idx, u64 *wr_id);
 int qroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		    struct uverbs_attr_bundle *attrs);
 int qroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+int qroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 int qroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags fl);
 int qroce_poll_cq(struct ib_cq *ibcq, int n, struct ib_wc *wc);
 void qroce_kick_cq(struct qroce_cq *cq);

@@ -12,6 +12,8 @@ DECLARE_DRV_CMD(uqroce_alloc_pd, IB_USER_VERBS_CMD_ALLOC_PD, empty,
 		qroce_alloc_pd_resp);
 DECLARE_DRV_CMD(uqroce_create_cq_ex, IB_USER_VERBS_EX_CMD_CREATE_CQ,
 		qroce_create_cq_req, qroce_create_cq_resp);
+DECLARE_DRV_CMD(uqroce_resize_cq, IB_USER_VERBS_CMD_RESIZE_CQ,
+		qroce_resize_cq_req, empty);
 DECLARE_DRV_CMD(uqroce_create_qp, IB_USER_VERBS_CMD_CREATE_QP,
 		qroce_create_qp_req, qroce_create_qp_resp);
 DECLARE_DRV_CMD(uqroce_create_qp_ex, IB_USER_VERBS_EX_CMD_CREATE_QP,

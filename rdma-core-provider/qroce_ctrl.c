@@ -216,6 +216,50 @@ static struct ibv_cq_ex *qroce_create_cq_ex(struct ibv_context *ibctx,
 	return qroce_create_cq_common(ibctx, attr);
 }
 
+/*
+ * A new ring for the CQ: the device moves the CQEs not yet polled to its
+ * start.  The CQ's lock is held throughout, so no poll moves the
+ * consumer index under the device.
+ */
+static int qroce_resize_cq(struct ibv_cq *ibcq, int cqe)
+{
+	struct qroce_cq *cq = to_qcq(ibcq);
+	struct uqroce_resize_cq cmd = {};
+	struct ib_uverbs_resize_cq_resp resp = {};
+	uint32_t log2;
+	size_t size;
+	void *buf;
+	int err;
+
+	if (cqe < 1 || cqe >= (1 << QROCE_CQ_MAX_LOG2))
+		return EINVAL;
+	log2 = max_t(uint32_t, 1, qroce_log2_up(cqe + 1));
+	buf = qroce_alloc_ring((sizeof(struct qroce_cqe) << log2) +
+			       sizeof(struct qroce_cq_rec), &size);
+	if (!buf)
+		return ENOMEM;
+	pthread_spin_lock(&cq->lock);
+	cmd.buf_addr = (uintptr_t)buf;
+	cmd.buf_size = size;
+	cmd.log2_entries = log2;
+	cmd.ci = cq->ci;
+	err = ibv_cmd_resize_cq(ibcq, (1 << log2) - 1, &cmd.ibv_cmd,
+				sizeof(cmd), &resp, sizeof(resp));
+	if (!err) {
+		free(cq->buf);
+		cq->buf = buf;
+		cq->buf_size = size;
+		cq->log2 = log2;
+		cq->cqes = buf;
+		cq->rec = (struct qroce_cq_rec *)(cq->cqes + (1u << log2));
+		cq->ci = 0;
+		buf = NULL;
+	}
+	pthread_spin_unlock(&cq->lock);
+	free(buf);
+	return err;
+}
+
 static int qroce_destroy_cq(struct ibv_cq *ibcq)
 {
 	struct qroce_cq *cq = to_qcq(ibcq);
@@ -725,4 +769,5 @@ const struct verbs_context_ops qroce_ctx_ops = {
 	.query_srq = qroce_query_srq,
 	.reg_mr = qroce_reg_mr,
 	.req_notify_cq = qroce_req_notify_cq,
+	.resize_cq = qroce_resize_cq,
 };

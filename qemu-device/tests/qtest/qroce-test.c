@@ -2354,6 +2354,85 @@ static void peer_connect(QRoceTest *t, Peer *pr, uint32_t qpn, uint32_t dqpn)
     g_assert_cmpuint(modify(t, qpn, RC_RTS, QROCE_QPS_RTS, &c), ==, 0);
 }
 
+/* RESIZE_CQ of @cqn to a new ring of 2^@log2 at @ring, consumer at @ci. */
+static int resize_cq(QRoceTest *t, uint32_t cqn, uint32_t ci, uint8_t log2,
+                     uint64_t ring, uint8_t rsvd)
+{
+    struct qroce_cmd c = { .hdr.opcode = QROCE_CMD_RESIZE_CQ };
+    uint32_t np = DIV_ROUND_UP((sizeof(struct qroce_cqe) << log2) +
+                               sizeof(struct qroce_cq_rec), 4096);
+
+    c.resize_cq.cqn = cpu_to_le32(cqn);
+    c.resize_cq.ci = cpu_to_le32(ci);
+    c.resize_cq.log2_entries = log2;
+    c.resize_cq.rsvd[3] = rsvd;
+    c.resize_cq.ring = (struct qroce_bt){ cpu_to_le64(ring), cpu_to_le32(np),
+                                          12, QROCE_BT_CONTIG, 0 };
+    return cmd(t, &c, NULL);
+}
+
+/*
+ * RESIZE_CQ: with one of six CQEs taken, the other five move in order to
+ * the start of the new ring with first-pass owner bits, and the next CQE
+ * follows them; a consumer index ahead of the producer, a ring too small
+ * for what is outstanding, a bad size, reserved bits and no such CQ are
+ * refused and change nothing.
+ */
+static void test_cq_resize(void)
+{
+    QRoceTest t;
+    struct qroce_cqe old[6], e;
+    uint64_t cq, buf, sqa, rqa, sqb, rqb, nring, small;
+    uint32_t pdn, cqn, key, a, b, ahn, i;
+
+    loopback_setup(&t, &pdn, &cqn, &cq, &buf, &key);
+    g_assert_true(rd(&t, QROCE_REG_FEATURES) & QROCE_FEAT_RESIZE_CQ);
+    ahn = mk_self_ah(&t, pdn);
+    ud_qp(&t, QROCE_QPT_UD, pdn, cqn, 0x1111, &a, &sqa, &rqa);
+    ud_qp(&t, QROCE_QPT_UD, pdn, cqn, 0x2222, &b, &sqb, &rqb);
+    for (i = 0; i < 4; i++) {
+        post_recv(&t, rqb, i, buf + 4096, 200, key);
+    }
+    qpci_io_writeq(t.dev, t.db, QROCE_DB_RQ, qroce_db_value(b, 4));
+    for (i = 0; i < 3; i++) {
+        post_ud(&t, sqa, i, ahn, b, 0x2222, buf, 100, key);
+    }
+    qpci_io_writeq(t.dev, t.db, QROCE_DB_SQ, qroce_db_value(a, 3));
+    for (i = 0; i < 6; i++) {
+        wait_entry(&t, cq, sizeof(e), 6, i, &old[i]);
+    }
+
+    nring = page(&t, 1);
+    small = page(&t, 1);
+    g_assert_cmpuint(resize_cq(&t, cqn, 7, 4, nring, 0), ==,
+                     QROCE_CMD_ERR_PARAM);          /* ahead of the producer */
+    g_assert_cmpuint(resize_cq(&t, cqn, 1, 2, small, 0), ==,
+                     QROCE_CMD_ERR_PARAM);          /* 4 entries for 5 */
+    g_assert_cmpuint(resize_cq(&t, cqn, 1, 0, small, 0), ==,
+                     QROCE_CMD_ERR_PARAM);
+    g_assert_cmpuint(resize_cq(&t, cqn, 1, 4, nring, 1), ==,
+                     QROCE_CMD_ERR_PARAM);
+    g_assert_cmpuint(resize_cq(&t, 999, 1, 4, nring, 0), ==,
+                     QROCE_CMD_ERR_HANDLE);
+    g_assert_false(entry_ready(&t, small, sizeof(e), 2, 0));
+
+    g_assert_cmpuint(resize_cq(&t, cqn, 1, 4, nring, 0), ==, QROCE_CMD_OK);
+    for (i = 0; i < 5; i++) {
+        wait_entry(&t, nring, sizeof(e), 4, i, &e);
+        g_assert_true(!memcmp(&e, &old[i + 1], sizeof(e) - 1));
+    }
+    g_assert_false(entry_ready(&t, nring, sizeof(e), 4, 5));
+
+    /* the next completion follows them in the new ring */
+    post_ud(&t, sqa, 3, ahn, b, 0x2222, buf, 100, key);
+    qpci_io_writeq(t.dev, t.db, QROCE_DB_SQ, qroce_db_value(a, 4));
+    for (i = 5; i < 7; i++) {
+        wait_entry(&t, nring, sizeof(e), 4, i, &e);
+        g_assert_cmpuint(e.status, ==, QROCE_WC_SUCCESS);
+    }
+    stop(&t);
+}
+
 /* ---- UD multicast: ATTACH_MCAST, DETACH_MCAST, delivery ---- */
 
 static int mcast_cmd(QRoceTest *t, uint8_t op, uint32_t qpn,
@@ -3826,6 +3905,7 @@ int main(int argc, char **argv)
     qtest_add_func("/qroce/audit/key-reuse", test_audit_key_reuse);
     qtest_add_func("/qroce/audit/rx-frames", test_audit_rx_frames);
     qtest_add_func("/qroce/mcast", test_mcast);
+    qtest_add_func("/qroce/cq-resize", test_cq_resize);
     qtest_add_func("/qroce/fault-knobs", test_fault_knobs);
     qtest_add_func("/qroce/frmr/rdma", test_frmr_rdma);
     qtest_add_func("/qroce/frmr/send-inv", test_frmr_send_inv);

@@ -156,6 +156,21 @@ static int qroce_cmd_dealloc_pd(QRoceState *s, const struct qroce_cmd *c,
     return QROCE_CMD_OK;
 }
 
+/* A CQ's size and reserved bytes, as CREATE_CQ and RESIZE_CQ give them. */
+static int qroce_cq_args(const struct qroce_cmd *c, uint8_t log2,
+                         const uint8_t *rsvd, size_t n)
+{
+    if (log2 < 1 || log2 > QROCE_CQ_MAX_LOG2) {
+        return qroce_cmd_bad(c, "log2_entries", log2, RANGE,
+                             QROCE_CMD_ERR_PARAM);
+    }
+    if (qroce_nz(rsvd, n)) {
+        return qroce_cmd_bad(c, "rsvd", qroce_nz(rsvd, n), MBZ,
+                             QROCE_CMD_ERR_PARAM);
+    }
+    return QROCE_CMD_OK;
+}
+
 static int qroce_cmd_create_cq(QRoceState *s, const struct qroce_cmd *c,
                                uint32_t *out)
 {
@@ -173,13 +188,9 @@ static int qroce_cmd_create_cq(QRoceState *s, const struct qroce_cmd *c,
     if (uar >= QROCE_DB_PAGES) {
         return qroce_cmd_bad(c, "uar", uar, RANGE, QROCE_CMD_ERR_PARAM);
     }
-    if (p->log2_entries < 1 || p->log2_entries > QROCE_CQ_MAX_LOG2) {
-        return qroce_cmd_bad(c, "log2_entries", p->log2_entries, RANGE,
-                             QROCE_CMD_ERR_PARAM);
-    }
-    if (qroce_nz(p->rsvd, sizeof(p->rsvd))) {
-        return qroce_cmd_bad(c, "rsvd", qroce_nz(p->rsvd, sizeof(p->rsvd)),
-                             MBZ, QROCE_CMD_ERR_PARAM);
+    st = qroce_cq_args(c, p->log2_entries, p->rsvd, sizeof(p->rsvd));
+    if (st) {
+        return st;
     }
     if (!s->eq[eqn].valid) {
         return qroce_cmd_bad(c, "eqn", eqn, NOOBJ, QROCE_CMD_ERR_HANDLE);
@@ -206,6 +217,80 @@ static int qroce_cmd_create_cq(QRoceState *s, const struct qroce_cmd *c,
     cq->log2 = p->log2_entries;
     cq->valid = true;
     out[0] = i;
+    return QROCE_CMD_OK;
+}
+
+/* Copy the @n CQEs of @cq from @ci on to entries 0.. of ring @bt. */
+static bool qroce_cq_copy(QRoceState *s, QRoceCQ *cq, uint32_t ci, uint32_t n,
+                          const QRoceBT *bt, uint8_t log2)
+{
+    struct qroce_cqe e;
+    uint32_t k, mask = (1u << cq->log2) - 1;
+
+    for (k = 0; k < n; k++) {
+        if (qroce_bt_rw(s, &cq->bt, (uint64_t)((ci + k) & mask) * sizeof(e),
+                        &e, sizeof(e), false) < 0) {
+            return false;
+        }
+        e.owner = qroce_owner_for(k, log2);
+        if (qroce_bt_rw(s, bt, (uint64_t)k * sizeof(e), &e, sizeof(e),
+                        true) < 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/*
+ * RESIZE_CQ: the CQEs the consumer has not taken (from ci to the producer
+ * index) move in order to the start of the new ring, which replaces the
+ * old one; on any error the CQ stays as it was.
+ */
+static int qroce_cmd_resize_cq(QRoceState *s, const struct qroce_cmd *c,
+                               uint32_t *out)
+{
+    const struct qroce_cmd_resize_cq *p = &c->resize_cq;
+    uint32_t cqn = le32_to_cpu(p->cqn), ci = le32_to_cpu(p->ci), n;
+    QRoceCQ *cq = qroce_cq_get(s, cqn);
+    QRoceBT bt;
+    int st;
+
+    if (!cq) {
+        return qroce_cmd_bad(c, "cqn", cqn, NOOBJ, QROCE_CMD_ERR_HANDLE);
+    }
+    st = qroce_cq_args(c, p->log2_entries, p->rsvd, sizeof(p->rsvd));
+    if (st) {
+        return st;
+    }
+    if (cq->error) {
+        return qroce_cmd_bad(c, "cqn", cqn, "CQ in error", QROCE_CMD_ERR_STATE);
+    }
+    n = cq->pi - ci;
+    if (n > (1u << cq->log2)) {
+        return qroce_cmd_bad(c, "ci", ci, "not within a ring of the producer",
+                             QROCE_CMD_ERR_PARAM);
+    }
+    if (n >= (1u << p->log2_entries)) {
+        return qroce_cmd_bad(c, "log2_entries", p->log2_entries,
+                             "smaller than the CQEs outstanding",
+                             QROCE_CMD_ERR_PARAM);
+    }
+    memset(&bt, 0, sizeof(bt));
+    st = qroce_ring_bt(s, &p->ring, ((uint64_t)sizeof(struct qroce_cqe)
+                       << p->log2_entries) + sizeof(struct qroce_cq_rec), &bt);
+    if (st != QROCE_CMD_OK) {
+        return st;
+    }
+    if (!qroce_cq_copy(s, cq, ci, n, &bt, p->log2_entries)) {
+        qroce_bt_free(s, &bt);
+        return qroce_cmd_bad(c, "ring", cqn, "CQE copy failed",
+                             QROCE_CMD_ERR_DMA);
+    }
+    qroce_bt_free(s, &cq->bt);
+    cq->bt = bt;
+    cq->log2 = p->log2_entries;
+    cq->pi = n;
+    cq->ci_seen = 0;
     return QROCE_CMD_OK;
 }
 
@@ -1194,6 +1279,7 @@ static const QRoceCmdDesc qroce_cmds[QROCE_CMD_MAX] = {
     [QROCE_CMD_DESTROY_SRQ] = { "DESTROY_SRQ", qroce_cmd_destroy_srq },
     [QROCE_CMD_ATTACH_MCAST] = { "ATTACH_MCAST", qroce_cmd_mcast },
     [QROCE_CMD_DETACH_MCAST] = { "DETACH_MCAST", qroce_cmd_mcast },
+    [QROCE_CMD_RESIZE_CQ] = { "RESIZE_CQ", qroce_cmd_resize_cq },
 };
 
 /*
