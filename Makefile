@@ -80,6 +80,7 @@ kernel: $(KERNEL)/.done
 
 driver: kernel
 	$(MAKE) -C $(KDIR) M=$(TOP)/linux-driver modules
+	$(MAKE) -C $(KDIR) M=$(TOP)/tests/kmod modules
 
 # --- rdma-core with providers/qroce -------------------------------------
 $(RDMA_BLD)/build.ninja: scripts/rdma-core-prepare.sh
@@ -186,6 +187,7 @@ check: all
 clean:
 	rm -rf $(B)
 	-$(MAKE) -C $(KDIR) M=$(TOP)/linux-driver clean >/dev/null 2>&1
+	-$(MAKE) -C $(KDIR) M=$(TOP)/tests/kmod clean >/dev/null 2>&1
 
 # --- sanitizers and fuzzing (not part of 'make test') ---------------------
 #   make test-asan   QEMU built with ASAN+UBSAN (gcc) in build/qemu-asan; the

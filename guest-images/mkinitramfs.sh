@@ -68,6 +68,9 @@ for m in $want; do
 	done <"$ROOT/lib/modules/qroce/$m.list.tmp"
 	rm "$ROOT/lib/modules/qroce/$m.list.tmp"
 done
+# the kernel verbs checks of tests/t-kverbs.sh (not part of qroce.ko)
+[ -f "$TOP/tests/kmod/qroce_ktest.ko" ] &&
+	cp "$TOP/tests/kmod/qroce_ktest.ko" "$ROOT/lib/modules/qroce/"
 if [ -f "$TOP/linux-driver/qroce.ko" ]; then
 	cp "$TOP/linux-driver/qroce.ko" "$ROOT/lib/modules/qroce/qroce.ko"
 	{ cat "$ROOT/lib/modules/qroce/ib_uverbs.list"; echo qroce.ko; } |

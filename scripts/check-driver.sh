@@ -21,9 +21,10 @@ command -v sparse >/dev/null 2>&1 || die "sparse missing: run 'make deps'"
 fail=0
 
 # checkpatch: the sources only (not the build's generated qroce.mod.c)
+# and the kernel test module of tests/kmod
 cd "$TOP"
 set --
-for f in linux-driver/qroce*.c linux-driver/qroce*.h; do
+for f in linux-driver/qroce*.c linux-driver/qroce*.h tests/kmod/qroce*.c; do
 	case $f in *.mod.c) ;; *) set -- "$@" "$f" ;; esac
 done
 if out=$(perl "$CHECKPATCH" --strict --no-tree --terse --show-types -f "$@" 2>&1) &&

@@ -1,0 +1,393 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * qroce_ktest: the kernel post path of qroce, as a kernel ULP uses it.
+ * Not part of qroce.ko; tests/t-kverbs.sh loads it in a guest.
+ *
+ * For each qroce device: a PD, one CQ polled directly, and two RC QPs
+ * connected to each other through the device (its own RoCEv2 IPv4 GID);
+ * a kernel buffer registered for remote access with a fast-registration
+ * MR (ib_alloc_mr, ib_map_mr_sg, IB_WR_REG_MR), as ULPs do (the device
+ * gives get_dma_mr no remote access, so no unsafe global rkey).  Then,
+ * checking every result:
+ *  - FETCH_AND_ADD and CMP_AND_SWP (one that swaps, one that does not) on
+ *    the buffer, through the MR's rkey;
+ *  - a SEND with IB_SEND_INLINE whose SGE names kernel virtual memory;
+ *  - an RDMA READ followed by an IB_SEND_FENCE inline SEND.
+ * Each check prints "qroce_ktest: PASS ..." or "qroce_ktest: FAIL ...",
+ * and a last line "qroce_ktest: N passed, N failed".
+ */
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/delay.h>
+#include <linux/etherdevice.h>
+#include <linux/scatterlist.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/ib_cache.h>
+
+#define KT_PSN		100
+#define KT_BUF		4096
+#define KT_INLINE	40
+
+struct kt {
+	struct ib_device *dev;
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+	struct ib_qp *a, *b;
+	struct ib_mr *mr;	/* the buffer, for remote access */
+	struct scatterlist sg;
+	u8 *buf;		/* [0, 64): atomic target, [64, 128): result */
+	dma_addr_t dma;
+	u32 gid_index;
+	union ib_gid gid;
+	u8 mac[ETH_ALEN];
+};
+
+static int kt_pass, kt_fail;
+
+static void kt_check(bool ok, const char *what)
+{
+	pr_info("qroce_ktest: %s %s\n", ok ? "PASS" : "FAIL", what);
+	if (ok)
+		kt_pass++;
+	else
+		kt_fail++;
+}
+
+/* The device's RoCEv2 GID of an IPv4 address, and its MAC. */
+static int kt_gid(struct kt *t)
+{
+	const struct ib_gid_attr *attr;
+	u32 i;
+
+	for (i = 0; i < t->dev->port_data[1].immutable.gid_tbl_len; i++) {
+		attr = rdma_get_gid_attr(t->dev, 1, i);
+		if (IS_ERR(attr))
+			continue;
+		if (attr->gid_type == IB_GID_TYPE_ROCE_UDP_ENCAP &&
+		    ipv6_addr_v4mapped((struct in6_addr *)attr->gid.raw) &&
+		    attr->ndev) {
+			t->gid = attr->gid;
+			t->gid_index = i;
+			ether_addr_copy(t->mac, attr->ndev->dev_addr);
+			rdma_put_gid_attr(attr);
+			return 0;
+		}
+		rdma_put_gid_attr(attr);
+	}
+	return -ENOENT;
+}
+
+static struct ib_qp *kt_qp(struct kt *t)
+{
+	struct ib_qp_init_attr ia = {
+		.send_cq = t->cq, .recv_cq = t->cq, .qp_type = IB_QPT_RC,
+		.sq_sig_type = IB_SIGNAL_ALL_WR,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
+			 .max_send_sge = 2, .max_recv_sge = 2,
+			 .max_inline_data = 64 },
+	};
+
+	return ib_create_qp(t->pd, &ia);
+}
+
+/* @qp to RTS, connected to QP @dqpn of the same device. */
+static int kt_connect(struct kt *t, struct ib_qp *qp, u32 dqpn)
+{
+	struct ib_qp_attr a = {};
+	int err;
+
+	a.qp_state = IB_QPS_INIT;
+	a.port_num = 1;
+	a.qp_access_flags = IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ |
+			    IB_ACCESS_REMOTE_ATOMIC;
+	err = ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_PKEY_INDEX |
+			   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
+	if (err)
+		return err;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IB_QPS_RTR;
+	a.path_mtu = IB_MTU_1024;
+	a.dest_qp_num = dqpn;
+	a.rq_psn = KT_PSN;
+	a.max_dest_rd_atomic = 4;
+	a.min_rnr_timer = 12;
+	a.ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
+	rdma_ah_set_port_num(&a.ah_attr, 1);
+	rdma_ah_set_grh(&a.ah_attr, &t->gid, 0, t->gid_index, 64, 0);
+	ether_addr_copy(a.ah_attr.roce.dmac, t->mac);
+	err = ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_AV | IB_QP_PATH_MTU |
+			   IB_QP_DEST_QPN | IB_QP_RQ_PSN |
+			   IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER);
+	if (err)
+		return err;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IB_QPS_RTS;
+	a.sq_psn = KT_PSN;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 4;
+	return ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_SQ_PSN | IB_QP_TIMEOUT |
+			    IB_QP_RETRY_CNT | IB_QP_RNR_RETRY |
+			    IB_QP_MAX_QP_RD_ATOMIC);
+}
+
+/* Poll @n completions within 5 s; each must succeed.  How many did. */
+static int kt_poll(struct kt *t, int n, struct ib_wc *wc)
+{
+	int got = 0, i;
+
+	for (i = 0; i < 5000 && got < n; i++) {
+		got += ib_poll_cq(t->cq, n - got, wc + got);
+		if (got < n)
+			usleep_range(1000, 2000);
+	}
+	for (i = 0; i < got; i++)
+		if (wc[i].status != IB_WC_SUCCESS) {
+			pr_info("qroce_ktest: wr_id %llu: %s\n", wc[i].wr_id,
+				ib_wc_status_msg(wc[i].status));
+			return i;
+		}
+	return got;
+}
+
+static u64 kt_target(struct kt *t)
+{
+	ib_dma_sync_single_for_cpu(t->dev, t->dma, KT_BUF, DMA_BIDIRECTIONAL);
+	return *(u64 *)t->buf;
+}
+
+/* One atomic from A on the target; the old value, or ~0 on failure. */
+static u64 kt_atomic(struct kt *t, enum ib_wr_opcode op, u64 cmp_add,
+		     u64 swap)
+{
+	struct ib_sge sge = { .addr = t->dma + 64, .length = 8,
+			      .lkey = t->pd->local_dma_lkey };
+	struct ib_atomic_wr wr = {
+		.wr = { .wr_id = 1, .opcode = op, .sg_list = &sge,
+			.num_sge = 1, .send_flags = IB_SEND_SIGNALED },
+		.remote_addr = t->mr->iova, .compare_add = cmp_add, .swap = swap,
+		.rkey = t->mr->rkey,
+	};
+	struct ib_wc wc;
+
+	ib_dma_sync_single_for_device(t->dev, t->dma, KT_BUF,
+				      DMA_BIDIRECTIONAL);
+	if (ib_post_send(t->a, &wr.wr, NULL) || kt_poll(t, 1, &wc) != 1)
+		return ~0ULL;
+	ib_dma_sync_single_for_cpu(t->dev, t->dma, KT_BUF, DMA_BIDIRECTIONAL);
+	return *(u64 *)(t->buf + 64);
+}
+
+static void kt_atomics(struct kt *t)
+{
+	u64 old;
+	char msg[96];
+
+	*(u64 *)t->buf = 5;
+	old = kt_atomic(t, IB_WR_ATOMIC_FETCH_AND_ADD, 7, 0);
+	snprintf(msg, sizeof(msg), "FETCH_AND_ADD 7 to 5: old %llu, now %llu",
+		 old, kt_target(t));
+	kt_check(old == 5 && kt_target(t) == 12, msg);
+	old = kt_atomic(t, IB_WR_ATOMIC_CMP_AND_SWP, 12, 0x1234);
+	snprintf(msg, sizeof(msg), "CMP_AND_SWP 12 -> 0x1234: old %llu, now 0x%llx",
+		 old, kt_target(t));
+	kt_check(old == 12 && kt_target(t) == 0x1234, msg);
+	old = kt_atomic(t, IB_WR_ATOMIC_CMP_AND_SWP, 99, 1);
+	snprintf(msg, sizeof(msg), "CMP_AND_SWP 99 -> 1 (no match): old 0x%llx, now 0x%llx",
+		 old, kt_target(t));
+	kt_check(old == 0x1234 && kt_target(t) == 0x1234, msg);
+}
+
+/*
+ * An inline SEND from A (its SGE a kernel virtual address) into a RECV
+ * on B; with @fence, an RDMA READ of the target goes first and the SEND
+ * is fenced behind it.
+ */
+static void kt_inline(struct kt *t, bool fence)
+{
+	u8 *msg = kmalloc(KT_INLINE, GFP_KERNEL);
+	struct ib_sge rs = { .addr = t->dma + 1024, .length = 256,
+			     .lkey = t->pd->local_dma_lkey };
+	struct ib_recv_wr rwr = { .wr_id = 10, .sg_list = &rs, .num_sge = 1 };
+	struct ib_sge ss = { .length = KT_INLINE };
+	struct ib_send_wr swr = { .wr_id = 11, .opcode = IB_WR_SEND,
+				  .sg_list = &ss, .num_sge = 1,
+				  .send_flags = IB_SEND_SIGNALED |
+						IB_SEND_INLINE };
+	struct ib_sge gs = { .addr = t->dma + 2048, .length = 8,
+			     .lkey = t->pd->local_dma_lkey };
+	struct ib_rdma_wr read = {
+		.wr = { .wr_id = 12, .opcode = IB_WR_RDMA_READ, .sg_list = &gs,
+			.num_sge = 1, .send_flags = IB_SEND_SIGNALED },
+		.remote_addr = t->mr->iova, .rkey = t->mr->rkey,
+	};
+	struct ib_wc wc[3];
+	int i, n = fence ? 3 : 2, got;
+	bool ok;
+
+	if (!msg) {
+		kt_check(false, "inline SEND: no memory");
+		return;
+	}
+	for (i = 0; i < KT_INLINE; i++)
+		msg[i] = i * 3 + (fence ? 1 : 2);
+	ss.addr = (u64)(uintptr_t)msg;
+	memset(t->buf + 1024, 0, 256);
+	memset(t->buf + 2048, 0, 8);
+	ib_dma_sync_single_for_device(t->dev, t->dma, KT_BUF,
+				      DMA_BIDIRECTIONAL);
+	if (fence) {
+		read.wr.next = &swr;
+		swr.send_flags |= IB_SEND_FENCE;
+	}
+	ok = !ib_post_recv(t->b, &rwr, NULL) &&
+	     !ib_post_send(t->a, fence ? &read.wr : &swr, NULL);
+	/* the inline bytes were copied into the WQE: reuse the buffer now */
+	memset(msg, 0, KT_INLINE);
+	got = ok ? kt_poll(t, n, wc) : 0;
+	ib_dma_sync_single_for_cpu(t->dev, t->dma, KT_BUF, DMA_BIDIRECTIONAL);
+	for (i = 0; i < KT_INLINE && got == n; i++)
+		ok &= t->buf[1024 + i] == (u8)(i * 3 + (fence ? 1 : 2));
+	for (i = 0; i < got; i++)
+		if (wc[i].wr_id == 10)
+			ok &= wc[i].byte_len == KT_INLINE;
+	if (fence)
+		ok &= *(u64 *)(t->buf + 2048) == 0x1234;
+	kt_check(ok && got == n, fence ?
+		 "RDMA READ then a fenced inline SEND: both complete, data right" :
+		 "inline SEND from kernel memory: received byte for byte");
+	kfree(msg);
+}
+
+static int kt_err(const char *what, long err)
+{
+	pr_info("qroce_ktest: %s: %ld\n", what, err);
+	return err;
+}
+
+/* The buffer as a fast-registration MR with remote access, from QP A. */
+static int kt_reg(struct kt *t)
+{
+	struct ib_reg_wr reg = {
+		.wr = { .wr_id = 2, .opcode = IB_WR_REG_MR,
+			.send_flags = IB_SEND_SIGNALED },
+		.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ |
+			  IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC,
+	};
+	struct ib_wc wc;
+	int n;
+
+	t->mr = ib_alloc_mr(t->pd, IB_MR_TYPE_MEM_REG, 1);
+	if (IS_ERR(t->mr))
+		return kt_err("ib_alloc_mr", PTR_ERR(t->mr));
+	sg_init_table(&t->sg, 1);
+	sg_dma_address(&t->sg) = t->dma;
+	sg_dma_len(&t->sg) = KT_BUF;
+	n = ib_map_mr_sg(t->mr, &t->sg, 1, NULL, PAGE_SIZE);
+	if (n != 1)
+		return kt_err("ib_map_mr_sg", n);
+	reg.mr = t->mr;
+	reg.key = t->mr->rkey;
+	n = ib_post_send(t->a, &reg.wr, NULL);
+	if (n || kt_poll(t, 1, &wc) != 1)
+		return kt_err("IB_WR_REG_MR", n ? n : -EIO);
+	return 0;
+}
+
+static int kt_setup(struct kt *t)
+{
+	int err;
+
+	t->pd = ib_alloc_pd(t->dev, 0);
+	if (IS_ERR(t->pd))
+		return kt_err("ib_alloc_pd", PTR_ERR(t->pd));
+	t->cq = ib_alloc_cq(t->dev, NULL, 64, 0, IB_POLL_DIRECT);
+	if (IS_ERR(t->cq))
+		return kt_err("ib_alloc_cq", PTR_ERR(t->cq));
+	t->a = kt_qp(t);
+	if (IS_ERR(t->a))
+		return kt_err("ib_create_qp", PTR_ERR(t->a));
+	t->b = kt_qp(t);
+	if (IS_ERR(t->b))
+		return kt_err("ib_create_qp", PTR_ERR(t->b));
+	t->buf = kzalloc(KT_BUF, GFP_KERNEL);
+	if (!t->buf)
+		return -ENOMEM;
+	t->dma = ib_dma_map_single(t->dev, t->buf, KT_BUF, DMA_BIDIRECTIONAL);
+	if (ib_dma_mapping_error(t->dev, t->dma)) {
+		t->dma = 0;
+		return -ENOMEM;
+	}
+	if (kt_gid(t)) {
+		pr_info("qroce_ktest: no RoCEv2 IPv4 GID\n");
+		return -ENOENT;
+	}
+	err = kt_connect(t, t->a, t->b->qp_num);
+	if (!err)
+		err = kt_connect(t, t->b, t->a->qp_num);
+	if (err)
+		return kt_err("connecting the QPs", err);
+	return kt_reg(t);		/* a work request: the QP is in RTS */
+}
+
+static void kt_teardown(struct kt *t)
+{
+	if (!IS_ERR_OR_NULL(t->mr))
+		ib_dereg_mr(t->mr);
+	if (t->dma)
+		ib_dma_unmap_single(t->dev, t->dma, KT_BUF, DMA_BIDIRECTIONAL);
+	kfree(t->buf);
+	if (!IS_ERR_OR_NULL(t->b))
+		ib_destroy_qp(t->b);
+	if (!IS_ERR_OR_NULL(t->a))
+		ib_destroy_qp(t->a);
+	if (!IS_ERR_OR_NULL(t->cq))
+		ib_free_cq(t->cq);
+	if (!IS_ERR_OR_NULL(t->pd))
+		ib_dealloc_pd(t->pd);
+}
+
+static int kt_add(struct ib_device *dev)
+{
+	struct kt t = { .dev = dev };
+	int err;
+
+	if (strncmp(dev_name(&dev->dev), "qroce", 5))
+		return -EOPNOTSUPP;
+	err = kt_setup(&t);
+	kt_check(!err, "set-up: PD, CQ, two connected RC QPs, a REG_MR MR");
+	if (!err) {
+		kt_atomics(&t);
+		kt_inline(&t, false);
+		kt_inline(&t, true);
+	}
+	kt_teardown(&t);
+	pr_info("qroce_ktest: %d passed, %d failed\n", kt_pass, kt_fail);
+	return 0;
+}
+
+static void kt_remove(struct ib_device *dev, void *data)
+{
+}
+
+static struct ib_client kt_client = {
+	.name = "qroce_ktest",
+	.add = kt_add,
+	.remove = kt_remove,
+};
+
+static int __init kt_init(void)
+{
+	return ib_register_client(&kt_client);
+}
+
+static void __exit kt_exit(void)
+{
+	ib_unregister_client(&kt_client);
+}
+
+module_init(kt_init);
+module_exit(kt_exit);
+MODULE_DESCRIPTION("qroce: kernel verbs checks (atomics, inline, fence)");
+MODULE_LICENSE("GPL");
