@@ -156,6 +156,7 @@ enum qroce_counter {
 #define QROCE_FEAT_FRMR		0x00000040u	/* ALLOC_MR, REG_MR/LOCAL_INV WQEs, SEND_INV */
 #define QROCE_FEAT_MCAST	0x00000080u	/* ATTACH_MCAST, DETACH_MCAST */
 #define QROCE_FEAT_RESIZE_CQ	0x00000100u	/* RESIZE_CQ */
+#define QROCE_FEAT_REREG_MR	0x00000200u	/* REREG_MR */
 
 /* multicast: groups the device holds, UD QPs attached to one group */
 #define QROCE_MCAST_MAX_GROUPS	64
@@ -271,6 +272,7 @@ enum qroce_cmd_opcode {
 	QROCE_CMD_ATTACH_MCAST = 0x16,	/* a UD QP joins a multicast GID */
 	QROCE_CMD_DETACH_MCAST = 0x17,
 	QROCE_CMD_RESIZE_CQ = 0x18,	/* a new ring; outstanding CQEs move to it */
+	QROCE_CMD_REREG_MR = 0x19,	/* new pages, PD or access; same key */
 	QROCE_CMD_MAX
 };
 
@@ -447,6 +449,21 @@ struct qroce_cmd_reg_mr {
 };
 
 /*
+ * REREG_MR: an MR made by REG_MR gets new pages and range (TRANS), PD or
+ * access, as @flags say; the fields not named keep their values, and
+ * the key stays the same.
+ */
+#define QROCE_REREG_TRANS	0x1u
+#define QROCE_REREG_PD		0x2u
+#define QROCE_REREG_ACCESS	0x4u
+
+struct qroce_cmd_rereg_mr {
+	__le32 key;
+	__le32 flags;		/* QROCE_REREG_* */
+	struct qroce_cmd_reg_mr mr;	/* as REG_MR: the parts @flags name */
+};
+
+/*
  * ALLOC_MR: an MR whose pages and range a REG_MR work request loads later
  * (fast registration).  It starts FREE: no access until registered.
  */
@@ -520,6 +537,7 @@ struct qroce_cmd {
 		struct qroce_cmd_set_gid set_gid;
 		struct qroce_cmd_mcast mcast;
 		struct qroce_cmd_resize_cq resize_cq;
+		struct qroce_cmd_rereg_mr rereg_mr;
 		struct qroce_cmd_handle handle;
 		__u8 raw[QROCE_CMD_SIZE - 8];
 	};
@@ -536,6 +554,7 @@ QROCE_HW_ASSERT_SIZE(struct qroce_cmd_create_ah, 40);
 QROCE_HW_ASSERT_SIZE(struct qroce_cmd_set_gid, 24);
 QROCE_HW_ASSERT_SIZE(struct qroce_cmd_mcast, 24);
 QROCE_HW_ASSERT_SIZE(struct qroce_cmd_resize_cq, 32);
+QROCE_HW_ASSERT_SIZE(struct qroce_cmd_rereg_mr, 88);
 
 /*
  * Command completion.  Output words by command:

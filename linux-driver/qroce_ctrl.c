@@ -450,12 +450,100 @@ static struct ib_mr *qroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 		goto err_umem;
 	mr->ibmr.lkey = out[0];
 	mr->ibmr.rkey = out[0];
+	mr->access = access;
 	return &mr->ibmr;
 
 err_umem:
 	ib_umem_release(mr->umem);
 err_free:
 	kfree(mr);
+	return ERR_PTR(err);
+}
+
+/* REREG_MR's TRANS part: the new range pinned in *@umem, its pages. */
+static int qroce_rereg_trans(struct qroce_mr *mr, u64 start, u64 len,
+			     u64 virt, int access, struct qroce_cmd *cmd,
+			     struct ib_umem **umem, struct qroce_bt_tmp *t)
+{
+	struct qroce_dev *dev = to_qdev(mr->ibmr.device);
+	unsigned long pgsz;
+	int err;
+
+	if (!len || len > dev->cap_max_mr_size)
+		return -EINVAL;
+	*umem = ib_umem_get(mr->ibmr.device, start, len, access);
+	if (IS_ERR(*umem)) {
+		err = PTR_ERR(*umem);
+		*umem = NULL;
+		return err;
+	}
+	pgsz = ib_umem_find_best_pgsz(*umem, dev->cap_page_sizes, virt);
+	if (!pgsz)
+		return -EINVAL;
+	cmd->rereg_mr.mr.iova = cpu_to_le64(virt);
+	cmd->rereg_mr.mr.length = cpu_to_le64(len);
+	cmd->rereg_mr.mr.first_page_offset =
+		cpu_to_le32(ib_umem_dma_offset(*umem, pgsz));
+	return qroce_bt_from_umem(dev, *umem, pgsz, &cmd->rereg_mr.mr.pages,
+				  cmd->rereg_mr.mr.inline_pages, t);
+}
+
+/*
+ * A user MR changed in place (its key stays): new pages and range, PD
+ * or access.  NULL on success, as ib_uverbs expects of an in-place
+ * re-registration; ib_uverbs moves the MR to the new PD itself.
+ */
+static struct ib_mr *qroce_rereg_user_mr(struct ib_mr *ibmr, int flags,
+					 u64 start, u64 len, u64 virt,
+					 int access, struct ib_pd *ibpd,
+					 struct ib_udata *udata)
+{
+	struct qroce_dev *dev = to_qdev(ibmr->device);
+	struct qroce_mr *mr = to_qmr(ibmr);
+	struct ib_umem *umem = NULL;
+	struct qroce_cmd cmd = {};
+	struct qroce_bt_tmp t = {};
+	int err;
+
+	if (!(dev->features & QROCE_FEAT_REREG_MR) || !mr->umem ||
+	    (flags & ~(IB_MR_REREG_TRANS | IB_MR_REREG_PD |
+		       IB_MR_REREG_ACCESS)))
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!(flags & IB_MR_REREG_ACCESS))
+		access = mr->access;
+	if (access & ~(QROCE_ACCESS_MASK | IB_ACCESS_OPTIONAL))
+		return ERR_PTR(-EOPNOTSUPP);
+	cmd.hdr.opcode = QROCE_CMD_REREG_MR;
+	cmd.rereg_mr.key = cpu_to_le32(ibmr->lkey);
+	cmd.rereg_mr.flags = cpu_to_le32((flags & IB_MR_REREG_TRANS ?
+					  QROCE_REREG_TRANS : 0) |
+					 (flags & IB_MR_REREG_PD ?
+					  QROCE_REREG_PD : 0) |
+					 (flags & IB_MR_REREG_ACCESS ?
+					  QROCE_REREG_ACCESS : 0));
+	if (flags & IB_MR_REREG_PD)
+		cmd.rereg_mr.mr.pdn = cpu_to_le32(to_qpd(ibpd)->pdn);
+	cmd.rereg_mr.mr.access = cpu_to_le32(access & QROCE_ACCESS_MASK);
+	if (flags & IB_MR_REREG_TRANS) {
+		err = qroce_rereg_trans(mr, start, len, virt, access, &cmd,
+					&umem, &t);
+		if (err)
+			goto err_umem;
+	}
+	err = qroce_cmd_exec(dev, &cmd, NULL);
+	qroce_bt_tmp_free(dev, &t);
+	if (err)
+		goto err_umem;
+	if (umem) {
+		ib_umem_release(mr->umem);
+		mr->umem = umem;
+	}
+	mr->access = access;
+	return NULL;
+
+err_umem:
+	if (umem)
+		ib_umem_release(umem);
 	return ERR_PTR(err);
 }
 
@@ -779,6 +867,7 @@ static const struct ib_device_ops qroce_dev_ops = {
 	.query_srq = qroce_query_srq,
 	.reg_user_mr = qroce_reg_user_mr,
 	.req_notify_cq = qroce_req_notify_cq,
+	.rereg_user_mr = qroce_rereg_user_mr,
 	.resize_cq = qroce_resize_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, qroce_ah, ibah),

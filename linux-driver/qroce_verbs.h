@@ -87,6 +87,7 @@ struct qroce_mr {
 	dma_addr_t pbl_dma;
 	u32 npages;			/* in pbl, by the last map_mr_sg */
 	u32 max_pages;
+	int access;			/* a user MR's IB_ACCESS_* */
 };
 
 struct qroce_ah {

@@ -114,6 +114,18 @@ static struct ibv_mr *qroce_reg_mr(struct ibv_pd *pd, void *addr,
 	return &vmr->ibv_mr;
 }
 
+/* In place: the kernel driver gives the device the new registration. */
+static int qroce_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+			  void *addr, size_t length, int access)
+{
+	struct ib_uverbs_rereg_mr_resp resp;
+	struct ibv_rereg_mr cmd;
+
+	return ibv_cmd_rereg_mr(vmr, flags, addr, length, (uintptr_t)addr,
+				access, pd, &cmd, sizeof(cmd), &resp,
+				sizeof(resp));
+}
+
 static int qroce_dereg_mr(struct verbs_mr *vmr)
 {
 	int err = ibv_cmd_dereg_mr(vmr);
@@ -769,5 +781,6 @@ const struct verbs_context_ops qroce_ctx_ops = {
 	.query_srq = qroce_query_srq,
 	.reg_mr = qroce_reg_mr,
 	.req_notify_cq = qroce_req_notify_cq,
+	.rereg_mr = qroce_rereg_mr,
 	.resize_cq = qroce_resize_cq,
 };

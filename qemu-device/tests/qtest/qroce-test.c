@@ -2354,6 +2354,74 @@ static void peer_connect(QRoceTest *t, Peer *pr, uint32_t qpn, uint32_t dqpn)
     g_assert_cmpuint(modify(t, qpn, RC_RTS, QROCE_QPS_RTS, &c), ==, 0);
 }
 
+/* REREG_MR of @key with @flags, PD @pdn, @access, @npages at @buf. */
+static int rereg(QRoceTest *t, uint32_t key, uint32_t flags, uint32_t pdn,
+                 uint32_t access, uint64_t buf, uint32_t npages)
+{
+    struct qroce_cmd c = { .hdr.opcode = QROCE_CMD_REREG_MR };
+
+    c.rereg_mr.key = cpu_to_le32(key);
+    c.rereg_mr.flags = cpu_to_le32(flags);
+    c.rereg_mr.mr.pdn = cpu_to_le32(pdn);
+    c.rereg_mr.mr.access = cpu_to_le32(access);
+    c.rereg_mr.mr.iova = cpu_to_le64(buf);
+    c.rereg_mr.mr.length = cpu_to_le64(2 << 12);
+    c.rereg_mr.mr.pages = (struct qroce_bt){ cpu_to_le64(buf),
+                                             cpu_to_le32(npages), 12,
+                                             QROCE_BT_CONTIG, 0 };
+    return cmd(t, &c, NULL);
+}
+
+/*
+ * REREG_MR: refused for an unknown key, a fast-registration MR, no or
+ * unknown flags, a missing PD, bad access and a page table that is not
+ * the MR's; moving an MR to another PD holds that PD (DEALLOC_PD is
+ * BUSY) and releases the old one; new pages keep the key.
+ */
+static void test_rereg_mr(void)
+{
+    QRoceTest t;
+    uint64_t cq, buf, nbuf;
+    uint32_t out[6], pdn, pd2, cqn, key, frmr;
+    struct qroce_cmd c = { .hdr.opcode = QROCE_CMD_ALLOC_MR };
+
+    loopback_setup(&t, &pdn, &cqn, &cq, &buf, &key);
+    g_assert_true(rd(&t, QROCE_REG_FEATURES) & QROCE_FEAT_REREG_MR);
+    g_assert_cmpuint(simple(&t, QROCE_CMD_ALLOC_PD, 0, out), ==, 0);
+    pd2 = out[0];
+    c.alloc_mr.pdn = cpu_to_le32(pdn);
+    c.alloc_mr.max_pages = cpu_to_le32(4);
+    g_assert_cmpuint(cmd(&t, &c, out), ==, 0);
+    frmr = out[0];
+    nbuf = page(&t, 2);
+
+    g_assert_cmpuint(rereg(&t, key + 1, QROCE_REREG_PD, pd2, 0, 0, 0), ==,
+                     QROCE_CMD_ERR_HANDLE);
+    g_assert_cmpuint(rereg(&t, frmr, QROCE_REREG_PD, pd2, 0, 0, 0), ==,
+                     QROCE_CMD_ERR_HANDLE);
+    g_assert_cmpuint(rereg(&t, key, 0, pd2, 0, 0, 0), ==,
+                     QROCE_CMD_ERR_PARAM);
+    g_assert_cmpuint(rereg(&t, key, 8, pd2, 0, 0, 0), ==,
+                     QROCE_CMD_ERR_PARAM);
+    g_assert_cmpuint(rereg(&t, key, QROCE_REREG_PD, 999, 0, 0, 0), ==,
+                     QROCE_CMD_ERR_HANDLE);
+    g_assert_cmpuint(rereg(&t, key, QROCE_REREG_ACCESS, 0, 0x100, 0, 0), ==,
+                     QROCE_CMD_ERR_PARAM);
+    g_assert_cmpuint(rereg(&t, key, QROCE_REREG_TRANS, 0, 0, nbuf, 1), ==,
+                     QROCE_CMD_ERR_PARAM);      /* 1 page for 8 KiB */
+
+    g_assert_cmpuint(rereg(&t, key, QROCE_REREG_PD, pd2, 0, 0, 0), ==, 0);
+    g_assert_cmpuint(simple(&t, QROCE_CMD_DEALLOC_PD, pd2, out), ==,
+                     QROCE_CMD_ERR_BUSY);
+    g_assert_cmpuint(rereg(&t, key, QROCE_REREG_PD | QROCE_REREG_TRANS |
+                           QROCE_REREG_ACCESS, pdn,
+                           QROCE_ACCESS_LOCAL_WRITE |
+                           QROCE_ACCESS_REMOTE_READ, nbuf, 2), ==, 0);
+    g_assert_cmpuint(simple(&t, QROCE_CMD_DEALLOC_PD, pd2, out), ==, 0);
+    g_assert_cmpuint(simple(&t, QROCE_CMD_DEREG_MR, key, out), ==, 0);
+    stop(&t);
+}
+
 /* RESIZE_CQ of @cqn to a new ring of 2^@log2 at @ring, consumer at @ci. */
 static int resize_cq(QRoceTest *t, uint32_t cqn, uint32_t ci, uint8_t log2,
                      uint64_t ring, uint8_t rsvd)
@@ -3906,6 +3974,7 @@ int main(int argc, char **argv)
     qtest_add_func("/qroce/audit/rx-frames", test_audit_rx_frames);
     qtest_add_func("/qroce/mcast", test_mcast);
     qtest_add_func("/qroce/cq-resize", test_cq_resize);
+    qtest_add_func("/qroce/rereg-mr", test_rereg_mr);
     qtest_add_func("/qroce/fault-knobs", test_fault_knobs);
     qtest_add_func("/qroce/frmr/rdma", test_frmr_rdma);
     qtest_add_func("/qroce/frmr/send-inv", test_frmr_send_inv);

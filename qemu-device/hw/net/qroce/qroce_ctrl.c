@@ -993,6 +993,87 @@ static int qroce_cmd_dereg_mr(QRoceState *s, const struct qroce_cmd *c,
     return QROCE_CMD_OK;
 }
 
+/* REREG_MR's TRANS part: the new range checked, its pages in *@bt. */
+static int qroce_rereg_trans(QRoceState *s, const struct qroce_cmd *c,
+                             QRoceBT *bt)
+{
+    const struct qroce_cmd_reg_mr *p = &c->rereg_mr.mr;
+    uint64_t iova = le64_to_cpu(p->iova);
+    uint64_t length = le64_to_cpu(p->length);
+
+    if (p->rsvd) {
+        return qroce_cmd_bad(c, "rsvd", p->rsvd, MBZ, QROCE_CMD_ERR_PARAM);
+    }
+    if (iova + length < iova) {
+        return qroce_cmd_bad(c, "length", length, "iova + length wraps",
+                             QROCE_CMD_ERR_PARAM);
+    }
+    if (!qroce_bt_exact(&p->pages, le32_to_cpu(p->first_page_offset),
+                        length)) {
+        return qroce_cmd_bad(c, "pages.npages", le32_to_cpu(p->pages.npages),
+                             "not the MR's pages", QROCE_CMD_ERR_PARAM);
+    }
+    return qroce_bt_load(s, &p->pages, p->inline_pages, true, true, bt);
+}
+
+/*
+ * REREG_MR: an MR of the REG_MR command gets new pages and range, PD or
+ * access in place, keeping its key; on any error it stays as it was.
+ */
+static int qroce_cmd_rereg_mr(QRoceState *s, const struct qroce_cmd *c,
+                              uint32_t *out)
+{
+    const struct qroce_cmd_rereg_mr *p = &c->rereg_mr;
+    uint32_t key = le32_to_cpu(p->key), flags = le32_to_cpu(p->flags);
+    QRoceMR *mr = qroce_mr_get(s, key);
+    uint32_t pdn, access;
+    QRoceBT bt;
+    int st;
+
+    if (!mr || mr->frmr) {
+        return qroce_cmd_bad(c, "key", key, mr ? "a fast-registration MR" :
+                             NOOBJ, QROCE_CMD_ERR_HANDLE);
+    }
+    if (!flags || (flags & ~(QROCE_REREG_TRANS | QROCE_REREG_PD |
+                             QROCE_REREG_ACCESS))) {
+        return qroce_cmd_bad(c, "flags", flags, RANGE, QROCE_CMD_ERR_PARAM);
+    }
+    pdn = flags & QROCE_REREG_PD ? le32_to_cpu(p->mr.pdn) : mr->pdn;
+    access = flags & QROCE_REREG_ACCESS ? le32_to_cpu(p->mr.access) :
+             mr->access;
+    if (!qroce_pd_get(s, pdn)) {
+        return qroce_cmd_bad(c, "pdn", pdn, NOOBJ, QROCE_CMD_ERR_HANDLE);
+    }
+    if (access & ~QROCE_ACCESS_MASK) {
+        return qroce_cmd_bad(c, "access", access, RANGE, QROCE_CMD_ERR_PARAM);
+    }
+    memset(&bt, 0, sizeof(bt));
+    if (flags & QROCE_REREG_TRANS) {
+        st = qroce_rereg_trans(s, c, &bt);
+        if (st != QROCE_CMD_OK) {
+            return st;
+        }
+    }
+    if ((flags & QROCE_REREG_TRANS ? bt.phys : mr->bt.phys) &&
+        (access & ~QROCE_ACCESS_LOCAL_WRITE)) {
+        qroce_bt_free(s, &bt);
+        return qroce_cmd_bad(c, "access", access, "remote access to a PHYS MR",
+                             QROCE_CMD_ERR_PARAM);
+    }
+    if (flags & QROCE_REREG_TRANS) {
+        qroce_bt_free(s, &mr->bt);
+        mr->bt = bt;
+        mr->iova = le64_to_cpu(p->mr.iova);
+        mr->length = le64_to_cpu(p->mr.length);
+        mr->first_page_offset = le32_to_cpu(p->mr.first_page_offset);
+    }
+    s->pd[mr->pdn].refs--;
+    s->pd[pdn].refs++;
+    mr->pdn = pdn;
+    mr->access = access;
+    return QROCE_CMD_OK;
+}
+
 static int qroce_cmd_create_ah(QRoceState *s, const struct qroce_cmd *c,
                                uint32_t *out)
 {
@@ -1280,6 +1361,7 @@ static const QRoceCmdDesc qroce_cmds[QROCE_CMD_MAX] = {
     [QROCE_CMD_ATTACH_MCAST] = { "ATTACH_MCAST", qroce_cmd_mcast },
     [QROCE_CMD_DETACH_MCAST] = { "DETACH_MCAST", qroce_cmd_mcast },
     [QROCE_CMD_RESIZE_CQ] = { "RESIZE_CQ", qroce_cmd_resize_cq },
+    [QROCE_CMD_REREG_MR] = { "REREG_MR", qroce_cmd_rereg_mr },
 };
 
 /*
