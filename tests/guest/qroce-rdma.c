@@ -30,6 +30,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include "qr_verbs.h"
+#include "qr_tcp.h"
 
 #define BIG (1024 * 1024)
 #define HUGE (16 * 1024 * 1024)
@@ -463,56 +464,6 @@ struct shared {                 /* the server's memory both sides work on */
     uint64_t locked_counter;    /* read and written under the lock */
 };
 
-static int xfer(int fd, void *p, size_t n, int out)
-{
-    size_t d = 0;
-
-    while (d < n) {
-        ssize_t k = out ? write(fd, (char *)p + d, n - d) :
-                          read(fd, (char *)p + d, n - d);
-
-        if (k <= 0) {
-            return -1;
-        }
-        d += k;
-    }
-    return 0;
-}
-
-static int tcp_connect(const char *host, int port, int listen_side)
-{
-    struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
-    int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1, c, i;
-
-    if (fd < 0) {
-        die("socket");
-    }
-    if (listen_side) {
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-        if (bind(fd, (struct sockaddr *)&a, sizeof(a)) || listen(fd, 1)) {
-            die("bind/listen");
-        }
-        c = accept(fd, NULL, NULL);
-        close(fd);
-        if (c < 0) {
-            die("accept");
-        }
-        return c;
-    }
-    if (inet_pton(AF_INET, host, &a.sin_addr) != 1) {
-        fprintf(stderr, "qroce-rdma: %s: not an IPv4 address\n", host);
-        exit(2);
-    }
-    for (i = 0; i < 100; i++) {
-        if (!connect(fd, (struct sockaddr *)&a, sizeof(a))) {
-            return fd;
-        }
-        usleep(100000);
-    }
-    die("connect");
-    return -1;
-}
-
 struct worker {
     struct ibv_qp *qp;
     struct ibv_cq *cq;
@@ -637,8 +588,8 @@ static int two_guests(const char *server, int port, int adds, int locks)
     me.qpn = htonl(qp->qp_num);
     me.psn = htonl(serve ? 1000 : 2000);
     memcpy(me.gid, gid.raw, 16);
-    fd = tcp_connect(server, port, serve);
-    if (xfer(fd, &me, sizeof(me), 1) || xfer(fd, &peer, sizeof(peer), 0)) {
+    fd = qr_tcp("qroce-rdma", server, port);
+    if (qr_xfer(fd, &me, sizeof(me), 1) || qr_xfer(fd, &peer, sizeof(peer), 0)) {
         die("exchange");
     }
     memcpy(gid.raw, peer.gid, 16);
@@ -656,7 +607,7 @@ static int two_guests(const char *server, int port, int adds, int locks)
                              res, res_mr->lkey };
     }
     /* both ready: go */
-    if (xfer(fd, &done, 8, 1) || xfer(fd, &done, 8, 0)) {
+    if (qr_xfer(fd, &done, 8, 1) || qr_xfer(fd, &done, 8, 0)) {
         die("sync");
     }
     if (add_loop(&w, adds, olds + (serve ? adds : 0)) ||
@@ -669,15 +620,15 @@ static int two_guests(const char *server, int port, int adds, int locks)
             olds[i] = htobe64(olds[i]);
         }
         done = htobe64(rc);
-        if (xfer(fd, &done, 8, 1) || xfer(fd, olds, 8 * adds, 1) ||
-            xfer(fd, &done, 8, 0)) {
+        if (qr_xfer(fd, &done, 8, 1) || qr_xfer(fd, olds, 8 * adds, 1) ||
+            qr_xfer(fd, &done, 8, 0)) {
             die("report");
         }
         printf("client: %d FETCH_ADDs and %d locked increments done\n", adds,
                locks);
         return rc || be64toh(done);
     }
-    if (xfer(fd, &done, 8, 0) || xfer(fd, olds, 8 * adds, 0)) {
+    if (qr_xfer(fd, &done, 8, 0) || qr_xfer(fd, olds, 8 * adds, 0)) {
         die("report");
     }
     for (i = 0; i < adds; i++) {
@@ -709,7 +660,7 @@ static int two_guests(const char *server, int port, int adds, int locks)
              (unsigned long long)sh->lock);
     check(sh->locked_counter == 2ull * locks && sh->lock == 0, msg);
     done = htobe64(failed);
-    xfer(fd, &done, 8, 1);
+    qr_xfer(fd, &done, 8, 1);
     close(fd);
     return failed;
 }

@@ -17,61 +17,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include "qr_verbs.h"
+#include "qr_tcp.h"
 
 struct info {
     uint32_t qpn[2];
     uint8_t gid[16];
 };
-
-static int xfer(int fd, void *p, size_t n, int out)
-{
-    uint8_t *b = p;
-
-    while (n) {
-        ssize_t k = out ? write(fd, b, n) : read(fd, b, n);
-
-        if (k <= 0) {
-            return -1;
-        }
-        b += k;
-        n -= k;
-    }
-    return 0;
-}
-
-static int tcp(const char *host, int port)
-{
-    struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
-    int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1, c, i;
-
-    if (fd < 0) {
-        die("socket");
-    }
-    if (!host) {
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-        if (bind(fd, (struct sockaddr *)&a, sizeof(a)) || listen(fd, 1)) {
-            die("bind/listen");
-        }
-        c = accept(fd, NULL, NULL);
-        close(fd);
-        if (c < 0) {
-            die("accept");
-        }
-        return c;
-    }
-    if (inet_pton(AF_INET, host, &a.sin_addr) != 1) {
-        fprintf(stderr, "qroce-vanish: %s: not an IPv4 address\n", host);
-        exit(2);
-    }
-    for (i = 0; i < 100; i++) {
-        if (!connect(fd, (struct sockaddr *)&a, sizeof(a))) {
-            return fd;
-        }
-        usleep(100000);
-    }
-    die("connect");
-    return -1;
-}
 
 /* Poll one completion within @sec seconds. */
 static int poll_wait(struct ibv_cq *cq, struct ibv_wc *wc, int sec)
@@ -137,8 +88,8 @@ int main(int argc, char **argv)
         me.qpn[i] = htonl(qp[i]->qp_num);
     }
     memcpy(me.gid, gid.raw, 16);
-    fd = tcp(server, port);
-    if (xfer(fd, &me, sizeof(me), 1) || xfer(fd, &peer, sizeof(peer), 0)) {
+    fd = qr_tcp("qroce-vanish", server, port);
+    if (qr_xfer(fd, &me, sizeof(me), 1) || qr_xfer(fd, &peer, sizeof(peer), 0)) {
         die("exchange");
     }
     memcpy(gid.raw, peer.gid, 16);
@@ -164,7 +115,7 @@ int main(int argc, char **argv)
         if (ibv_destroy_qp(qp[0])) {
             die("ibv_destroy_qp");
         }
-        if (xfer(fd, &done, 1, 1)) {
+        if (qr_xfer(fd, &done, 1, 1)) {
             die("sync");
         }
         for (i = 0; i < 100; i++) {
@@ -188,7 +139,7 @@ int main(int argc, char **argv)
                           1024, i + 8)) {
                 die("ibv_post_recv");
             }
-            if (xfer(fd, &done, 1, 1)) {
+            if (qr_xfer(fd, &done, 1, 1)) {
                 die("sync");
             }
         }
@@ -197,7 +148,7 @@ int main(int argc, char **argv)
     }
 
     /* the client: the server's QP 0 is gone now */
-    if (xfer(fd, &done, 1, 0)) {
+    if (qr_xfer(fd, &done, 1, 0)) {
         die("sync");
     }
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -225,7 +176,7 @@ int main(int argc, char **argv)
         }
         if (post_send(qp[1], (uintptr_t)buf + 4096, 1000, mr->lkey, 100 + i) ||
             !poll_wait(cq, &wc, 60) || wc.status != IBV_WC_SUCCESS ||
-            wc.wr_id != 100 + (uint64_t)i || xfer(fd, &done, 1, 0)) {
+            wc.wr_id != 100 + (uint64_t)i || qr_xfer(fd, &done, 1, 0)) {
             printf("FAIL other QP: message %d: %s\n", i,
                    ibv_wc_status_str(wc.status));
             return 1;
