@@ -30,7 +30,7 @@ JOBS     ?= 2
 QEMU_SRC := $(B)/src/qemu
 QEMU_BLD := $(B)/qemu
 QEMU_BIN := $(QEMU_BLD)/qemu-system-x86_64
-QTEST    := $(QEMU_BLD)/tests/qtest/qroce-test
+QTEST    := $(QEMU_BLD)/tests/qtest/qos-test
 RDMA_SRC := $(B)/src/rdma-core
 RDMA_BLD := $(B)/rdma-core
 RDMA_DST := $(B)/rdma-core-install
@@ -61,7 +61,7 @@ $(QEMU_BLD)/build.ninja: scripts/qemu-prepare.sh
 
 qemu: $(QEMU_BLD)/build.ninja
 	@sh scripts/qemu-prepare.sh $(QEMU_SRC)
-	ninja -C $(QEMU_BLD) -j$(JOBS) qemu-system-x86_64 tests/qtest/qroce-test
+	ninja -C $(QEMU_BLD) -j$(JOBS) qemu-system-x86_64 tests/qtest/qos-test
 	@# Firmware: Debian's SeaBIOS and option ROMs, where QEMU looks first.
 	@mkdir -p $(QEMU_BLD)/qemu-bundle/usr/local/share/qemu
 	@for f in /usr/share/seabios/bios-256k.bin /usr/share/qemu/linuxboot_dma.bin \
@@ -212,7 +212,7 @@ $(QEMU_ASAN)/build.ninja:
 
 qemu-asan: $(QEMU_ASAN)/build.ninja
 	@sh scripts/qemu-prepare.sh $(QEMU_SRC)
-	ninja -C $(QEMU_ASAN) -j$(JOBS) qemu-system-x86_64 tests/qtest/qroce-test
+	ninja -C $(QEMU_ASAN) -j$(JOBS) qemu-system-x86_64 tests/qtest/qos-test
 	@mkdir -p $(QEMU_ASAN)/qemu-bundle/usr/local/share/qemu
 	@for f in /usr/share/seabios/bios-256k.bin /usr/share/qemu/linuxboot_dma.bin \
 		/usr/share/qemu/kvmvapic.bin; do \

@@ -6,6 +6,12 @@
  * and doorbell.  No guest OS: the test drives the BARs and guest
  * memory directly.  It includes the same hardware header as the device.
  *
+ * The tests run on the libqos graph (libqos/qroce.c, the "qroce" node on
+ * a PCI bus), in qos-test: qos-test starts a QEMU with the device for each
+ * test, with the extra arguments the test's entry in qroce_cases[] gives
+ * (some are made just before, such as a socket the test talks through),
+ * and start() takes that device over.
+ *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "qemu/osdep.h"
@@ -18,16 +24,16 @@
 #include "qobject/qbool.h"
 #include "qobject/qstring.h"
 #include "qapi/error.h"
-#include "libqos/pci-pc.h"
 #include "hw/pci/pci_regs.h"
-#include "libqos/malloc-pc.h"
+#include "libqos/qgraph.h"
+#include "libqos/qroce.h"
 #include "qroce_hw.h"
 /* the device's wire codec, to build and parse frames of a peer */
 #include "../../hw/net/qroce/roce_wire.c"
 
 typedef struct QRoceTest {
     QTestState *qts;
-    QGuestAllocator alloc;
+    QGuestAllocator *alloc;
     QPCIBus *bus;
     QPCIDevice *dev;
     QPCIBar regs, db;
@@ -41,21 +47,24 @@ typedef struct QRoceTest {
 
 #define CMDQ_LOG2 4
 
-static void find_dev(QPCIDevice *dev, int devfn, void *data)
-{
-    *(QPCIDevice **)data = dev;
-}
+/* The graph test running now: its device and allocator, its arguments. */
+static QRocePCI *g_node;
+static QGuestAllocator *g_alloc;
+static char *g_extra;
 
+/*
+ * Take over the device qos-test started, which had @extra on its command
+ * line (qroce_before() put it there), and enable it as a driver would.
+ */
 static void start(QRoceTest *t, const char *extra)
 {
+    g_assert(g_node);
+    g_assert_cmpstr(extra, ==, g_extra);
     memset(t, 0, sizeof(*t));
-    t->qts = qtest_initf("-machine q35 -nodefaults "
-                         "-device qroce,mac=52:54:00:12:34:56 %s", extra);
-    pc_alloc_init(&t->alloc, t->qts, ALLOC_NO_FLAGS);
-    t->bus = qpci_new_pc(t->qts, &t->alloc);
-    qpci_device_foreach(t->bus, QROCE_PCI_VENDOR_ID, QROCE_PCI_DEVICE_ID,
-                        find_dev, &t->dev);
-    g_assert(t->dev);
+    t->dev = &g_node->dev;
+    t->bus = t->dev->bus;
+    t->qts = t->bus->qts;
+    t->alloc = g_alloc;
     t->regs = qpci_iomap(t->dev, QROCE_BAR_REGS, NULL);
     t->db = qpci_iomap(t->dev, QROCE_BAR_DB, NULL);
     qpci_device_enable(t->dev);
@@ -72,7 +81,7 @@ static void msix_setup(QRoceTest *t)
     QPCIBar bar = t->dev->msix_table_bar;
     uint32_t ctrl;
 
-    t->msi = guest_alloc(&t->alloc, 4);
+    t->msi = guest_alloc(t->alloc, 4);
     qtest_writel(t->qts, t->msi, 0);
     qpci_io_writel(t->dev, bar, off + PCI_MSIX_ENTRY_LOWER_ADDR, t->msi);
     qpci_io_writel(t->dev, bar, off + PCI_MSIX_ENTRY_UPPER_ADDR,
@@ -97,12 +106,12 @@ static bool msix_wait(QRoceTest *t)
     return false;
 }
 
+/* The device goes back to qos-test, which ends that QEMU. */
 static void stop(QRoceTest *t)
 {
-    g_free(t->dev);
-    qpci_free_pc(t->bus);
-    alloc_destroy(&t->alloc);
-    qtest_quit(t->qts);
+    qpci_msix_disable(t->dev);
+    qpci_iounmap(t->dev, t->regs);
+    qpci_iounmap(t->dev, t->db);
 }
 
 static uint32_t rd(QRoceTest *t, uint32_t reg)
@@ -121,9 +130,9 @@ static void enable(QRoceTest *t)
     wr(t, QROCE_REG_CTRL, QROCE_CTRL_RESET);
     g_assert_cmphex(rd(t, QROCE_REG_STATUS), ==, 0);
     /* guest_alloc is not page aligned: take a page more and align */
-    t->cmdq = guest_alloc(&t->alloc, 8192);
+    t->cmdq = guest_alloc(t->alloc, 8192);
     t->cmdq = QEMU_ALIGN_UP(t->cmdq, 4096);
-    t->comp = guest_alloc(&t->alloc, 8192);
+    t->comp = guest_alloc(t->alloc, 8192);
     t->comp = QEMU_ALIGN_UP(t->comp, 4096);
     qtest_memset(t->qts, t->comp, 0, QROCE_CMD_COMP_SIZE << CMDQ_LOG2);
     t->pi = 0;
@@ -185,7 +194,7 @@ static int simple(QRoceTest *t, uint8_t op, uint32_t handle, uint32_t *out)
 
 static uint64_t page(QRoceTest *t, unsigned n)
 {
-    uint64_t a = guest_alloc(&t->alloc, (n + 1) * 4096);
+    uint64_t a = guest_alloc(t->alloc, (n + 1) * 4096);
 
     a = QEMU_ALIGN_UP(a, 4096);
     qtest_memset(t->qts, a, 0, n * 4096);
@@ -2071,15 +2080,25 @@ static void wait_reg(QRoceTest *t, uint32_t reg, uint32_t val)
     g_assert_cmpuint(rd(t, reg), ==, val);
 }
 
+/* test_ethernet's end of the wire, made before its QEMU starts. */
+static int g_eth_fd;
+
+static char *eth_prepare(void)
+{
+    uint16_t myport;
+
+    g_eth_fd = udp_socket(&myport);
+    return g_strdup_printf("-netdev dgram,id=n0,local.type=inet,"
+                           "local.host=127.0.0.1,local.port=0,"
+                           "remote.type=inet,remote.host=127.0.0.1,"
+                           "remote.port=%u -global qroce.netdev=n0", myport);
+}
+
 static void test_ethernet(void)
 {
     QRoceTest t;
-    uint16_t myport;
-    int fd = udp_socket(&myport);
-    g_autofree char *args = g_strdup_printf(
-        "-netdev dgram,id=n0,local.type=inet,local.host=127.0.0.1,"
-        "local.port=0,remote.type=inet,remote.host=127.0.0.1,"
-        "remote.port=%u -global qroce.netdev=n0", myport);
+    int fd = g_eth_fd;
+    const char *args = g_extra;
     uint8_t frame[1514], got[2048];
     struct sockaddr_in qemu_addr;
     socklen_t alen = sizeof(qemu_addr);
@@ -2197,7 +2216,7 @@ static void test_fault_knobs(void)
     struct qroce_cqe cqe;
     uint64_t cq, buf, sqa, rqa, sqb, rqb;
     uint32_t pdn, cqn, key, a, b, idx = 0;
-    const char *path = "/machine/peripheral-anon/device[0]";
+    const char *path = "/machine/peripheral/qroce0";
 
     loopback_setup(&t, &pdn, &cqn, &cq, &buf, &key);
     g_assert_cmpuint(mk_qp_rings(&t, QROCE_QPT_RC, pdn, cqn, cqn, 0, &a, &sqa,
@@ -2295,13 +2314,21 @@ static void peer_recv(Peer *pr, uint8_t *f, RocePktIn *p)
  * Start the device on a -netdev dgram whose other end is @pr's socket:
  * the peer is 10.0.0.2 (52:54:00:aa:bb:cc), the device's GID 0 10.0.0.1.
  */
-static void peer_start(QRoceTest *t, Peer *pr)
+/* The peer of the test running now, made before its QEMU starts. */
+static Peer g_peer;
+
+/*
+ * The peer's socket and a free port for QEMU's end: the peer is 10.0.0.2
+ * (52:54:00:aa:bb:cc), the device's GID 0 10.0.0.1.  The arguments that
+ * put the device on a -netdev dgram between them.
+ */
+static char *peer_prepare(void)
 {
     struct timeval tv = { .tv_sec = 10 };
     uint16_t myport, qport;
     int tmp = udp_socket(&qport);
-    g_autofree char *args = NULL;
     static const uint8_t mac[6] = { 0x52, 0x54, 0x00, 0xaa, 0xbb, 0xcc };
+    Peer *pr = &g_peer;
 
     memset(pr, 0, sizeof(*pr));
     memcpy(pr->mac, mac, 6);
@@ -2318,12 +2345,18 @@ static void peer_start(QRoceTest *t, Peer *pr)
     pr->gid[15] = 2;            /* 10.0.0.2 */
     pr->dev_gid[12] = 10;
     pr->dev_gid[15] = 1;        /* 10.0.0.1, the device's GID 0 */
-    args = g_strdup_printf("-netdev dgram,id=n0,local.type=inet,"
+    return g_strdup_printf("-netdev dgram,id=n0,local.type=inet,"
                            "local.host=127.0.0.1,local.port=%u,"
                            "remote.type=inet,remote.host=127.0.0.1,"
                            "remote.port=%u -global qroce.netdev=n0",
                            qport, myport);
-    start(t, args);
+}
+
+/* The device, on the wire to the peer peer_prepare() made. */
+static void peer_start(QRoceTest *t, Peer *pr)
+{
+    *pr = g_peer;
+    start(t, g_extra);
 }
 
 static void peer_connect(QRoceTest *t, Peer *pr, uint32_t qpn, uint32_t dqpn)
@@ -3452,7 +3485,7 @@ static void test_frmr_errors(void)
 
 /* ---- fault injection and introspection (docs/hw-spec.md §17) ---- */
 
-#define QROCE_PATH "/machine/peripheral-anon/device[0]"
+#define QROCE_PATH "/machine/peripheral/qroce0"
 #define M(x) QROCE_QP_ATTR_##x
 
 /* qom-set of @val (its reference is taken): true if QEMU accepted it */
@@ -3901,20 +3934,28 @@ static void test_objects(void)
  * doorbell to a missing object, a misaligned ring, a write to a
  * read-only register (qroce_ub_*, through the log trace backend).
  */
+/* test_ub_traces' trace log, made before its QEMU starts. */
+static char *g_ub_log;
+
+static char *ub_prepare(void)
+{
+    int fd = g_file_open_tmp("qroce-ub-XXXXXX", &g_ub_log, NULL);
+
+    g_assert(fd >= 0);
+    close(fd);
+    return g_strdup_printf("-D %s -trace enable=qroce_ub_*", g_ub_log);
+}
+
 static void test_ub_traces(void)
 {
     QRoceTest t;
     struct qroce_cmd c = { .hdr.opcode = QROCE_CMD_CREATE_EQ };
-    g_autofree char *log = NULL;
-    g_autofree char *args = NULL;
+    g_autofree char *log = g_ub_log;
     gchar *text = NULL;
     uint64_t ring;
-    int fd = g_file_open_tmp("qroce-ub-XXXXXX", &log, NULL);
 
-    g_assert(fd >= 0);
-    close(fd);
-    args = g_strdup_printf("-D %s -trace enable=qroce_ub_*", log);
-    start(&t, args);
+    g_ub_log = NULL;
+    start(&t, g_extra);
     enable(&t);
     g_assert_cmpuint(simple(&t, QROCE_CMD_DESTROY_QP, 77, NULL), ==,
                      QROCE_CMD_ERR_HANDLE);
@@ -3947,46 +3988,99 @@ static void test_ub_traces(void)
 
 #undef M
 
-int main(int argc, char **argv)
+/*
+ * The tests, each with the arguments its QEMU needs: fixed ones, or a
+ * function that makes them (and what the test will use) just before.
+ */
+typedef struct QRoceCase {
+    const char *name;
+    void (*fn)(void);
+    const char *args;
+    char *(*prepare)(void);
+} QRoceCase;
+
+static const QRoceCase qroce_cases[] = {
+    { "registers", test_registers, NULL, NULL },
+    { "reset-enable", test_reset_enable, NULL, NULL },
+    { "commands", test_commands, NULL, NULL },
+    { "garbage", test_garbage, NULL, NULL },
+    { "qp-states", test_qp_states, NULL, NULL },
+    { "doorbells", test_doorbells, NULL, NULL },
+    { "srq", test_srq, NULL, NULL },
+    { "rc-loopback", test_rc_loopback, NULL, NULL },
+    { "ud-loopback", test_ud_loopback, NULL, NULL },
+    { "uc-loopback", test_uc_loopback, NULL, NULL },
+    { "garbage-wqes", test_garbage_wqes, NULL, NULL },
+    { "eq-overflow", test_eq_overflow, NULL, NULL },
+    { "ethernet", test_ethernet, NULL, eth_prepare },
+    { "audit/wqe-snapshot", test_audit_wqe_snapshot, NULL, NULL },
+    { "audit/bt-limits", test_audit_bt_limits,
+      "-global qroce.max-bt-pages=64", NULL },
+    { "audit/doorbell-budget", test_audit_doorbell_budget, NULL, NULL },
+    { "audit/sq-pi-back", test_audit_sq_pi_back, NULL, NULL },
+    { "audit/dma-mmio", test_audit_dma_mmio, NULL, NULL },
+    { "audit/cmdq-log2", test_audit_cmdq_log2, NULL, NULL },
+    { "audit/dma-hole", test_audit_dma_hole, NULL, NULL },
+    { "audit/key-reuse", test_audit_key_reuse, NULL, NULL },
+    { "audit/rx-frames", test_audit_rx_frames, NULL, peer_prepare },
+    { "mcast", test_mcast, NULL, peer_prepare },
+    { "cq-resize", test_cq_resize, NULL, NULL },
+    { "rereg-mr", test_rereg_mr, NULL, NULL },
+    { "fault-knobs", test_fault_knobs, NULL, NULL },
+    { "frmr/rdma", test_frmr_rdma, NULL, NULL },
+    { "frmr/send-inv", test_frmr_send_inv,
+      "-global qroce.tx-dup-ppm=1000000", NULL },
+    { "frmr/replay", test_frmr_replay, NULL, NULL },
+    { "frmr/errors", test_frmr_errors,
+      "-global qroce.max-bt-pages=1000", NULL },
+    { "inject/cmd", test_inject_cmd,
+      "-global qroce.inject-cmd-status=4", NULL },
+    { "inject/wqe", test_inject_wqe, NULL, NULL },
+    { "inject/nak", test_inject_nak, NULL, NULL },
+    { "inject/events", test_inject_events, NULL, NULL },
+    { "inject/link", test_inject_link,
+      "-netdev hubport,id=n0,hubid=0 -global qroce.netdev=n0", NULL },
+    { "inject/stall", test_inject_stall, NULL, NULL },
+    { "objects", test_objects, NULL, NULL },
+    { "ub-traces", test_ub_traces, NULL, ub_prepare },
+};
+
+/* qos-test's "before": this test's arguments on its QEMU's command line. */
+static void *qroce_before(GString *cmd_line, void *arg)
 {
-    g_test_init(&argc, &argv, NULL);
-    qtest_add_func("/qroce/registers", test_registers);
-    qtest_add_func("/qroce/reset-enable", test_reset_enable);
-    qtest_add_func("/qroce/commands", test_commands);
-    qtest_add_func("/qroce/garbage", test_garbage);
-    qtest_add_func("/qroce/qp-states", test_qp_states);
-    qtest_add_func("/qroce/doorbells", test_doorbells);
-    qtest_add_func("/qroce/srq", test_srq);
-    qtest_add_func("/qroce/rc-loopback", test_rc_loopback);
-    qtest_add_func("/qroce/ud-loopback", test_ud_loopback);
-    qtest_add_func("/qroce/uc-loopback", test_uc_loopback);
-    qtest_add_func("/qroce/garbage-wqes", test_garbage_wqes);
-    qtest_add_func("/qroce/eq-overflow", test_eq_overflow);
-    qtest_add_func("/qroce/ethernet", test_ethernet);
-    qtest_add_func("/qroce/audit/wqe-snapshot", test_audit_wqe_snapshot);
-    qtest_add_func("/qroce/audit/bt-limits", test_audit_bt_limits);
-    qtest_add_func("/qroce/audit/doorbell-budget", test_audit_doorbell_budget);
-    qtest_add_func("/qroce/audit/sq-pi-back", test_audit_sq_pi_back);
-    qtest_add_func("/qroce/audit/dma-mmio", test_audit_dma_mmio);
-    qtest_add_func("/qroce/audit/cmdq-log2", test_audit_cmdq_log2);
-    qtest_add_func("/qroce/audit/dma-hole", test_audit_dma_hole);
-    qtest_add_func("/qroce/audit/key-reuse", test_audit_key_reuse);
-    qtest_add_func("/qroce/audit/rx-frames", test_audit_rx_frames);
-    qtest_add_func("/qroce/mcast", test_mcast);
-    qtest_add_func("/qroce/cq-resize", test_cq_resize);
-    qtest_add_func("/qroce/rereg-mr", test_rereg_mr);
-    qtest_add_func("/qroce/fault-knobs", test_fault_knobs);
-    qtest_add_func("/qroce/frmr/rdma", test_frmr_rdma);
-    qtest_add_func("/qroce/frmr/send-inv", test_frmr_send_inv);
-    qtest_add_func("/qroce/frmr/replay", test_frmr_replay);
-    qtest_add_func("/qroce/frmr/errors", test_frmr_errors);
-    qtest_add_func("/qroce/inject/cmd", test_inject_cmd);
-    qtest_add_func("/qroce/inject/wqe", test_inject_wqe);
-    qtest_add_func("/qroce/inject/nak", test_inject_nak);
-    qtest_add_func("/qroce/inject/events", test_inject_events);
-    qtest_add_func("/qroce/inject/link", test_inject_link);
-    qtest_add_func("/qroce/inject/stall", test_inject_stall);
-    qtest_add_func("/qroce/objects", test_objects);
-    qtest_add_func("/qroce/ub-traces", test_ub_traces);
-    return g_test_run();
+    const QRoceCase *c = arg;
+
+    g_free(g_extra);
+    g_extra = c->prepare ? c->prepare() : g_strdup(c->args ? c->args : "");
+    /* a fresh QEMU for every test: no state carried over in guest RAM */
+    g_string_append_printf(cmd_line, " -name qroce-test-%s %s",
+                           c->name, g_extra);
+    return arg;
 }
+
+static void qroce_run(void *obj, void *data, QGuestAllocator *alloc)
+{
+    const QRoceCase *c = data;
+
+    g_node = obj;
+    g_alloc = alloc;
+    c->fn();
+    g_node = NULL;
+    g_alloc = NULL;
+}
+
+static void qroce_register_tests(void)
+{
+    size_t i;
+
+    for (i = 0; i < ARRAY_SIZE(qroce_cases); i++) {
+        QOSGraphTestOptions opts = {
+            .before = qroce_before,
+            .arg = (void *)&qroce_cases[i],
+        };
+
+        qos_add_test(qroce_cases[i].name, "qroce", qroce_run, &opts);
+    }
+}
+
+libqos_init(qroce_register_tests);
