@@ -117,12 +117,12 @@ WIRE  := qemu-device/hw/net/qroce/roce_wire.c
 
 $(B)/tools/%: tests/tools/%.c $(WIRE) qemu-device/hw/net/qroce/roce_wire.h
 	@mkdir -p $(B)/tools
-	$(CC) -O2 -g -Wall -Wextra -Iqemu-device/hw/net/qroce -o $@ $< $(WIRE)
+	$(CC) -O2 -g -Wall -Wextra -DROCE_WIRE_STANDALONE -Iqemu-device/hw/net/qroce -o $@ $< $(WIRE)
 
 # the CRC benchmark also links zlib, the library it is compared with
 $(B)/tools/icrc-bench: tests/tools/icrc-bench.c $(WIRE) qemu-device/hw/net/qroce/roce_wire.h
 	@mkdir -p $(B)/tools
-	$(CC) -O2 -g -Wall -Wextra -Iqemu-device/hw/net/qroce -o $@ $< $(WIRE) -lz
+	$(CC) -O2 -g -Wall -Wextra -DROCE_WIRE_STANDALONE -Iqemu-device/hw/net/qroce -o $@ $< $(WIRE) -lz
 
 tools: $(TOOLS)
 

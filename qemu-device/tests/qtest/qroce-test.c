@@ -28,7 +28,8 @@
 #include "libqos/qgraph.h"
 #include "libqos/qroce.h"
 #include "qroce_hw.h"
-/* the device's wire codec, to build and parse frames of a peer */
+/* the device's wire codec, on its own, to build and parse a peer's frames */
+#define ROCE_WIRE_STANDALONE
 #include "../../hw/net/qroce/roce_wire.c"
 
 typedef struct QRoceTest {
