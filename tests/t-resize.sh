@@ -34,6 +34,6 @@ devcap() {
 		! grep -qw RESIZE_MAX_WR "$QR_DIR/devinfo"
 }
 
-qr_check "ibv_modify_srq(IBV_SRQ_MAX_WR): grow and shrink with receives posted" prog qroce-srq-resize 13
+qr_check "ibv_modify_srq(IBV_SRQ_MAX_WR): grow and shrink with receives posted" prog qroce-srq-resize 14
 qr_check "ibv_devinfo -v: SRQ_RESIZE set, RESIZE_MAX_WR not" devcap
 qr_finish

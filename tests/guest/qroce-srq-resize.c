@@ -5,8 +5,10 @@
  *   qroce-srq-resize [-d DEVICE] [-g GID_INDEX]
  *
  * An RC pair looped back through the device: A sends, B receives from a
- * 4-entry SRQ.  With one receive consumed but not yet polled and three
- * still posted, the SRQ grows to 16: the full 16 (counting the one not
+ * 4-entry SRQ.  After a first round (so that the indexes are past the
+ * ring and land in other slots of the new one), with one receive
+ * consumed but not yet polled and three still posted, the SRQ grows to
+ * 16: the full 16 (counting the one not
  * polled) can then be posted and no more, and all 16 complete in order
  * with their own buffers' data.  A shrink below the receives posted
  * fails with EINVAL and loses none; a shrink that fits works; a limit
@@ -23,7 +25,7 @@
 static struct ibv_cq *cq;
 static struct ibv_qp *qa, *qb;
 static struct ibv_srq *srq;
-static uint64_t next_recv = 100, next_send = 1, post_id = 100, send_id = 1;
+static uint64_t next_recv = 96, next_send = 1, post_id = 96, send_id = 1;
 
 static uint8_t *slot(uint64_t id)
 {
@@ -56,7 +58,7 @@ static int post_recvs(int n)
 static void send_n(int n)
 {
     for (int i = 0; i < n; i++) {
-        uint64_t rid = 99 + send_id;    /* the n-th SEND, the n-th RECV */
+        uint64_t rid = 95 + send_id;    /* the n-th SEND, the n-th RECV */
         uint8_t *src = buf + 64 * (send_id % 32);
 
         for (int k = 0; k < LEN; k++) {
@@ -149,6 +151,11 @@ int main(int argc, char **argv)
     qb = make_srq_qp(cq, srq);
     connect_qp(qa, qb->qp_num);
     connect_qp(qb, qa->qp_num);
+
+    /* one round first, so that the indexes move to other slots below */
+    post_recvs(4);
+    send_n(4);
+    take(4, "a first round on the 4-entry SRQ");
 
     /* 4 posted, 1 consumed and not polled: grow to 16 */
     check(post_recvs(5) == 4, "a 4-entry SRQ takes 4 receives");

@@ -386,13 +386,14 @@ static void kt_srq_teardown(struct kt_srq *q)
 }
 
 /*
- * A 4-entry kernel SRQ with one receive consumed but not polled grows to
- * 8: it then takes 4 more receives and no fifth, refuses a shrink to 2,
- * and all 8 complete once, in order, with their data.
+ * A 4-entry kernel SRQ, after one round (receives 96..99), with one receive
+ * consumed but not polled grows to 8 (the receives posted move to other
+ * slots): it then takes 4 more receives and no fifth, refuses a shrink
+ * to 2, and all 8 complete once, in order, with their data.
  */
 static void kt_srq_resize(struct kt *t)
 {
-	struct kt_srq q = { .next_id = 100 };
+	struct kt_srq q = { .next_id = 96 };
 	struct ib_srq_attr a = { .max_wr = 8 };
 	int i, err;
 	bool ok;
@@ -401,7 +402,12 @@ static void kt_srq_resize(struct kt *t)
 		kt_check(false, "SRQ resize: set-up");
 		goto out;
 	}
-	ok = kt_srq_post(t, &q, 5) == 4 && kt_srq_send(t, &q, 100);
+	/* a first round, so that the indexes move to other slots below */
+	ok = kt_srq_post(t, &q, 4) == 4;
+	for (i = 96; i < 100; i++)
+		ok &= kt_srq_send(t, &q, i);
+	ok &= kt_srq_take(t, &q, 96, 4);
+	ok &= kt_srq_post(t, &q, 5) == 4 && kt_srq_send(t, &q, 100);
 	err = ib_modify_srq(q.srq, &a, IB_SRQ_MAX_WR);
 	memset(&a, 0, sizeof(a));
 	ok &= !err && !ib_query_srq(q.srq, &a) && a.max_wr == 8;
