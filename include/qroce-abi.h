@@ -104,6 +104,19 @@ struct qroce_create_srq_resp {
 };
 QROCE_ABI_ASSERT_SIZE(struct qroce_create_srq_resp, 8);
 
+/*
+ * ibv_modify_srq with IBV_SRQ_MAX_WR: the provider allocates the new ring
+ * as for create_srq, with the same WQE stride; on success the WQEs posted
+ * and not yet consumed are in it, each at the slot of its free-running
+ * index (index & (2^log2_entries - 1)).
+ */
+struct qroce_modify_srq_req {
+	__aligned_u64 buf_addr;
+	__u32 buf_size;			/* >= 2^(log2_entries + wqe_shift) */
+	__u32 log2_entries;
+};
+QROCE_ABI_ASSERT_SIZE(struct qroce_modify_srq_req, 16);
+
 struct qroce_create_ah_resp {
 	__u32 ahn;
 	__u32 reserved;

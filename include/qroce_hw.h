@@ -157,6 +157,7 @@ enum qroce_counter {
 #define QROCE_FEAT_MCAST	0x00000080u	/* ATTACH_MCAST, DETACH_MCAST */
 #define QROCE_FEAT_RESIZE_CQ	0x00000100u	/* RESIZE_CQ */
 #define QROCE_FEAT_REREG_MR	0x00000200u	/* REREG_MR */
+#define QROCE_FEAT_RESIZE_SRQ	0x00000400u	/* MODIFY_SRQ MAX_WR */
 
 /* multicast: groups the device holds, UD QPs attached to one group */
 #define QROCE_MCAST_MAX_GROUPS	64
@@ -494,9 +495,23 @@ struct qroce_cmd_create_srq {
 	struct qroce_bt ring;
 };
 
+/*
+ * MODIFY_SRQ: the attributes @attr_mask names, the bits of enum
+ * ib_srq_attr_mask; 0 reads as LIMIT (the command had no mask before).
+ * MAX_WR gives the SRQ a new ring of 2^log2_entries WQEs of the same
+ * stride: the WQEs posted and not yet consumed move to it, each to the
+ * slot of its free-running index.
+ */
+#define QROCE_SRQ_ATTR_MAX_WR	0x1u
+#define QROCE_SRQ_ATTR_LIMIT	0x2u
+
 struct qroce_cmd_modify_srq {
 	__le32 srqn;
-	__le32 limit;
+	__le32 limit;		/* with QROCE_SRQ_ATTR_LIMIT */
+	__le32 attr_mask;	/* QROCE_SRQ_ATTR_* */
+	__u8 log2_entries;	/* with MAX_WR: 1..QROCE_WQ_MAX_LOG2 */
+	__u8 rsvd[3];
+	struct qroce_bt ring;	/* with MAX_WR: the new ring, as CREATE_SRQ's */
 };
 
 struct qroce_cmd_create_ah {

@@ -127,6 +127,9 @@ static int qroce_query_device(struct ib_device *ibdev,
 		a->max_srq = dev->cap_max_srq - 1;
 		a->max_srq_wr = dev->cap_max_qp_wr;
 		a->max_srq_sge = dev->cap_max_sge;
+		/* ibv_modify_srq(IBV_SRQ_MAX_WR); QPs are not resized */
+		if (dev->features & QROCE_FEAT_RESIZE_SRQ)
+			a->device_cap_flags |= IB_DEVICE_SRQ_RESIZE;
 	}
 	/*
 	 * Fast registration (FRWR) is what NVMe-oF, NFS/RDMA and iSER need.

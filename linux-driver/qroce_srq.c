@@ -112,23 +112,148 @@ int qroce_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 	return 0;
 }
 
+/* The new ring's log2 for @max_wr and, for a user SRQ, its address. */
+static int qroce_srq_resize_args(struct qroce_dev *dev, struct qroce_srq *srq,
+				 u32 max_wr, struct ib_udata *udata,
+				 struct qroce_modify_srq_req *req)
+{
+	int err;
+
+	if (!max_wr || max_wr > dev->cap_max_qp_wr)
+		return -EINVAL;
+	if (!udata) {
+		req->log2_entries = max(1, order_base_2(max_wr));
+		return 0;
+	}
+	err = qroce_get_req(udata, req, sizeof(*req));
+	if (err)
+		return err;
+	if (req->log2_entries < 1 || req->log2_entries > QROCE_WQ_MAX_LOG2 ||
+	    (1u << req->log2_entries) < max_wr ||
+	    req->buf_size < (1u << (req->log2_entries + srq->wq.shift)))
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * A kernel SRQ's wr_ids and polled marks move to the arrays of the new
+ * ring, each to the slot of its free-running index.  Called with the
+ * SRQ's lock held.
+ */
+static void qroce_srq_move(struct qroce_srq *srq, u32 log2, u64 *wrid,
+			   u8 *done)
+{
+	u32 om = (1u << srq->wq.log2) - 1, nm = (1u << log2) - 1, i;
+
+	for (i = srq->wq.ci; i != srq->wq.pi; i++) {
+		wrid[i & nm] = srq->wq.wrid[i & om];
+		done[i & nm] = srq->done[i & om];
+	}
+	swap(srq->wq.wrid, wrid);
+	swap(srq->done, done);
+	kfree(wrid);
+	kfree(done);
+}
+
+/*
+ * IB_SRQ_MAX_WR: a new ring; the device moves the WQEs not yet consumed
+ * to it.  A kernel SRQ takes no posts meanwhile (they fail with EBUSY);
+ * the provider holds its user SRQ's lock the same way.
+ */
+static int qroce_srq_resize(struct qroce_dev *dev, struct qroce_srq *srq,
+			    struct ib_srq_attr *attr,
+			    enum ib_srq_attr_mask mask, struct ib_udata *udata)
+{
+	struct qroce_modify_srq_req req = {};
+	struct qroce_ring ring = {}, old;
+	struct qroce_cmd cmd = {};
+	struct qroce_bt_tmp t;
+	u64 *wrid = NULL;
+	u8 *done = NULL;
+	unsigned long flags;
+	int err;
+
+	err = qroce_srq_resize_args(dev, srq, attr->max_wr, udata, &req);
+	if (err)
+		return err;
+	if ((mask & IB_SRQ_LIMIT) &&
+	    attr->srq_limit >= (1u << req.log2_entries))
+		return -EINVAL;
+	if (!udata) {
+		wrid = kcalloc(1u << req.log2_entries, sizeof(u64), GFP_KERNEL);
+		done = kzalloc(1u << req.log2_entries, GFP_KERNEL);
+		if (!wrid || !done) {
+			err = -ENOMEM;
+			goto err_mem;
+		}
+	}
+	err = qroce_ring_get(dev, &ring, !!udata, req.buf_addr,
+			     1u << (req.log2_entries + srq->wq.shift),
+			     &cmd.modify_srq.ring, &t);
+	if (err)
+		goto err_mem;
+	spin_lock_irqsave(&srq->lock, flags);
+	if (!udata && srq->wq.pi - srq->wq.ci > (1u << req.log2_entries))
+		err = -EINVAL;
+	else
+		srq->resizing = true;
+	spin_unlock_irqrestore(&srq->lock, flags);
+	if (err)
+		goto err_ring;
+	cmd.hdr.opcode = QROCE_CMD_MODIFY_SRQ;
+	cmd.modify_srq.srqn = cpu_to_le32(srq->srqn);
+	cmd.modify_srq.attr_mask = cpu_to_le32(QROCE_SRQ_ATTR_MAX_WR |
+			((mask & IB_SRQ_LIMIT) ? QROCE_SRQ_ATTR_LIMIT : 0));
+	cmd.modify_srq.limit = cpu_to_le32(attr->srq_limit);
+	cmd.modify_srq.log2_entries = req.log2_entries;
+	err = qroce_cmd_exec(dev, &cmd, NULL);
+	spin_lock_irqsave(&srq->lock, flags);
+	old = srq->wq.ring;
+	if (!err) {
+		if (!udata) {
+			qroce_srq_move(srq, req.log2_entries, wrid, done);
+			wrid = NULL;
+			done = NULL;
+		}
+		srq->wq.ring = ring;
+		srq->wq.log2 = req.log2_entries;
+	}
+	srq->resizing = false;
+	spin_unlock_irqrestore(&srq->lock, flags);
+	if (!err)
+		ring = old;
+err_ring:
+	qroce_bt_tmp_free(dev, &t);
+	qroce_ring_put(dev, &ring);
+err_mem:
+	kfree(wrid);
+	kfree(done);
+	return err;
+}
+
 int qroce_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 		     enum ib_srq_attr_mask mask, struct ib_udata *udata)
 {
+	struct qroce_dev *dev = to_qdev(ibsrq->device);
 	struct qroce_srq *srq = to_qsrq(ibsrq);
 	struct qroce_cmd cmd = {};
 
-	/* the ring cannot be resized; the limit can be (re)armed */
-	if (mask & ~IB_SRQ_LIMIT)
+	if (mask & ~(IB_SRQ_LIMIT | IB_SRQ_MAX_WR))
 		return -EOPNOTSUPP;
+	if (mask & IB_SRQ_MAX_WR) {
+		if (!(dev->features & QROCE_FEAT_RESIZE_SRQ))
+			return -EOPNOTSUPP;
+		return qroce_srq_resize(dev, srq, attr, mask, udata);
+	}
 	if (!(mask & IB_SRQ_LIMIT))
 		return 0;
 	if (attr->srq_limit >= (1u << srq->wq.log2))
 		return -EINVAL;
 	cmd.hdr.opcode = QROCE_CMD_MODIFY_SRQ;
 	cmd.modify_srq.srqn = cpu_to_le32(srq->srqn);
+	cmd.modify_srq.attr_mask = cpu_to_le32(QROCE_SRQ_ATTR_LIMIT);
 	cmd.modify_srq.limit = cpu_to_le32(attr->srq_limit);
-	return qroce_cmd_exec(to_qdev(ibsrq->device), &cmd, NULL);
+	return qroce_cmd_exec(dev, &cmd, NULL);
 }
 
 int qroce_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
@@ -156,6 +281,11 @@ int qroce_post_srq_recv(struct ib_srq *ibsrq,
 	int err;
 
 	spin_lock_irqsave(&srq->lock, flags);
+	if (srq->resizing) {
+		*bad = wr;
+		spin_unlock_irqrestore(&srq->lock, flags);
+		return -EBUSY;
+	}
 	err = qroce_post_recv_wq(to_qdev(ibsrq->device), &srq->wq,
 				 srq->max_sge, QROCE_DB_SRQ, srq->srqn, wr, bad);
 	spin_unlock_irqrestore(&srq->lock, flags);

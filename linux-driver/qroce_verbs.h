@@ -71,6 +71,7 @@ struct qroce_srq {
 	struct qroce_wq wq;
 	u8 *done;			/* kernel SRQs: polled, not yet freed */
 	spinlock_t lock;		/* kernel SRQs: wq.pi, wq.ci, done */
+	bool resizing;			/* kernel SRQs: the ring is being replaced */
 	u32 max_sge;
 };
 

@@ -68,11 +68,12 @@ int qroce_post_recv_wq(struct qroce_dev *dev, struct qroce_wq *wq,
 int qroce_srq_retire(struct qroce_srq *srq, u32 idx, u64 *wr_id)
 {
 	struct qroce_wq *wq = &srq->wq;
-	u32 mask = (1u << wq->log2) - 1;
 	unsigned long flags;
 	int err = 0;
+	u32 mask;
 
 	spin_lock_irqsave(&srq->lock, flags);
+	mask = (1u << wq->log2) - 1;	/* a resize may change it */
 	if (idx - wq->ci >= wq->pi - wq->ci || srq->done[idx & mask]) {
 		err = -EINVAL;
 	} else {

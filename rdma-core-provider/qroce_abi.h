@@ -20,6 +20,8 @@ DECLARE_DRV_CMD(uqroce_create_qp_ex, IB_USER_VERBS_EX_CMD_CREATE_QP,
 		qroce_create_qp_req, qroce_create_qp_resp);
 DECLARE_DRV_CMD(uqroce_create_srq, IB_USER_VERBS_CMD_CREATE_SRQ,
 		qroce_create_srq_req, qroce_create_srq_resp);
+DECLARE_DRV_CMD(uqroce_modify_srq, IB_USER_VERBS_CMD_MODIFY_SRQ,
+		qroce_modify_srq_req, empty);
 DECLARE_DRV_CMD(uqroce_create_ah, IB_USER_VERBS_CMD_CREATE_AH, empty,
 		qroce_create_ah_resp);
 

@@ -673,14 +673,92 @@ err_free:
 	return NULL;
 }
 
+/*
+ * After a resize: the new ring (*@buf, @size bytes) and arrays replace the
+ * SRQ's, whose wr_ids and polled marks move over, each to the slot of its
+ * free-running index; the old ones are handed back to be freed.  Called
+ * with the SRQ's lock held.
+ */
+static void qroce_srq_move(struct qroce_srq *srq, uint32_t log2, size_t size,
+			   void **buf, uint64_t **wrid, uint8_t **done)
+{
+	struct qroce_wq *wq = &srq->wq;
+	uint32_t om = (1u << wq->log2) - 1, nm = (1u << log2) - 1, i;
+	void *obuf = wq->buf;
+	uint64_t *owrid = wq->wrid;
+	uint8_t *odone = srq->done;
+
+	for (i = wq->ci; i != wq->pi; i++) {
+		(*wrid)[i & nm] = owrid[i & om];
+		(*done)[i & nm] = odone[i & om];
+	}
+	wq->buf = *buf;
+	wq->wrid = *wrid;
+	srq->done = *done;
+	wq->buf_size = size;
+	wq->log2 = log2;
+	*buf = obuf;
+	*wrid = owrid;
+	*done = odone;
+}
+
+/*
+ * IBV_SRQ_MAX_WR: a new ring of the same stride; the device moves the
+ * WQEs not yet consumed to it, each to the slot of its free-running
+ * index, and wr_ids and polled marks move the same way here.  The SRQ's
+ * lock is held throughout, so nothing is posted or retired under the
+ * device.
+ */
+static int qroce_resize_srq(struct qroce_srq *srq, struct ibv_srq_attr *attr,
+			    int mask)
+{
+	struct uqroce_modify_srq cmd = {};
+	struct qroce_wq *wq = &srq->wq;
+	uint64_t *wrid;
+	uint32_t log2;
+	uint8_t *done;
+	size_t size;
+	void *buf;
+	int err;
+
+	if (!attr->max_wr || attr->max_wr > (1u << QROCE_WQ_MAX_LOG2))
+		return EINVAL;
+	log2 = max_t(uint32_t, 1, qroce_log2_up(attr->max_wr));
+	if ((mask & IBV_SRQ_LIMIT) && attr->srq_limit >= (1u << log2))
+		return EINVAL;
+	buf = qroce_alloc_ring((size_t)1 << (log2 + wq->shift), &size);
+	wrid = calloc(1u << log2, sizeof(*wrid));
+	done = calloc(1u << log2, 1);
+	err = ENOMEM;
+	if (!buf || !wrid || !done)
+		goto out;
+	pthread_spin_lock(&wq->lock);
+	err = EINVAL;
+	if (wq->pi - wq->ci > (1u << log2))
+		goto out_unlock;
+	cmd.buf_addr = (uintptr_t)buf;
+	cmd.buf_size = size;
+	cmd.log2_entries = log2;
+	err = ibv_cmd_modify_srq(&srq->vsrq.srq, attr, mask, &cmd.ibv_cmd,
+				 sizeof(cmd));
+	if (!err)
+		qroce_srq_move(srq, log2, size, &buf, &wrid, &done);
+out_unlock:
+	pthread_spin_unlock(&wq->lock);
+out:
+	free(buf);
+	free(wrid);
+	free(done);
+	return err;
+}
+
 static int qroce_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
 			    int mask)
 {
 	struct ibv_modify_srq cmd;
 
-	/* the ring is the provider's: it cannot be resized behind its back */
 	if (mask & IBV_SRQ_MAX_WR)
-		return EINVAL;
+		return qroce_resize_srq(to_qsrq(ibsrq), attr, mask);
 	return ibv_cmd_modify_srq(ibsrq, attr, mask, &cmd, sizeof(cmd));
 }
 

@@ -65,10 +65,11 @@ static int qroce_srq_retire(struct qroce_srq *srq, uint32_t idx,
 			    uint64_t *wr_id)
 {
 	struct qroce_wq *wq = &srq->wq;
-	uint32_t mask = (1u << wq->log2) - 1, ci;
+	uint32_t mask, ci;
 	int err = 0;
 
 	pthread_spin_lock(&wq->lock);
+	mask = (1u << wq->log2) - 1;	/* a resize may change it */
 	ci = wq->ci;
 	if (idx - ci >= wq->pi - ci || srq->done[idx & mask]) {
 		err = EINVAL;

@@ -450,10 +450,11 @@ static int qroce_post_recv_wq(struct qroce_context *ctx, struct qroce_wq *wq,
 			      uint32_t max_sge, uint32_t db_off, uint32_t obj,
 			      struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
 {
-	uint32_t start, mask = (1u << wq->log2) - 1;
+	uint32_t start, mask;
 	int err = 0, i;
 
 	pthread_spin_lock(&wq->lock);
+	mask = (1u << wq->log2) - 1;	/* an SRQ resize may change it */
 	start = wq->pi;
 	for (; wr; wr = wr->next) {
 		struct qroce_recv_wqe *w;

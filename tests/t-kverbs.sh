@@ -4,8 +4,9 @@
 # connects two RC QPs through the device and checks FETCH_AND_ADD,
 # CMP_AND_SWP (a swap and a miss) through a PD's global rkey, a SEND with
 # IB_SEND_INLINE from kernel virtual memory, and an RDMA READ followed by
-# an IB_SEND_FENCE inline SEND; each result is compared in the module,
-# which prints PASS/FAIL lines and a summary into dmesg.
+# an IB_SEND_FENCE inline SEND, and a kernel SRQ grown with
+# IB_SRQ_MAX_WR while receives are posted; each result is compared in
+# the module, which prints PASS/FAIL lines and a summary into dmesg.
 . "$(dirname "$0")/lib.sh"
 qr_init kverbs
 qr_boot 1 || { QR_FAIL=$((QR_FAIL + 1)); qr_finish; }
@@ -15,8 +16,8 @@ kverbs() {
 	rc=$?
 	cat "$QR_DIR/kt.out"
 	[ $rc -eq 0 ] && ! grep -q 'qroce_ktest: FAIL' "$QR_DIR/kt.out" &&
-		grep -q 'qroce_ktest: 6 passed, 0 failed' "$QR_DIR/kt.out"
+		grep -q 'qroce_ktest: 10 passed, 0 failed' "$QR_DIR/kt.out"
 }
 
-qr_check "kernel verbs: atomics, inline SEND from kernel memory, fence" kverbs
+qr_check "kernel verbs: atomics, inline SEND from kernel memory, fence, SRQ resize" kverbs
 qr_finish

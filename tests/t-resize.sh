@@ -6,7 +6,11 @@
 # on afterwards.  MR re-registration (REREG_MR): qroce-rereg moves an MR
 # to new memory, takes its remote access away and gives it back, moves
 # it to another PD, and checks through RDMA WRITEs that each change is
-# what the device enforces, with the key unchanged.
+# what the device enforces, with the key unchanged.  SRQ resize
+# (MODIFY_SRQ with MAX_WR): qroce-srq-resize grows an SRQ with receives
+# posted and one consumed but not polled, shrinks it, and checks that
+# every receive completes once, in order, into its own buffer, and that
+# a shrink below what is posted fails with EINVAL and loses none.
 . "$(dirname "$0")/lib.sh"
 qr_init resize
 qr_boot 1 || { QR_FAIL=$((QR_FAIL + 1)); qr_finish; }
@@ -22,4 +26,14 @@ prog() {
 
 qr_check "ibv_resize_cq: grow and shrink with CQEs outstanding, EINVAL below them" prog qroce-resize 13
 qr_check "ibv_rereg_mr: new memory, access and PD in place, the key kept" prog qroce-rereg 11
+# ibv_devinfo -v: SRQ_RESIZE, and not RESIZE_MAX_WR (QPs are not resized)
+devcap() {
+	qr_exec 1 'ibv_devinfo -v -d qroce_0' >"$QR_DIR/devinfo" || return 1
+	grep -E 'SRQ_RESIZE|RESIZE_MAX_WR' "$QR_DIR/devinfo"
+	grep -qw SRQ_RESIZE "$QR_DIR/devinfo" &&
+		! grep -qw RESIZE_MAX_WR "$QR_DIR/devinfo"
+}
+
+qr_check "ibv_modify_srq(IBV_SRQ_MAX_WR): grow and shrink with receives posted" prog qroce-srq-resize 14
+qr_check "ibv_devinfo -v: SRQ_RESIZE set, RESIZE_MAX_WR not" devcap
 qr_finish

@@ -71,6 +71,26 @@ static inline struct ibv_qp *make_qp(struct ibv_cq *cq)
     return qp;
 }
 
+/* An RC QP that receives from @srq, in INIT. */
+static inline struct ibv_qp *make_srq_qp(struct ibv_cq *cq, struct ibv_srq *srq)
+{
+    struct ibv_qp_init_attr ia = {
+        .send_cq = cq, .recv_cq = cq, .srq = srq, .qp_type = IBV_QPT_RC,
+        .cap = { .max_send_wr = 8, .max_send_sge = 1 },
+    };
+    struct ibv_qp_attr a = {
+        .qp_state = IBV_QPS_INIT, .port_num = 1,
+        .qp_access_flags = IBV_ACCESS_REMOTE_WRITE,
+    };
+    struct ibv_qp *qp = ibv_create_qp(pd, &ia);
+
+    if (!qp || ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+                             IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)) {
+        die("QP on the SRQ");
+    }
+    return qp;
+}
+
 /* Connect @qp to QP @remote at @dgid: RTR with @rq_psn, RTS with @sq_psn. */
 static inline void connect_to(struct ibv_qp *qp, uint32_t remote,
                               const union ibv_gid *dgid, uint32_t rq_psn,

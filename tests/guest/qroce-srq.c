@@ -29,25 +29,6 @@ static int async_event(int ms, void **element)
     return ev.event_type;
 }
 
-static struct ibv_qp *srq_qp(struct ibv_cq *cq, struct ibv_srq *srq)
-{
-    struct ibv_qp_init_attr ia = {
-        .send_cq = cq, .recv_cq = cq, .srq = srq, .qp_type = IBV_QPT_RC,
-        .cap = { .max_send_wr = 8, .max_send_sge = 1 },
-    };
-    struct ibv_qp_attr a = {
-        .qp_state = IBV_QPS_INIT, .port_num = 1,
-        .qp_access_flags = IBV_ACCESS_REMOTE_WRITE,
-    };
-    struct ibv_qp *qp = ibv_create_qp(pd, &ia);
-
-    if (!qp || ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-                             IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)) {
-        die("QP on the SRQ");
-    }
-    return qp;
-}
-
 /*
  * Send @len bytes of pattern @seed from @from; the receive must complete
  * on @to with @id and the bytes in SRQ slot @slot.
@@ -115,7 +96,7 @@ int main(int argc, char **argv)
           attr.srq_limit == 0, "query_srq: max_wr >= 16, no limit");
 
     a = make_qp(cq);
-    b = srq_qp(cq, srq);
+    b = make_srq_qp(cq, srq);
     connect_qp(a, b->qp_num);
     connect_qp(b, a->qp_num);
     errno = 0;
@@ -165,7 +146,7 @@ int main(int argc, char **argv)
     }
     check(ok, "QP_LAST_WQE_REACHED for it");
     c = make_qp(cq);
-    d = srq_qp(cq, srq);
+    d = make_srq_qp(cq, srq);
     connect_qp(c, d->qp_num);
     connect_qp(d, c->qp_num);
     check(send_one(cq, c, d, 100, 5, 205, 5),

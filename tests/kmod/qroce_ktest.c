@@ -12,7 +12,8 @@
  *  - FETCH_AND_ADD and CMP_AND_SWP (one that swaps, one that does not) on
  *    the buffer, through the MR's rkey;
  *  - a SEND with IB_SEND_INLINE whose SGE names kernel virtual memory;
- *  - an RDMA READ followed by an IB_SEND_FENCE inline SEND.
+ *  - an RDMA READ followed by an IB_SEND_FENCE inline SEND;
+ *  - a kernel SRQ resized with IB_SRQ_MAX_WR with receives posted.
  * Each check prints "qroce_ktest: PASS ..." or "qroce_ktest: FAIL ...",
  * and a last line "qroce_ktest: N passed, N failed".
  */
@@ -132,13 +133,13 @@ static int kt_connect(struct kt *t, struct ib_qp *qp, u32 dqpn)
 			    IB_QP_MAX_QP_RD_ATOMIC);
 }
 
-/* Poll @n completions within 5 s; each must succeed.  How many did. */
-static int kt_poll(struct kt *t, int n, struct ib_wc *wc)
+/* Poll @n completions of @cq within 5 s; each must succeed.  How many did. */
+static int kt_poll_cq(struct ib_cq *cq, int n, struct ib_wc *wc)
 {
 	int got = 0, i;
 
 	for (i = 0; i < 5000 && got < n; i++) {
-		got += ib_poll_cq(t->cq, n - got, wc + got);
+		got += ib_poll_cq(cq, n - got, wc + got);
 		if (got < n)
 			usleep_range(1000, 2000);
 	}
@@ -149,6 +150,11 @@ static int kt_poll(struct kt *t, int n, struct ib_wc *wc)
 			return i;
 		}
 	return got;
+}
+
+static int kt_poll(struct kt *t, int n, struct ib_wc *wc)
+{
+	return kt_poll_cq(t->cq, n, wc);
 }
 
 static u64 kt_target(struct kt *t)
@@ -266,6 +272,159 @@ static int kt_err(const char *what, long err)
 	return err;
 }
 
+/*
+ * SRQ resize (IB_SRQ_MAX_WR) of a kernel SRQ: QP S sends to QP R, which
+ * receives from the SRQ into its own CQ.  Receive buffers are 64-byte
+ * slots from KT_SRQ_SLOTS; SENDs go from KT_SRQ_SRC.
+ */
+#define KT_SRQ_SLOTS	2560
+#define KT_SRQ_SRC	3200
+#define KT_SRQ_LEN	32
+
+struct kt_srq {
+	struct ib_srq *srq;
+	struct ib_cq *rcq;
+	struct ib_qp *s, *r;
+	u64 next_id;		/* of the next receive posted */
+};
+
+/* Post @n receives on the SRQ; how many it took. */
+static int kt_srq_post(struct kt *t, struct kt_srq *q, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++, q->next_id++) {
+		struct ib_sge sge = {
+			.addr = t->dma + KT_SRQ_SLOTS + (q->next_id % 8) * 64,
+			.length = 64, .lkey = t->pd->local_dma_lkey,
+		};
+		struct ib_recv_wr wr = { .wr_id = q->next_id, .sg_list = &sge,
+					 .num_sge = 1 };
+
+		if (ib_post_srq_recv(q->srq, &wr, NULL))
+			break;
+	}
+	return i;
+}
+
+/* One SEND from S of a pattern of receive @id; true once it completed. */
+static bool kt_srq_send(struct kt *t, struct kt_srq *q, u64 id)
+{
+	struct ib_sge sge = { .addr = t->dma + KT_SRQ_SRC, .length = KT_SRQ_LEN,
+			      .lkey = t->pd->local_dma_lkey };
+	struct ib_send_wr wr = { .wr_id = 20, .opcode = IB_WR_SEND,
+				 .sg_list = &sge, .num_sge = 1,
+				 .send_flags = IB_SEND_SIGNALED };
+	struct ib_wc wc;
+	int k;
+
+	for (k = 0; k < KT_SRQ_LEN; k++)
+		t->buf[KT_SRQ_SRC + k] = id * 5 + k;
+	ib_dma_sync_single_for_device(t->dev, t->dma, KT_BUF,
+				      DMA_BIDIRECTIONAL);
+	return !ib_post_send(q->s, &wr, NULL) && kt_poll(t, 1, &wc) == 1;
+}
+
+/* Receives @first.. (@n of them) complete in order, each with its data. */
+static bool kt_srq_take(struct kt *t, struct kt_srq *q, u64 first, int n)
+{
+	struct ib_wc wc[8];
+	int i, k, got = kt_poll_cq(q->rcq, n, wc);
+	bool ok = got == n;
+
+	ib_dma_sync_single_for_cpu(t->dev, t->dma, KT_BUF, DMA_BIDIRECTIONAL);
+	for (i = 0; i < got; i++) {
+		u8 *p = t->buf + KT_SRQ_SLOTS + (wc[i].wr_id % 8) * 64;
+
+		ok &= wc[i].wr_id == first + i && wc[i].byte_len == KT_SRQ_LEN;
+		for (k = 0; k < KT_SRQ_LEN; k++)
+			ok &= p[k] == (u8)(wc[i].wr_id * 5 + k);
+	}
+	return ok && ib_poll_cq(q->rcq, 1, wc) == 0;
+}
+
+static int kt_srq_setup(struct kt *t, struct kt_srq *q)
+{
+	struct ib_srq_init_attr sa = { .attr = { .max_wr = 4, .max_sge = 1 } };
+	struct ib_qp_init_attr ia = {
+		.send_cq = t->cq, .qp_type = IB_QPT_RC,
+		.sq_sig_type = IB_SIGNAL_ALL_WR,
+		.cap = { .max_send_wr = 4, .max_send_sge = 1 },
+	};
+	int err;
+
+	q->srq = ib_create_srq(t->pd, &sa);
+	if (IS_ERR(q->srq))
+		return kt_err("ib_create_srq", PTR_ERR(q->srq));
+	q->rcq = ib_alloc_cq(t->dev, NULL, 16, 0, IB_POLL_DIRECT);
+	if (IS_ERR(q->rcq))
+		return kt_err("ib_alloc_cq", PTR_ERR(q->rcq));
+	q->s = kt_qp(t);
+	if (IS_ERR(q->s))
+		return kt_err("ib_create_qp", PTR_ERR(q->s));
+	ia.recv_cq = q->rcq;
+	ia.srq = q->srq;
+	q->r = ib_create_qp(t->pd, &ia);
+	if (IS_ERR(q->r))
+		return kt_err("ib_create_qp on the SRQ", PTR_ERR(q->r));
+	err = kt_connect(t, q->s, q->r->qp_num);
+	if (!err)
+		err = kt_connect(t, q->r, q->s->qp_num);
+	return err ? kt_err("connecting the SRQ QPs", err) : 0;
+}
+
+static void kt_srq_teardown(struct kt_srq *q)
+{
+	if (!IS_ERR_OR_NULL(q->r))
+		ib_destroy_qp(q->r);
+	if (!IS_ERR_OR_NULL(q->s))
+		ib_destroy_qp(q->s);
+	if (!IS_ERR_OR_NULL(q->rcq))
+		ib_free_cq(q->rcq);
+	if (!IS_ERR_OR_NULL(q->srq))
+		ib_destroy_srq(q->srq);
+}
+
+/*
+ * A 4-entry kernel SRQ, after one round (receives 96..99), with one receive
+ * consumed but not polled grows to 8 (the receives posted move to other
+ * slots): it then takes 4 more receives and no fifth, refuses a shrink
+ * to 2, and all 8 complete once, in order, with their data.
+ */
+static void kt_srq_resize(struct kt *t)
+{
+	struct kt_srq q = { .next_id = 96 };
+	struct ib_srq_attr a = { .max_wr = 8 };
+	int i, err;
+	bool ok;
+
+	if (kt_srq_setup(t, &q)) {
+		kt_check(false, "SRQ resize: set-up");
+		goto out;
+	}
+	/* a first round, so that the indexes move to other slots below */
+	ok = kt_srq_post(t, &q, 4) == 4;
+	for (i = 96; i < 100; i++)
+		ok &= kt_srq_send(t, &q, i);
+	ok &= kt_srq_take(t, &q, 96, 4);
+	ok &= kt_srq_post(t, &q, 5) == 4 && kt_srq_send(t, &q, 100);
+	err = ib_modify_srq(q.srq, &a, IB_SRQ_MAX_WR);
+	memset(&a, 0, sizeof(a));
+	ok &= !err && !ib_query_srq(q.srq, &a) && a.max_wr == 8;
+	kt_check(ok, "kernel SRQ grows 4 -> 8 with a receive not yet polled");
+	kt_check(kt_srq_post(t, &q, 5) == 4,
+		 "then it takes 4 more receives, not 5");
+	a.max_wr = 2;
+	kt_check(ib_modify_srq(q.srq, &a, IB_SRQ_MAX_WR) == -EINVAL,
+		 "a shrink to 2 below the 8 posted: EINVAL");
+	for (i = 101, ok = true; i < 108; i++)
+		ok &= kt_srq_send(t, &q, i);
+	kt_check(ok && kt_srq_take(t, &q, 100, 8),
+		 "all 8 receives complete once, in order, with their data");
+out:
+	kt_srq_teardown(&q);
+}
+
 /* The buffer as a fast-registration MR with remote access, from QP A. */
 static int kt_reg(struct kt *t)
 {
@@ -361,6 +520,7 @@ static int kt_add(struct ib_device *dev)
 		kt_atomics(&t);
 		kt_inline(&t, false);
 		kt_inline(&t, true);
+		kt_srq_resize(&t);
 	}
 	kt_teardown(&t);
 	pr_info("qroce_ktest: %d passed, %d failed\n", kt_pass, kt_fail);
@@ -389,5 +549,5 @@ static void __exit kt_exit(void)
 
 module_init(kt_init);
 module_exit(kt_exit);
-MODULE_DESCRIPTION("qroce: kernel verbs checks (atomics, inline, fence)");
+MODULE_DESCRIPTION("qroce: kernel verbs checks (atomics, inline, fence, SRQ resize)");
 MODULE_LICENSE("GPL");

@@ -1010,8 +1010,9 @@ static void post_send(QRoceTest *t, uint64_t sq, uint32_t idx, uint64_t addr,
     put_send_wqe(t, sq, idx, &h, addr, len, lkey);
 }
 
-static void post_recv(QRoceTest *t, uint64_t rq, uint32_t idx, uint64_t addr,
-                      uint32_t len, uint32_t lkey)
+/* A RECV WQE of one SGE at index @idx of a ring of 2^@log2 32-byte WQEs. */
+static void put_recv(QRoceTest *t, uint64_t ring, uint8_t log2, uint32_t idx,
+                     uint64_t addr, uint32_t len, uint32_t lkey)
 {
     struct {
         struct qroce_recv_wqe h;
@@ -1022,7 +1023,14 @@ static void post_recv(QRoceTest *t, uint64_t rq, uint32_t idx, uint64_t addr,
     w.sge.addr = cpu_to_le64(addr);
     w.sge.length = cpu_to_le32(len);
     w.sge.lkey = cpu_to_le32(lkey);
-    qtest_memwrite(t->qts, rq + (idx & 15) * 32, &w, sizeof(w));
+    qtest_memwrite(t->qts, ring + (idx & ((1u << log2) - 1)) * 32, &w,
+                   sizeof(w));
+}
+
+static void post_recv(QRoceTest *t, uint64_t rq, uint32_t idx, uint64_t addr,
+                      uint32_t len, uint32_t lkey)
+{
+    put_recv(t, rq, 4, idx, addr, len, lkey);
 }
 
 /*
@@ -2535,6 +2543,175 @@ static void test_cq_resize(void)
     stop(&t);
 }
 
+/* ---- SRQ resize: MODIFY_SRQ with MAX_WR ---- */
+
+/* Is any of the @n bytes of guest memory at @a not zero? */
+static bool qroce_nz_guest(QRoceTest *t, uint64_t a, size_t n)
+{
+    g_autofree uint8_t *p = g_malloc(n);
+
+    qtest_memread(t->qts, a, p, n);
+    while (n--) {
+        if (p[n]) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static int srq_resize(QRoceTest *t, uint32_t srqn, uint32_t mask,
+                      uint32_t limit, uint8_t log2, uint64_t ring,
+                      uint32_t npages, uint8_t rsvd)
+{
+    struct qroce_cmd c = { .hdr.opcode = QROCE_CMD_MODIFY_SRQ };
+
+    c.modify_srq.srqn = cpu_to_le32(srqn);
+    c.modify_srq.limit = cpu_to_le32(limit);
+    c.modify_srq.attr_mask = cpu_to_le32(mask);
+    c.modify_srq.log2_entries = log2;
+    c.modify_srq.rsvd[1] = rsvd;
+    c.modify_srq.ring = (struct qroce_bt){ cpu_to_le64(ring),
+                                           cpu_to_le32(npages), 12,
+                                           QROCE_BT_CONTIG, 0 };
+    return cmd(t, &c, NULL);
+}
+
+/* RECVs @from..@to-1 (200 bytes each) on an SRQ ring, and its doorbell. */
+static void srq_fill(QRoceTest *t, uint64_t ring, uint8_t log2, uint32_t srqn,
+                     uint32_t from, uint32_t to, uint64_t buf, uint32_t key)
+{
+    uint32_t i;
+
+    for (i = from; i < to; i++) {
+        put_recv(t, ring, log2, i, buf + 4096 + i * 200, 200, key);
+    }
+    qpci_io_writeq(t->dev, t->db, QROCE_DB_SRQ, qroce_db_value(srqn, to));
+}
+
+/* UD SENDs @from..@to-1 of 100 bytes from QP @a to QP @b, Q_Key 0x2222. */
+static void ud_burst(QRoceTest *t, uint64_t sq, uint32_t a, uint32_t ahn,
+                     uint32_t b, uint32_t from, uint32_t to, uint64_t buf,
+                     uint32_t key)
+{
+    uint32_t i;
+
+    for (i = from; i < to; i++) {
+        post_ud(t, sq, i, ahn, b, 0x2222, buf, 100, key);
+    }
+    qpci_io_writeq(t->dev, t->db, QROCE_DB_SQ, qroce_db_value(a, to));
+}
+
+/* The receive CQE of QP @qpn after CQ index *@ci (others are skipped). */
+static void srq_next_recv(QRoceTest *t, uint64_t cq, uint32_t *ci,
+                          uint32_t qpn, struct qroce_cqe *e)
+{
+    do {
+        wait_entry(t, cq, sizeof(*e), 6, (*ci)++, e);
+    } while (le32_to_cpu(e->qpn) != qpn);
+}
+
+/*
+ * MODIFY_SRQ with MAX_WR: four RECVs posted on a 4-entry SRQ, two
+ * consumed, two more posted; a ring too small for the four left, a bad
+ * size, a limit not below the new size, a ring of the wrong size,
+ * reserved bits, an unknown attribute and no such SRQ are refused and
+ * change nothing; then an 8-entry ring gets them at the slots of their
+ * indexes, the old ring is no longer read, and eight SENDs complete on
+ * WQEs 2..9 in order.
+ */
+static void test_srq_resize(void)
+{
+    QRoceTest t;
+    struct qroce_cmd c = { .hdr.opcode = QROCE_CMD_CREATE_SRQ };
+    struct qroce_cqe e;
+    uint8_t w1[32], w2[32];
+    uint64_t cq, buf, sqa, rqa, ring, nring, sqb;
+    uint32_t pdn, cqn, key, a, b, ahn, srqn, out[6], i, ci = 0;
+
+    loopback_setup(&t, &pdn, &cqn, &cq, &buf, &key);
+    g_assert_true(rd(&t, QROCE_REG_FEATURES) & QROCE_FEAT_RESIZE_SRQ);
+    ahn = mk_self_ah(&t, pdn);
+    ud_qp(&t, QROCE_QPT_UD, pdn, cqn, 0x1111, &a, &sqa, &rqa);
+    ring = page(&t, 1);
+    c.create_srq.pdn = cpu_to_le32(pdn);
+    c.create_srq.log2_entries = 2;
+    c.create_srq.wqe_shift = 5;
+    c.create_srq.ring = (struct qroce_bt){ cpu_to_le64(ring), cpu_to_le32(1),
+                                           12, QROCE_BT_CONTIG, 0 };
+    g_assert_cmpuint(cmd(&t, &c, out), ==, QROCE_CMD_OK);
+    srqn = out[0];
+    sqb = page(&t, 1);
+    memset(&c, 0, sizeof(c));
+    c.hdr.opcode = QROCE_CMD_CREATE_QP;
+    c.create_qp.pdn = cpu_to_le32(pdn);
+    c.create_qp.send_cqn = c.create_qp.recv_cqn = cpu_to_le32(cqn);
+    c.create_qp.srqn = cpu_to_le32(srqn);
+    c.create_qp.type = QROCE_QPT_UD;
+    c.create_qp.flags = QROCE_CREATE_QP_SRQ;
+    c.create_qp.sq_log2_entries = 4;
+    c.create_qp.sq_wqe_shift = 6;
+    c.create_qp.sq = (struct qroce_bt){ cpu_to_le64(sqb), cpu_to_le32(1), 12,
+                                        QROCE_BT_CONTIG, 0 };
+    g_assert_cmpuint(cmd(&t, &c, out), ==, QROCE_CMD_OK);
+    b = out[0];
+    ud_ready(&t, b, QROCE_QPT_UD, 0x2222);
+
+    srq_fill(&t, ring, 2, srqn, 0, 4, buf, key);
+    ud_burst(&t, sqa, a, ahn, b, 0, 2, buf, key);
+    for (i = 0; i < 2; i++) {
+        srq_next_recv(&t, cq, &ci, b, &e);
+        g_assert_cmpuint(le32_to_cpu(e.wqe_index), ==, i);
+        g_assert_true(e.flags & QROCE_CQE_F_SRQ);
+    }
+    srq_fill(&t, ring, 2, srqn, 4, 6, buf, key);
+
+    nring = page(&t, 1);
+    g_assert_cmpuint(srq_resize(&t, srqn, QROCE_SRQ_ATTR_MAX_WR, 0, 1, nring,
+                                1, 0), ==, QROCE_CMD_ERR_PARAM); /* 2 < 4 */
+    g_assert_cmpuint(srq_resize(&t, srqn, QROCE_SRQ_ATTR_MAX_WR, 0, 0, nring,
+                                1, 0), ==, QROCE_CMD_ERR_PARAM);
+    g_assert_cmpuint(srq_resize(&t, srqn, QROCE_SRQ_ATTR_MAX_WR, 0,
+                                QROCE_WQ_MAX_LOG2 + 1, nring, 1, 0), ==,
+                     QROCE_CMD_ERR_PARAM);
+    g_assert_cmpuint(srq_resize(&t, srqn, QROCE_SRQ_ATTR_MAX_WR |
+                                QROCE_SRQ_ATTR_LIMIT, 8, 3, nring, 1, 0), ==,
+                     QROCE_CMD_ERR_PARAM);      /* limit not below 8 */
+    g_assert_cmpuint(srq_resize(&t, srqn, QROCE_SRQ_ATTR_MAX_WR, 0, 3, nring,
+                                2, 0), ==, QROCE_CMD_ERR_PARAM); /* 2 pages */
+    g_assert_cmpuint(srq_resize(&t, srqn, QROCE_SRQ_ATTR_MAX_WR, 0, 3, nring,
+                                1, 1), ==, QROCE_CMD_ERR_PARAM);
+    g_assert_cmpuint(srq_resize(&t, srqn, 0x4, 0, 3, nring, 1, 0), ==,
+                     QROCE_CMD_ERR_PARAM);
+    g_assert_cmpuint(srq_resize(&t, srqn + 1, QROCE_SRQ_ATTR_MAX_WR, 0, 3,
+                                nring, 1, 0), ==, QROCE_CMD_ERR_HANDLE);
+    g_assert_cmpuint(simple(&t, QROCE_CMD_QUERY_SRQ, srqn, out), ==, 0);
+    g_assert_cmpuint(out[1], ==, 2);
+    g_assert_false(qroce_nz_guest(&t, nring, 256));
+
+    g_assert_cmpuint(srq_resize(&t, srqn, QROCE_SRQ_ATTR_MAX_WR |
+                                QROCE_SRQ_ATTR_LIMIT, 3, 3, nring, 1, 0), ==,
+                     QROCE_CMD_OK);
+    g_assert_cmpuint(simple(&t, QROCE_CMD_QUERY_SRQ, srqn, out), ==, 0);
+    g_assert_cmpuint(out[0], ==, 3);
+    for (i = 2; i < 6; i++) {
+        qtest_memread(t.qts, ring + (i & 3) * 32, w1, 32);
+        qtest_memread(t.qts, nring + (i & 7) * 32, w2, 32);
+        g_assert_true(!memcmp(w1, w2, 32));
+    }
+    g_assert_false(qroce_nz_guest(&t, nring, 2 * 32));  /* 0, 1: consumed */
+    g_assert_false(qroce_nz_guest(&t, nring + 6 * 32, 2 * 32));
+    qtest_memset(t.qts, ring, 0, 4096);     /* the old ring is not read */
+    srq_fill(&t, nring, 3, srqn, 6, 10, buf, key);
+    ud_burst(&t, sqa, a, ahn, b, 2, 10, buf, key);
+    for (i = 2; i < 10; i++) {
+        srq_next_recv(&t, cq, &ci, b, &e);
+        g_assert_cmpuint(e.status, ==, QROCE_WC_SUCCESS);
+        g_assert_cmpuint(le32_to_cpu(e.wqe_index), ==, i);
+        g_assert_cmpuint(le32_to_cpu(e.byte_len), ==, 140);
+    }
+    stop(&t);
+}
+
 /* ---- UD multicast: ATTACH_MCAST, DETACH_MCAST, delivery ---- */
 
 static int mcast_cmd(QRoceTest *t, uint8_t op, uint32_t qpn,
@@ -4026,6 +4203,7 @@ static const QRoceCase qroce_cases[] = {
     { "audit/rx-frames", test_audit_rx_frames, NULL, peer_prepare },
     { "mcast", test_mcast, NULL, peer_prepare },
     { "cq-resize", test_cq_resize, NULL, NULL },
+    { "srq-resize", test_srq_resize, NULL, NULL },
     { "rereg-mr", test_rereg_mr, NULL, NULL },
     { "fault-knobs", test_fault_knobs, NULL, NULL },
     { "frmr/rdma", test_frmr_rdma, NULL, NULL },
