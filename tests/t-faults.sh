@@ -38,6 +38,23 @@ injected() { # CORRUPT(0/1)
 	[ "$f" -gt 0 ] && [ "$r" -gt 0 ] && { [ "$1" = 0 ] || [ "$i" -gt 0 ]; }
 }
 
+# lossy_pingpong: the data-checked pingpong on a lossy wire.  One race is
+# the tool's, not the device's: when the ACK of the client's last SEND is
+# lost and the server has already exited (its QP destroyed), the client's
+# retransmissions find no QP and end in RETRY_EXC_ERR -- as they would on
+# hardware.  Only that case (the server finished every iteration, no data
+# error, the client's only failure that status) runs the pingpong again.
+lossy_pingpong() {
+	qr_pingpong ibv_rc_pingpong -c -s 4096 -n 300 && return 0
+	cp "$QR_DIR/pp.srv" "$QR_DIR/pp1.srv"
+	cp "$QR_DIR/pp.cli" "$QR_DIR/pp1.cli"
+	grep -q '300 iters in' "$QR_DIR/pp.srv" || return 1
+	grep -q 'transport retry counter exceeded' "$QR_DIR/pp.cli" || return 1
+	grep -q 'invalid data' "$QR_DIR/pp.srv" "$QR_DIR/pp.cli" && return 1
+	echo "the ACK of the client's last SEND was lost after the server exited: once more"
+	qr_pingpong ibv_rc_pingpong -c -s 4096 -n 300
+}
+
 seed=1
 for cfg in "1% drop:0:tx-drop-ppm=10000" \
 	"5% drop:0:tx-drop-ppm=50000" \
@@ -53,8 +70,7 @@ for cfg in "1% drop:0:tx-drop-ppm=10000" \
 		qr_cleanup
 		continue
 	fi
-	qr_check "$name: ibv_rc_pingpong -c -s 4096 (data checked)" \
-		qr_pingpong ibv_rc_pingpong -c -s 4096 -n 300
+	qr_check "$name: ibv_rc_pingpong -c -s 4096 (data checked)" lossy_pingpong
 	qr_check "$name: WRITE/READ correctness program, bytes compared" one_guest
 	qr_check "$name: 2 x 2000 FETCH_ADD = 4000, CMP_SWAP lock (exactly once)" \
 		qr_atomics 2000 100
