@@ -1335,7 +1335,9 @@ static void test_ud_loopback(void)
 
 /* ---- UC through the device, looped back inside it ---- */
 
-static void uc_connect(QRoceTest *t, uint32_t qpn, uint32_t dest)
+/* A UC QP to RTS towards @dest at @av, both PSNs @psn. */
+static void uc_connect_av(QRoceTest *t, uint32_t qpn, uint32_t dest,
+                          const struct qroce_av *av, uint32_t psn)
 {
     struct qroce_cmd c;
 
@@ -1347,15 +1349,23 @@ static void uc_connect(QRoceTest *t, uint32_t qpn, uint32_t dest)
     memset(&c, 0, sizeof(c));
     c.modify_qp.path_mtu = QROCE_MTU_256;
     c.modify_qp.dest_qpn = cpu_to_le32(dest);
-    c.modify_qp.rq_psn = cpu_to_le32(500);
-    self_av(&c.modify_qp.av);
+    c.modify_qp.rq_psn = cpu_to_le32(psn);
+    c.modify_qp.av = *av;
     g_assert_cmpuint(modify(t, qpn, M(STATE) | M(AV) | M(PATH_MTU) |
                             M(DEST_QPN) | M(RQ_PSN), QROCE_QPS_RTR, &c), ==,
                      0);
     memset(&c, 0, sizeof(c));
-    c.modify_qp.sq_psn = cpu_to_le32(500);
+    c.modify_qp.sq_psn = cpu_to_le32(psn);
     g_assert_cmpuint(modify(t, qpn, M(STATE) | M(SQ_PSN), QROCE_QPS_RTS, &c),
                      ==, 0);
+}
+
+static void uc_connect(QRoceTest *t, uint32_t qpn, uint32_t dest)
+{
+    struct qroce_av av;
+
+    self_av(&av);
+    uc_connect_av(t, qpn, dest, &av, 500);
 }
 
 /*
@@ -2394,6 +2404,126 @@ static void peer_connect(QRoceTest *t, Peer *pr, uint32_t qpn, uint32_t dqpn)
     c.modify_qp.max_rd_atomic = 1;
     c.modify_qp.sq_psn = cpu_to_le32(2000);
     g_assert_cmpuint(modify(t, qpn, RC_RTS, QROCE_QPS_RTS, &c), ==, 0);
+}
+
+/* ---- back-pressure: a wire that is slower than the device ---- */
+
+#define BP_WQES     16
+#define BP_MSG      (256 * 1024)                    /* 1024 frames at 256 */
+#define BP_FRAMES   (BP_WQES * BP_MSG / 256)        /* > QEMU's 10000 */
+
+static int g_bp_fd, g_bp_qemu_fd;
+
+/*
+ * The device on a stream socket (a socketpair) the test reads only when
+ * it chooses: while it does not, the socket fills and the netdev must
+ * hold frames back.  The peer's addresses are g_peer's.
+ */
+static char *bp_prepare(void)
+{
+    int sv[2];
+
+    g_assert_cmpint(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), ==, 0);
+    g_bp_fd = sv[0];
+    g_bp_qemu_fd = sv[1];
+    g_free(peer_prepare());     /* addresses only: its UDP socket is unused */
+    close(g_peer.fd);
+    return g_strdup_printf("-netdev socket,id=n0,fd=%d "
+                           "-global qroce.netdev=n0", sv[1]);
+}
+
+static void read_full(int fd, void *buf, size_t len)
+{
+    size_t got = 0;
+
+    while (got < len) {
+        ssize_t n = recv(fd, (uint8_t *)buf + got, len - got, 0);
+
+        g_assert_cmpint(n, >, 0);
+        got += n;
+    }
+}
+
+/* The next RoCE frame from the stream socket (4-byte length, then it). */
+static void bp_recv(uint8_t *f, RocePktIn *p)
+{
+    uint32_t len;
+
+    for (;;) {
+        read_full(g_bp_fd, &len, 4);
+        len = be32_to_cpu(len);
+        g_assert_cmpuint(len, <=, 2048);
+        read_full(g_bp_fd, f, len);
+        if (roce_parse(f, len, p) == 0) {
+            return;
+        }
+    }
+}
+
+static void uc_peer_connect(QRoceTest *t, Peer *pr, uint32_t qpn)
+{
+    struct qroce_av av = { .hop_limit = 64, .net_type = QROCE_NET_IPV4 };
+
+    memcpy(av.dgid, pr->gid, 16);
+    memcpy(av.dmac, pr->mac, 6);
+    uc_connect_av(t, qpn, 0x77, &av, 2000);
+}
+
+/*
+ * UC SENDs of more frames than QEMU's netdev queue holds, to a peer that
+ * does not read yet: the device stops sending (the WQEs stay incomplete,
+ * fewer frames built) instead of having the netdev drop them; when the
+ * peer reads, every frame arrives, in PSN order, and every WQE completes.
+ */
+static void test_wire_backpressure(void)
+{
+    struct timeval tv = { .tv_sec = 10 };
+    QRoceTest t;
+    Peer pr;
+    struct qroce_cqe cqe;
+    RocePktIn p;
+    uint8_t f[2048];
+    uint64_t cq, buf, big, sq, rq;
+    uint32_t pdn, cqn, key, bkey, qpn, sent, i;
+
+    peer_start(&t, &pr);
+    close(g_bp_qemu_fd);
+    setsockopt(g_bp_fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    objs_setup(&t, QROCE_ACCESS_LOCAL_WRITE, &pdn, &cqn, &cq, &buf, &key);
+    big = page(&t, BP_MSG / 4096);
+    bkey = mk_mr(&t, pdn, big, BP_MSG / 4096, QROCE_ACCESS_LOCAL_WRITE);
+    g_assert_cmpuint(mk_qp_rings(&t, QROCE_QPT_UC, pdn, cqn, cqn, 0, &qpn, &sq,
+                                 &rq), ==, 0);
+    uc_peer_connect(&t, &pr, qpn);
+    for (i = 0; i < BP_WQES; i++) {
+        post_send(&t, sq, i, big, BP_MSG, bkey, QROCE_WQE_SIGNALED);
+    }
+    qpci_io_writeq(t.dev, t.db, QROCE_DB_SQ, qroce_db_value(qpn, BP_WQES));
+
+    /* nobody reads: the device stops well short of the last frame */
+    g_usleep(300 * 1000);
+    sent = rd(&t, QROCE_REG_CNT(QROCE_CNT_ROCE_TX_PKTS));
+    g_assert_cmpuint(sent, >, 0);
+    g_assert_cmpuint(sent, <, BP_FRAMES / 2);
+    g_assert_false(entry_ready(&t, cq, sizeof(cqe), 6, BP_WQES - 1));
+
+    /* the peer reads: all of them arrive, in order, none lost */
+    for (i = 0; i < BP_FRAMES; i++) {
+        bp_recv(f, &p);
+        g_assert_cmpuint(p.psn, ==, (2000 + i) & 0xffffff);
+        g_assert_cmphex(p.opcode, ==, ROCE_UC | (i % 1024 == 0 ?
+                        ROCE_SEND_FIRST : i % 1024 == 1023 ?
+                        ROCE_SEND_LAST : ROCE_SEND_MIDDLE));
+    }
+    for (i = 0; i < BP_WQES; i++) {
+        wait_entry(&t, cq, sizeof(cqe), 6, i, &cqe);
+        g_assert_cmpuint(cqe.status, ==, QROCE_WC_SUCCESS);
+        g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, BP_MSG);
+    }
+    g_assert_cmpuint(rd(&t, QROCE_REG_CNT(QROCE_CNT_ROCE_TX_PKTS)), ==,
+                     BP_FRAMES);
+    close(g_bp_fd);
+    stop(&t);
 }
 
 /* REREG_MR of @key with @flags, PD @pdn, @access, @npages at @buf. */
@@ -4202,6 +4332,7 @@ static const QRoceCase qroce_cases[] = {
     { "audit/key-reuse", test_audit_key_reuse, NULL, NULL },
     { "audit/rx-frames", test_audit_rx_frames, NULL, peer_prepare },
     { "mcast", test_mcast, NULL, peer_prepare },
+    { "wire-backpressure", test_wire_backpressure, NULL, bp_prepare },
     { "cq-resize", test_cq_resize, NULL, NULL },
     { "srq-resize", test_srq_resize, NULL, NULL },
     { "rereg-mr", test_rereg_mr, NULL, NULL },

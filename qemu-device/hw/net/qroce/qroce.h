@@ -246,6 +246,8 @@ enum {
 typedef bool QRoceRoceRxFn(QRoceState *s, const uint8_t *frame, size_t len,
                            bool wire);
 typedef void QRoceEthRxFn(QRoceState *s, const uint8_t *frame, size_t len);
+/* The port takes frames again after it pushed back (qroce_port_busy). */
+typedef void QRoceTxReadyFn(QRoceState *s);
 
 typedef struct QRoceQP {
     bool valid;
@@ -311,6 +313,8 @@ struct QRoceState {
     QEMUBH *tx_bh;
     QEMUBH *lo_bh;          /* frames the device sends to itself */
     GQueue lo_q;
+    bool lo_full;           /* lo_q reached its high mark: push back */
+    uint32_t wire_queued;   /* frames the netdev holds for later */
 
     /* objects */
     QRoceEQ eq[QROCE_NUM_EQS];
@@ -328,6 +332,7 @@ struct QRoceState {
     /* where the port hands received frames up (qroce_port.h) */
     QRoceRoceRxFn *port_roce_rx;
     QRoceEthRxFn *port_eth_rx;
+    QRoceTxReadyFn *port_tx_ready;
 };
 
 static inline void qroce_count(QRoceState *s, enum qroce_counter c)

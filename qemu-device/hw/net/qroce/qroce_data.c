@@ -187,6 +187,9 @@ static void rc_bh(void *opaque)
     while (budget > 0 && last && (qp = QTAILQ_FIRST(&rc->runq))) {
         int quantum = MIN(budget, RC_QUANTUM), left = quantum;
 
+        if (qroce_port_busy(s)) {
+            return;     /* rc_tx_ready() runs us when the wire drains */
+        }
         rc_unschedule(s, qp);
         if (rc_qp_run(s, qp, &left)) {
             qroce_dp_schedule(s, qp);
@@ -497,6 +500,14 @@ void qroce_data_rq_doorbell(QRoceState *s, QRoceQP *qp)
     }
 }
 
+/* The port drained what it held back: run the queued QPs again. */
+static void rc_tx_ready(QRoceState *s)
+{
+    if (!QTAILQ_EMPTY(&s->rc->runq)) {
+        qemu_bh_schedule(s->rc->bh);
+    }
+}
+
 void qroce_data_init(QRoceState *s)
 {
     QRoceRc *rc = g_new0(QRoceRc, 1);
@@ -510,6 +521,7 @@ void qroce_data_init(QRoceState *s)
     rc->stall_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, rc_stall_timer, s);
     s->rc = rc;
     qroce_port_set_roce_rx(s, qroce_data_rx);
+    qroce_port_set_tx_ready(s, rc_tx_ready);
 }
 
 void qroce_data_reset(QRoceState *s)
@@ -526,6 +538,7 @@ void qroce_data_reset(QRoceState *s)
 
 void qroce_data_fini(QRoceState *s)
 {
+    qroce_port_set_tx_ready(s, NULL);   /* the netdev's queue is purged later */
     qemu_bh_delete(s->rc->bh);
     qemu_bh_delete(s->rc->burst_bh);
     timer_free(s->rc->stall_timer);

@@ -12,6 +12,7 @@
 #include "net/eth.h"
 #include "qroce_eth.h"
 #include "qroce_ring.h"
+#include "qroce_port.h"
 #include "trace.h"
 
 #define QROCE_TX_BUDGET     128     /* Ethernet frames per run */
@@ -41,6 +42,9 @@ void qroce_eth_tx_bh(void *opaque)
             qemu_bh_schedule(s->tx_bh);
             break;
         }
+        if (qroce_port_busy(s)) {
+            break;      /* the port schedules us again when it drains */
+        }
         if (!qroce_dma_read(s, daddr, &d, sizeof(d))) {
             qemu_log_mask(LOG_GUEST_ERROR, "qroce: TX ring unreadable\n");
             s->eth_ctrl &= ~QROCE_ETH_CTRL_TX_EN;
@@ -58,7 +62,7 @@ void qroce_eth_tx_bh(void *opaque)
         } else {
             trace_qroce_eth_tx(s->txq_ci, len);
             qroce_count(s, QROCE_CNT_ETH_TX_FRAMES);
-            qemu_send_packet(qemu_get_queue(s->nic), buf, len);
+            qroce_port_send(s, buf, len);
         }
         d.flags = cpu_to_le16(flags);
         if (!qroce_dma_write(s, daddr + 10, &d.flags, 2)) {

@@ -16,6 +16,7 @@
 #include "trace.h"
 
 #define QROCE_LO_MAX_QUEUED 4096
+#define QROCE_LO_HIGH       512     /* the engine waits above this */
 #define QROCE_LO_BUDGET     256
 
 /* ------------------------------------------------------------------ */
@@ -135,6 +136,52 @@ static void qroce_fault_stage(QRoceState *s, int dir, uint8_t *buf,
     }
 }
 
+/*
+ * Back-pressure from the wire.  A netdev that cannot take a frame now
+ * (its socket is full) queues it and calls qroce_wire_sent() when it went
+ * out; frames queued without that callback are dropped once the netdev's
+ * queue is full, which would lose UC and UD messages on a wire that loses
+ * nothing.  So every frame goes out with the callback, and while any is
+ * held the port is busy: the engines stop sending, as a NIC does when its
+ * link is slower than its host, and are woken when the last one left.
+ */
+static void qroce_port_wake(QRoceState *s)
+{
+    if (qroce_port_busy(s)) {
+        return;
+    }
+    trace_qroce_port_ready();
+    qemu_bh_schedule(s->tx_bh);
+    if (s->port_tx_ready) {
+        s->port_tx_ready(s);
+    }
+}
+
+static void qroce_wire_sent(NetClientState *nc, ssize_t ret)
+{
+    QRoceState *s = qemu_get_nic_opaque(nc);
+
+    if (s->wire_queued) {
+        s->wire_queued--;
+    }
+    qroce_port_wake(s);
+}
+
+bool qroce_port_busy(QRoceState *s)
+{
+    return s->wire_queued || s->lo_full;
+}
+
+void qroce_port_send(QRoceState *s, const uint8_t *buf, size_t len)
+{
+    if (!qemu_send_packet_async(qemu_get_queue(s->nic), buf, len,
+                                qroce_wire_sent)) {
+        if (!s->wire_queued++) {
+            trace_qroce_port_busy(len);
+        }
+    }
+}
+
 /* Frames to the device's own MAC never reach the wire: queue them. */
 static void qroce_wire_out(QRoceState *s, const uint8_t *buf, size_t len)
 {
@@ -149,10 +196,13 @@ static void qroce_wire_out(QRoceState *s, const uint8_t *buf, size_t len)
         f->len = len;
         memcpy(f->data, buf, len);
         g_queue_push_tail(&s->lo_q, f);
+        if (g_queue_get_length(&s->lo_q) >= QROCE_LO_HIGH) {
+            s->lo_full = true;
+        }
         qemu_bh_schedule(s->lo_bh);
         return;
     }
-    qemu_send_packet(qemu_get_queue(s->nic), buf, len);
+    qroce_port_send(s, buf, len);
 }
 
 void qroce_wire_tx(QRoceState *s, const struct iovec *iov, int iovcnt)
@@ -237,6 +287,10 @@ static void qroce_lo_bh(void *opaque)
     if (!g_queue_is_empty(&s->lo_q)) {
         qemu_bh_schedule(s->lo_bh);
     }
+    if (s->lo_full && g_queue_get_length(&s->lo_q) < QROCE_LO_HIGH / 2) {
+        s->lo_full = false;
+        qroce_port_wake(s);
+    }
 }
 
 void qroce_port_set_roce_rx(QRoceState *s, QRoceRoceRxFn *fn)
@@ -247,6 +301,11 @@ void qroce_port_set_roce_rx(QRoceState *s, QRoceRoceRxFn *fn)
 void qroce_port_set_eth_rx(QRoceState *s, QRoceEthRxFn *fn)
 {
     s->port_eth_rx = fn;
+}
+
+void qroce_port_set_tx_ready(QRoceState *s, QRoceTxReadyFn *fn)
+{
+    s->port_tx_ready = fn;
 }
 
 void qroce_port_init(QRoceState *s)
@@ -264,6 +323,7 @@ void qroce_port_init(QRoceState *s)
 void qroce_port_reset(QRoceState *s)
 {
     g_queue_clear_full(&s->lo_q, g_free);
+    s->lo_full = false;
     g_free(s->fault_held[QROCE_DIR_TX]);
     g_free(s->fault_held[QROCE_DIR_RX]);
     s->fault_held[QROCE_DIR_TX] = s->fault_held[QROCE_DIR_RX] = NULL;

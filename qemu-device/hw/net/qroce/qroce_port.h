@@ -27,6 +27,19 @@ void qroce_port_reset(QRoceState *s);
  */
 void qroce_port_set_roce_rx(QRoceState *s, QRoceRoceRxFn *fn);
 void qroce_port_set_eth_rx(QRoceState *s, QRoceEthRxFn *fn);
+/*
+ * Called (from the netdev's callback or the loopback BH) when the port
+ * takes frames again after qroce_port_busy(); the data path installs it.
+ * The port wakes the Ethernet TX bottom half itself.
+ */
+void qroce_port_set_tx_ready(QRoceState *s, QRoceTxReadyFn *fn);
+/*
+ * True while the netdev holds frames it could not send yet, or the
+ * loopback queue is above its high mark: senders wait for the wake-up.
+ */
+bool qroce_port_busy(QRoceState *s);
+/* A non-RoCE frame (the Ethernet function's) to the netdev. */
+void qroce_port_send(QRoceState *s, const uint8_t *buf, size_t len);
 /* A frame to the wire, through the TX fault knobs and the loopback queue. */
 void qroce_wire_tx(QRoceState *s, const struct iovec *iov, int iovcnt);
 /* NetClientInfo.receive */
