@@ -39,20 +39,24 @@ injected() { # CORRUPT(0/1)
 }
 
 # lossy_pingpong: the data-checked pingpong on a lossy wire.  One race is
-# the tool's, not the device's: when the ACK of the client's last SEND is
-# lost and the server has already exited (its QP destroyed), the client's
-# retransmissions find no QP and end in RETRY_EXC_ERR -- as they would on
-# hardware.  Only that case (the server finished every iteration, no data
-# error, the client's only failure that status) runs the pingpong again.
+# the tool's, not the device's: when the ACK of one side's last SEND is
+# lost and the other side has already finished and exited (its QP
+# destroyed), the retransmissions find no QP and end in RETRY_EXC_ERR --
+# as they would on hardware (about one run in ten here).  Only that case
+# (one side finished every iteration, the other failed with that status,
+# no data error) runs the pingpong again, three runs at most.
 lossy_pingpong() {
-	qr_pingpong ibv_rc_pingpong -c -s 4096 -n 300 && return 0
-	cp "$QR_DIR/pp.srv" "$QR_DIR/pp1.srv"
-	cp "$QR_DIR/pp.cli" "$QR_DIR/pp1.cli"
-	grep -q '300 iters in' "$QR_DIR/pp.srv" || return 1
-	grep -q 'transport retry counter exceeded' "$QR_DIR/pp.cli" || return 1
-	grep -q 'invalid data' "$QR_DIR/pp.srv" "$QR_DIR/pp.cli" && return 1
-	echo "the ACK of the client's last SEND was lost after the server exited: once more"
-	qr_pingpong ibv_rc_pingpong -c -s 4096 -n 300
+	try=1
+	until qr_pingpong ibv_rc_pingpong -c -s 4096 -n 300; do
+		{ grep -q '300 iters in' "$QR_DIR/pp.srv" ||
+			grep -q '300 iters in' "$QR_DIR/pp.cli"; } || return 1
+		grep -q 'transport retry counter exceeded' "$QR_DIR/pp.srv" \
+			"$QR_DIR/pp.cli" || return 1
+		grep -q 'invalid data' "$QR_DIR/pp.srv" "$QR_DIR/pp.cli" && return 1
+		[ $try -lt 3 ] || return 1
+		try=$((try + 1))
+		echo "the ACK of a last SEND was lost after the peer exited: run $try"
+	done
 }
 
 seed=1
