@@ -158,6 +158,9 @@ enum qroce_counter {
 #define QROCE_FEAT_RESIZE_CQ	0x00000100u	/* RESIZE_CQ */
 #define QROCE_FEAT_REREG_MR	0x00000200u	/* REREG_MR */
 #define QROCE_FEAT_RESIZE_SRQ	0x00000400u	/* MODIFY_SRQ MAX_WR */
+#define QROCE_FEAT_MW		0x00000800u	/* ALLOC_MW, DEALLOC_MW, BIND_MW WQEs */
+#define QROCE_FEAT_FLUSH	0x00001000u	/* FLUSH WQEs, ACCESS_FLUSH_GLOBAL */
+#define QROCE_FEAT_ATOMIC_WRITE	0x00002000u	/* ATOMIC_WRITE WQEs */
 
 /* multicast: groups the device holds, UD QPs attached to one group */
 #define QROCE_MCAST_MAX_GROUPS	64
@@ -274,6 +277,8 @@ enum qroce_cmd_opcode {
 	QROCE_CMD_DETACH_MCAST = 0x17,
 	QROCE_CMD_RESIZE_CQ = 0x18,	/* a new ring; outstanding CQEs move to it */
 	QROCE_CMD_REREG_MR = 0x19,	/* new pages, PD or access; same key */
+	QROCE_CMD_ALLOC_MW = 0x1a,	/* a memory window of type 1 or 2, unbound */
+	QROCE_CMD_DEALLOC_MW = 0x1b,
 	QROCE_CMD_MAX
 };
 
@@ -390,7 +395,9 @@ enum qroce_qp_state {
 #define QROCE_ACCESS_REMOTE_WRITE	(1u << 1)
 #define QROCE_ACCESS_REMOTE_READ	(1u << 2)
 #define QROCE_ACCESS_REMOTE_ATOMIC	(1u << 3)
-#define QROCE_ACCESS_MASK		0x0fu
+#define QROCE_ACCESS_MW_BIND		(1u << 4)	/* MRs: windows may be bound */
+#define QROCE_ACCESS_FLUSH_GLOBAL	(1u << 5)	/* MRs: FLUSH (global) target */
+#define QROCE_ACCESS_MASK		0x3fu
 
 /* Path MTU: enum ib_mtu, 1 = 256 ... 5 = 4096. */
 #define QROCE_MTU_256	1
@@ -473,7 +480,12 @@ struct qroce_cmd_alloc_mr {
 	__le32 max_pages;	/* 1..CAP_MAX_FRMR_PAGES */
 };
 
-struct qroce_cmd_key {		/* DEREG_MR */
+struct qroce_cmd_alloc_mw {
+	__le32 pdn;
+	__le32 type;		/* 1 or 2 (IB type 2B) */
+};
+
+struct qroce_cmd_key {		/* DEREG_MR, DEALLOC_MW */
 	__le32 key;
 };
 
@@ -546,6 +558,7 @@ struct qroce_cmd {
 		struct qroce_cmd_reg_mr reg_mr;
 		struct qroce_cmd_key key;
 		struct qroce_cmd_alloc_mr alloc_mr;
+		struct qroce_cmd_alloc_mw alloc_mw;
 		struct qroce_cmd_create_srq create_srq;
 		struct qroce_cmd_modify_srq modify_srq;
 		struct qroce_cmd_create_ah create_ah;
@@ -564,6 +577,7 @@ QROCE_HW_ASSERT_SIZE(struct qroce_cmd_create_qp, 64);
 QROCE_HW_ASSERT_SIZE(struct qroce_cmd_modify_qp, 76);
 QROCE_HW_ASSERT_SIZE(struct qroce_cmd_reg_mr, 80);
 QROCE_HW_ASSERT_SIZE(struct qroce_cmd_alloc_mr, 8);
+QROCE_HW_ASSERT_SIZE(struct qroce_cmd_alloc_mw, 8);
 QROCE_HW_ASSERT_SIZE(struct qroce_cmd_create_srq, 40);
 QROCE_HW_ASSERT_SIZE(struct qroce_cmd_create_ah, 40);
 QROCE_HW_ASSERT_SIZE(struct qroce_cmd_set_gid, 24);
@@ -679,6 +693,9 @@ enum qroce_wr_opcode {
 	QROCE_WR_ATOMIC_FETCH_ADD = 0x07,
 	QROCE_WR_REG_MR = 0x08,		/* local: load a fast-registration MR */
 	QROCE_WR_LOCAL_INV = 0x09,	/* local: invalidate the key in imm_data */
+	QROCE_WR_BIND_MW = 0x0a,	/* local: bind a memory window */
+	QROCE_WR_FLUSH = 0x0b,		/* RC: make earlier writes visible */
+	QROCE_WR_ATOMIC_WRITE = 0x0c,	/* RC: 8 bytes written at once */
 	QROCE_WR_MAX
 };
 
@@ -705,7 +722,9 @@ struct qroce_send_wqe {
 			__le64 remote_addr;
 			__le32 rkey;
 			__le32 rsvd;
-			__le64 compare_add;	/* CMP_SWP compare, FETCH_ADD add */
+			__le64 compare_add;	/* CMP_SWP compare, FETCH_ADD add;
+						 * ATOMIC_WRITE: the 8 bytes as
+						 * they go on the wire */
 			__le64 swap;		/* CMP_SWP swap */
 		} rdma;
 		struct {
@@ -724,9 +743,30 @@ struct qroce_send_wqe {
 			__u8 page_shift;	/* log2 of the page size */
 			__u8 rsvd;
 		} reg;
+		struct {		/* QROCE_WR_BIND_MW */
+			__le32 mw_key;		/* the window's key now */
+			__le32 new_key;		/* same index, new variant byte */
+			__le32 mr_lkey;		/* the MR the window opens */
+			__le32 access;		/* QROCE_ACCESS_REMOTE_* */
+			__le64 addr;		/* first byte (an iova of the MR) */
+			__le64 length;		/* 0: unbind (type 1 only) */
+		} bind;
+		struct {		/* QROCE_WR_FLUSH */
+			__le64 remote_addr;
+			__le32 rkey;
+			__le32 length;
+			__u8 type;		/* QROCE_FLUSH_GLOBAL */
+			__u8 level;		/* QROCE_FLUSH_RANGE or _MR */
+			__u8 rsvd[14];
+		} flush;
 	};
 };
 QROCE_HW_ASSERT_SIZE(struct qroce_send_wqe, 48);
+
+/* FLUSH: placement type and selectivity level, as in the FETH. */
+#define QROCE_FLUSH_GLOBAL	1u
+#define QROCE_FLUSH_RANGE	0u
+#define QROCE_FLUSH_MR		1u
 
 /* Receive WQE: 16-byte header, then num_sge SGEs.  Stride 1 << rq_wqe_shift. */
 struct qroce_recv_wqe {
@@ -771,8 +811,11 @@ enum qroce_cqe_opcode {
 	QROCE_CQE_RDMA_READ = 0x02,
 	QROCE_CQE_CMP_SWP = 0x03,
 	QROCE_CQE_FETCH_ADD = 0x04,
+	QROCE_CQE_BIND_MW = 0x05,
 	QROCE_CQE_LOCAL_INV = 0x06,
 	QROCE_CQE_REG_MR = 0x08,
+	QROCE_CQE_ATOMIC_WRITE = 0x09,
+	QROCE_CQE_FLUSH = 0x0c,
 	QROCE_CQE_RECV = 0x10,
 	QROCE_CQE_RECV_RDMA_IMM = 0x11,
 };
