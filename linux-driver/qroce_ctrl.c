@@ -141,6 +141,12 @@ static int qroce_query_device(struct ib_device *ibdev,
 		a->device_cap_flags |= IB_DEVICE_MEM_MGT_EXTENSIONS;
 		a->max_fast_reg_page_list_len = dev->cap_max_frmr_pages;
 	}
+	/* windows of type 1 and 2B, bound by BIND_MW work requests */
+	if (dev->features & QROCE_FEAT_MW) {
+		a->device_cap_flags |= IB_DEVICE_MEM_WINDOW |
+				       IB_DEVICE_MEM_WINDOW_TYPE_2B;
+		a->max_mw = dev->cap_max_mr - 1;
+	}
 	if (dev->features & QROCE_FEAT_MCAST) {
 		a->max_mcast_grp = QROCE_MCAST_MAX_GROUPS;
 		a->max_mcast_qp_attach = QROCE_MCAST_MAX_QP_ATTACH;
@@ -650,6 +656,41 @@ static int qroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	return 0;
 }
 
+/*
+ * Memory windows: the device keeps them in the MR key space.  Binding is
+ * a work request (the provider's ibv_bind_mw and IBV_WR_BIND_MW); the
+ * kernel's ULPs have no window verbs to post.
+ */
+static int qroce_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
+{
+	struct qroce_dev *dev = to_qdev(ibmw->device);
+	struct qroce_cmd cmd = {};
+	u32 out[6];
+	int err;
+
+	if (!(dev->features & QROCE_FEAT_MW))
+		return -EOPNOTSUPP;
+	cmd.hdr.opcode = QROCE_CMD_ALLOC_MW;
+	cmd.alloc_mw.pdn = cpu_to_le32(to_qpd(ibmw->pd)->pdn);
+	cmd.alloc_mw.type = cpu_to_le32(ibmw->type == IB_MW_TYPE_1 ? 1 : 2);
+	err = qroce_cmd_exec(dev, &cmd, out);
+	if (err)
+		return err;
+	ibmw->rkey = out[0];
+	return 0;
+}
+
+static int qroce_dealloc_mw(struct ib_mw *ibmw)
+{
+	struct qroce_dev *dev = to_qdev(ibmw->device);
+	struct qroce_cmd cmd = {};
+
+	/* the device finds the window whatever its key's variant */
+	cmd.hdr.opcode = QROCE_CMD_DEALLOC_MW;
+	cmd.key.key = cpu_to_le32(ibmw->rkey);
+	return qroce_destroyed(dev, qroce_cmd_exec(dev, &cmd, NULL), true);
+}
+
 /* ------------------------------------------------------------------ */
 /* AH                                                                  */
 /* ------------------------------------------------------------------ */
@@ -832,6 +873,7 @@ static const struct ib_device_ops qroce_dev_ops = {
 	.add_gid = qroce_add_gid,
 	.alloc_hw_port_stats = qroce_alloc_hw_port_stats,
 	.alloc_mr = qroce_alloc_mr,
+	.alloc_mw = qroce_alloc_mw,
 	.alloc_pd = qroce_alloc_pd,
 	.alloc_ucontext = qroce_alloc_ucontext,
 	.attach_mcast = qroce_attach_mcast,
@@ -840,6 +882,7 @@ static const struct ib_device_ops qroce_dev_ops = {
 	.create_cq = qroce_create_cq,
 	.create_qp = qroce_create_qp,
 	.create_srq = qroce_create_srq,
+	.dealloc_mw = qroce_dealloc_mw,
 	.dealloc_pd = qroce_dealloc_pd,
 	.dealloc_ucontext = qroce_dealloc_ucontext,
 	.del_gid = qroce_del_gid,
@@ -875,6 +918,7 @@ static const struct ib_device_ops qroce_dev_ops = {
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, qroce_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, qroce_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_mw, qroce_mw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_pd, qroce_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, qroce_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_srq, qroce_srq, ibsrq),

@@ -344,7 +344,7 @@ static int qroce_modify_qp_cmd(struct qroce_qp *qp, struct ib_qp_attr *attr,
 	m->max_rd_atomic = rd_atomic;
 	m->max_dest_rd_atomic = attr->max_dest_rd_atomic;
 	m->access_flags = cpu_to_le32(attr->qp_access_flags &
-				      QROCE_ACCESS_MASK);
+				      QROCE_QP_ACCESS_MASK);
 	m->qkey = cpu_to_le32(attr->qkey);
 	m->sq_psn = cpu_to_le32(attr->sq_psn & 0xffffff);
 	m->rq_psn = cpu_to_le32(attr->rq_psn & 0xffffff);

@@ -91,6 +91,10 @@ struct qroce_mr {
 	int access;			/* a user MR's IB_ACCESS_* */
 };
 
+struct qroce_mw {
+	struct ib_mw ibmw;
+};
+
 struct qroce_ah {
 	struct ib_ah ibah;
 	u32 ahn;

@@ -142,10 +142,12 @@ static inline void qroce_db(struct qroce_context *ctx, uint32_t off,
 			   IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
 			   IBV_QP_EX_WITH_RDMA_READ | \
 			   IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
-			   IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
+			   IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | \
+			   IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW)
 #define QROCE_UC_SEND_OPS (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | \
 			   IBV_QP_EX_WITH_RDMA_WRITE | \
-			   IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM)
+			   IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
+			   IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW)
 #define QROCE_UD_SEND_OPS (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
 
 static inline uint64_t qroce_send_ops(enum ibv_qp_type type)
@@ -180,5 +182,7 @@ int qroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 int qroce_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 			struct ibv_recv_wr **bad);
 void qroce_qp_ex_ops(struct qroce_qp *qp, uint64_t ops);
+int qroce_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,
+		  struct ibv_mw_bind *mw_bind);
 
 #endif

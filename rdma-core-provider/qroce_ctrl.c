@@ -135,6 +135,37 @@ static int qroce_dereg_mr(struct verbs_mr *vmr)
 	return err;
 }
 
+/* Memory windows: bound by work requests (qroce_post.c). */
+static struct ibv_mw *qroce_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
+{
+	struct ib_uverbs_alloc_mw_resp resp;
+	struct ibv_alloc_mw cmd;
+	struct ibv_mw *mw = calloc(1, sizeof(*mw));
+	int err;
+
+	if (!mw) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = ibv_cmd_alloc_mw(pd, type, mw, &cmd, sizeof(cmd), &resp,
+			       sizeof(resp));
+	if (err) {
+		free(mw);
+		errno = err;
+		return NULL;
+	}
+	return mw;
+}
+
+static int qroce_dealloc_mw(struct ibv_mw *mw)
+{
+	int err = ibv_cmd_dealloc_mw(mw);
+
+	if (!err)
+		free(mw);
+	return err;
+}
+
 /* ------------------------------------------------------------------ */
 /* CQ                                                                  */
 /* ------------------------------------------------------------------ */
@@ -831,7 +862,9 @@ static int qroce_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
 }
 
 const struct verbs_context_ops qroce_ctx_ops = {
+	.alloc_mw = qroce_alloc_mw,
 	.alloc_pd = qroce_alloc_pd,
+	.bind_mw = qroce_bind_mw,
 	.attach_mcast = qroce_attach_mcast,
 	.create_ah = qroce_create_ah,
 	.create_cq = qroce_create_cq,
@@ -839,6 +872,7 @@ const struct verbs_context_ops qroce_ctx_ops = {
 	.create_qp = qroce_create_qp,
 	.create_qp_ex = qroce_create_qp_ex,
 	.create_srq = qroce_create_srq,
+	.dealloc_mw = qroce_dealloc_mw,
 	.dealloc_pd = qroce_dealloc_pd,
 	.dereg_mr = qroce_dereg_mr,
 	.destroy_ah = qroce_destroy_ah,

@@ -28,7 +28,32 @@ static const uint8_t qroce_wr_opcode[] = {
 	[IBV_WR_RDMA_READ] = QROCE_WR_RDMA_READ,
 	[IBV_WR_ATOMIC_CMP_AND_SWP] = QROCE_WR_ATOMIC_CMP_SWP,
 	[IBV_WR_ATOMIC_FETCH_AND_ADD] = QROCE_WR_ATOMIC_FETCH_ADD,
+	[IBV_WR_LOCAL_INV] = QROCE_WR_LOCAL_INV,
+	[IBV_WR_BIND_MW] = QROCE_WR_BIND_MW,
 };
+
+#define QROCE_MW_ACCESS (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | \
+			 IBV_ACCESS_REMOTE_ATOMIC)
+
+/*
+ * Fill a BIND_MW WQE: @mw gets @rkey (same index, the consumer's variant)
+ * over @info's range of its MR; the device checks the rest and fails the
+ * bind with MW_BIND_ERR.  EINVAL for what no device could do.
+ */
+static int qroce_wqe_set_bind(struct qroce_send_wqe *w, struct ibv_mw *mw,
+			      uint32_t rkey, const struct ibv_mw_bind_info *info)
+{
+	if (!mw || (info->mw_access_flags & ~QROCE_MW_ACCESS) ||
+	    (!info->mr && info->length))
+		return EINVAL;
+	w->bind.mw_key = htole32(mw->rkey);
+	w->bind.new_key = htole32(rkey);
+	w->bind.mr_lkey = htole32(info->mr ? info->mr->lkey : 0);
+	w->bind.addr = htole64(info->addr);
+	w->bind.length = htole64(info->length);
+	w->bind.access = htole32(info->mw_access_flags);
+	return 0;
+}
 
 /* As on rxe: the SQ takes work from RTS on (ERR flushes it). */
 static bool qroce_sq_open(struct qroce_qp *qp)
@@ -98,6 +123,26 @@ static void qroce_wqe_set_ud(struct qroce_send_wqe *w, struct ibv_ah *ibah,
 	w->ud.remote_qkey = htole32(remote_qkey);
 }
 
+/*
+ * IBV_WR_BIND_MW (type 2 windows; type 1 go through ibv_bind_mw): the
+ * window's rkey becomes the new one now, so that the next bind or
+ * invalidation of it names it.
+ */
+static int qroce_write_bind_wqe(struct qroce_qp *qp, struct qroce_send_wqe *w,
+				struct ibv_send_wr *wr)
+{
+	struct ibv_mw *mw = wr->bind_mw.mw;
+	int err;
+
+	if (!mw || mw->type != IBV_MW_TYPE_2)
+		return EINVAL;
+	err = qroce_wqe_set_bind(w, mw, wr->bind_mw.rkey,
+				 &wr->bind_mw.bind_info);
+	if (!err)
+		mw->rkey = wr->bind_mw.rkey;
+	return err;
+}
+
 static int qroce_write_send_wqe(struct qroce_qp *qp, struct ibv_send_wr *wr)
 {
 	struct qroce_send_wqe *w;
@@ -116,8 +161,21 @@ static int qroce_write_send_wqe(struct qroce_qp *qp, struct ibv_send_wr *wr)
 			 wr->wr_id);
 	if (!w)
 		return ENOMEM;
-	if (wr->opcode == IBV_WR_SEND_WITH_INV)
+	if (wr->opcode == IBV_WR_BIND_MW) {
+		err = qroce_write_bind_wqe(qp, w, wr);
+		if (err)
+			return err;
+		qp->sq.pi++;
+		return 0;
+	}
+	if (wr->opcode == IBV_WR_SEND_WITH_INV ||
+	    wr->opcode == IBV_WR_LOCAL_INV) {
 		w->imm_data = htole32(wr->invalidate_rkey);
+		if (wr->opcode == IBV_WR_LOCAL_INV) {
+			qp->sq.pi++;	/* no SGEs */
+			return 0;
+		}
+	}
 	else if (wr->opcode == IBV_WR_SEND_WITH_IMM ||
 		 wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM)
 		w->imm_data = (__force __le32)wr->imm_data; /* raw big-endian */
@@ -411,6 +469,66 @@ static void qroce_wr_set_inline_data(struct ibv_qp_ex *ibqp, void *addr,
 	qroce_wr_set_inline_data_list(ibqp, 1, &buf);
 }
 
+static void qroce_wr_bind_mw(struct ibv_qp_ex *ibqp, struct ibv_mw *mw,
+			     uint32_t rkey,
+			     const struct ibv_mw_bind_info *info)
+{
+	struct qroce_qp *qp = to_qqp_ex(ibqp);
+	struct qroce_send_wqe *w = qroce_wr_new(qp, QROCE_WR_BIND_MW);
+
+	if (!w)
+		return;
+	w->flags &= ~QROCE_WQE_INLINE;
+	if (!mw || mw->type != IBV_MW_TYPE_2 ||
+	    qroce_wqe_set_bind(w, mw, rkey, info)) {
+		qp->ex_err = EINVAL;
+		return;
+	}
+	mw->rkey = rkey;
+	qp->cur_wqe = NULL;	/* no SGEs or inline data follow */
+}
+
+static void qroce_wr_local_inv(struct ibv_qp_ex *ibqp, uint32_t rkey)
+{
+	struct qroce_qp *qp = to_qqp_ex(ibqp);
+	struct qroce_send_wqe *w = qroce_wr_new(qp, QROCE_WR_LOCAL_INV);
+
+	if (!w)
+		return;
+	w->flags &= ~QROCE_WQE_INLINE;
+	w->imm_data = htole32(rkey);
+	qp->cur_wqe = NULL;
+}
+
+/*
+ * ibv_bind_mw: a type 1 window, bound through @ibqp's SQ; its rkey's
+ * variant moves on, and the bind completes as IBV_WC_BIND_MW.
+ */
+int qroce_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,
+		  struct ibv_mw_bind *mw_bind)
+{
+	struct qroce_qp *qp = to_qqp(ibqp);
+	uint32_t rkey = ibv_inc_rkey(mw->rkey);
+	struct qroce_send_wqe *w;
+	int err;
+
+	if ((ibqp->qp_type != IBV_QPT_RC && ibqp->qp_type != IBV_QPT_UC) ||
+	    !qroce_sq_open(qp))
+		return EINVAL;
+	pthread_spin_lock(&qp->sq.lock);
+	w = qroce_sq_wqe(qp, QROCE_WR_BIND_MW, mw_bind->send_flags,
+			 mw_bind->wr_id);
+	err = w ? qroce_wqe_set_bind(w, mw, rkey, &mw_bind->bind_info) :
+		  ENOMEM;
+	if (!err) {
+		qp->sq.pi++;
+		qroce_ring_sq(qp);
+		mw->rkey = rkey;
+	}
+	pthread_spin_unlock(&qp->sq.lock);
+	return err;
+}
+
 void qroce_qp_ex_ops(struct qroce_qp *qp, uint64_t ops)
 {
 	struct ibv_qp_ex *q = &qp->vqp.qp_ex;
@@ -434,6 +552,10 @@ void qroce_qp_ex_ops(struct qroce_qp *qp, uint64_t ops)
 		q->wr_atomic_cmp_swp = qroce_wr_atomic_cmp_swp;
 	if (ops & IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
 		q->wr_atomic_fetch_add = qroce_wr_atomic_fetch_add;
+	if (ops & IBV_QP_EX_WITH_BIND_MW)
+		q->wr_bind_mw = qroce_wr_bind_mw;
+	if (ops & IBV_QP_EX_WITH_LOCAL_INV)
+		q->wr_local_inv = qroce_wr_local_inv;
 	if (qp->vqp.qp.qp_type == IBV_QPT_UD)
 		q->wr_set_ud_addr = qroce_wr_set_ud_addr;
 	q->wr_set_sge = qroce_wr_set_sge;

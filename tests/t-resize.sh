@@ -10,7 +10,13 @@
 # (MODIFY_SRQ with MAX_WR): qroce-srq-resize grows an SRQ with receives
 # posted and one consumed but not polled, shrinks it, and checks that
 # every receive completes once, in order, into its own buffer, and that
-# a shrink below what is posted fails with EINVAL and loses none.
+# a shrink below what is posted fails with EINVAL and loses none.  Memory
+# windows (ALLOC_MW, BIND_MW): qroce-mw binds type 1 and type 2 windows
+# over an MR with no remote access of its own, writes through them, and
+# checks that every write outside a window, through an old or invalidated
+# (LOCAL_INV, SEND with Invalidate) rkey, or from a QP a type 2 window is
+# not bound to fails with a remote access error and leaves the target
+# unchanged.
 . "$(dirname "$0")/lib.sh"
 qr_init resize
 qr_boot 1 || { QR_FAIL=$((QR_FAIL + 1)); qr_finish; }
@@ -36,4 +42,12 @@ devcap() {
 
 qr_check "ibv_modify_srq(IBV_SRQ_MAX_WR): grow and shrink with receives posted" prog qroce-srq-resize 14
 qr_check "ibv_devinfo -v: SRQ_RESIZE set, RESIZE_MAX_WR not" devcap
+qr_check "memory windows type 1 and 2: bind, access, invalidate, refuse" prog qroce-mw 17
+mwcap() {
+	grep -E 'MEM_WINDOW' "$QR_DIR/devinfo"
+	grep -qw MEM_WINDOW "$QR_DIR/devinfo" &&
+		grep -qw MEM_WINDOW_TYPE_2B "$QR_DIR/devinfo" &&
+		grep -Eq 'max_mw:[[:space:]]*[1-9]' "$QR_DIR/devinfo"
+}
+qr_check "ibv_devinfo -v: MEM_WINDOW, MEM_WINDOW_TYPE_2B, max_mw" mwcap
 qr_finish

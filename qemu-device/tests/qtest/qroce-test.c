@@ -2577,7 +2577,7 @@ static void test_rereg_mr(void)
                      QROCE_CMD_ERR_PARAM);
     g_assert_cmpuint(rereg(&t, key, QROCE_REREG_PD, 999, 0, 0, 0), ==,
                      QROCE_CMD_ERR_HANDLE);
-    g_assert_cmpuint(rereg(&t, key, QROCE_REREG_ACCESS, 0, 0x100, 0, 0), ==,
+    g_assert_cmpuint(rereg(&t, key, QROCE_REREG_ACCESS, 0, 0x200, 0, 0), ==,
                      QROCE_CMD_ERR_PARAM);
     g_assert_cmpuint(rereg(&t, key, QROCE_REREG_TRANS, 0, 0, nbuf, 1), ==,
                      QROCE_CMD_ERR_PARAM);      /* 1 page for 8 KiB */
@@ -3720,7 +3720,7 @@ static void test_frmr_errors(void)
     /* LOC_PROT_ERR: key, PD, access */
     fr_reg_err(&e, e.pdn, fkey | 1, 0, pbl, 8192, 2, 12, FR_RW,
                QROCE_WC_LOC_PROT_ERR);          /* remote write alone */
-    fr_reg_err(&e, e.pdn, fkey | 1, 0, pbl, 8192, 2, 12, 0x10,
+    fr_reg_err(&e, e.pdn, fkey | 1, 0, pbl, 8192, 2, 12, 0x200,
                QROCE_WC_LOC_PROT_ERR);          /* unknown access bit */
     fr_reg_err(&e, pdn2, fkey | 1, 0, pbl, 8192, 2, 12, FR_LW,
                QROCE_WC_LOC_PROT_ERR);          /* the QP's PD is another */
@@ -3790,6 +3790,193 @@ static void test_frmr_errors(void)
     stop(&e.t);
 }
 #undef M
+
+/* ---- memory windows ---- */
+
+static uint32_t mw_alloc(FrEnv *e, uint32_t pdn, uint32_t type, int status)
+{
+    struct qroce_cmd c = { .hdr.opcode = QROCE_CMD_ALLOC_MW };
+    uint32_t out[6] = {};
+
+    c.alloc_mw.pdn = cpu_to_le32(pdn);
+    c.alloc_mw.type = cpu_to_le32(type);
+    g_assert_cmpuint(cmd(&e->t, &c, out), ==, status);
+    return out[0];
+}
+
+static void mw_put_bind(FrEnv *e, FrQP *q, uint32_t mw, uint32_t new_key,
+                        uint32_t mr, uint64_t addr, uint64_t len,
+                        uint32_t access)
+{
+    struct qroce_send_wqe h = { .opcode = QROCE_WR_BIND_MW,
+                                .flags = QROCE_WQE_SIGNALED };
+
+    h.bind.mw_key = cpu_to_le32(mw);
+    h.bind.new_key = cpu_to_le32(new_key);
+    h.bind.mr_lkey = cpu_to_le32(mr);
+    h.bind.addr = cpu_to_le64(addr);
+    h.bind.length = cpu_to_le64(len);
+    h.bind.access = cpu_to_le32(access);
+    fr_put(e, q, &h, 0, 0, 0);
+}
+
+/* BIND_MW on @q that completes with @status (success: QP stays in RTS). */
+static void mw_bind(FrEnv *e, FrQP *q, uint32_t mw, uint32_t new_key,
+                    uint32_t mr, uint64_t addr, uint64_t len, uint32_t access,
+                    uint8_t status)
+{
+    mw_put_bind(e, q, mw, new_key, mr, addr, len, access);
+    if (status != QROCE_WC_SUCCESS) {
+        fr_expect_err(e, q, status);
+        return;
+    }
+    fr_ring(e, q);
+    fr_cqe(e, q, QROCE_CQE_BIND_MW, QROCE_WC_SUCCESS, NULL);
+}
+
+/* A WRITE of @len bytes of e->buf from @a through @rkey: its status. */
+static void mw_write(FrEnv *e, FrQP *a, uint64_t va, uint32_t rkey,
+                     uint32_t len, uint8_t status)
+{
+    fr_put_rdma(e, a, QROCE_WR_RDMA_WRITE, va, rkey, e->buf, len);
+    fr_ring(e, a);
+    fr_cqe(e, a, QROCE_CQE_RDMA_WRITE, status, NULL);
+}
+
+/*
+ * Windows of both types over an MR with MW_BIND: a bound window gives
+ * exactly its range and access, type 2 only to the QP that bound it;
+ * binds that break a rule fail with MW_BIND_ERR; LOCAL_INV and SEND with
+ * Invalidate unbind a type 2 window (and refuse a type 1); a type 1
+ * window is bound again with a new key (the old one stops working) and
+ * unbound with length 0; an MR with windows bound cannot be deregistered.
+ */
+static void test_mw(void)
+{
+    FrEnv e;
+    FrQP a, b, a2, b2, a3, b3, a4, b4;
+    struct qroce_cqe cqe;
+    uint64_t tgt, win;
+    uint32_t tkey, k1, k2, w1, w2, w1b;
+    uint8_t pat[512], got[512], zero[512] = {};
+    unsigned i;
+
+    fr_setup(&e, g_extra);
+    g_assert_true(rd(&e.t, QROCE_REG_FEATURES) & QROCE_FEAT_MW);
+    tgt = page(&e.t, 2);
+    tkey = mk_mr(&e.t, e.pdn, tgt, 2, FR_LW | QROCE_ACCESS_MW_BIND);
+    for (i = 0; i < sizeof(pat); i++) {
+        pat[i] = i * 13 + 1;
+    }
+    qtest_memwrite(e.t.qts, e.buf, pat, sizeof(pat));
+    k1 = mw_alloc(&e, e.pdn, 1, QROCE_CMD_OK);
+    k2 = mw_alloc(&e, e.pdn, 2, QROCE_CMD_OK);
+    mw_alloc(&e, e.pdn, 3, QROCE_CMD_ERR_PARAM);
+    mw_alloc(&e, 999, 1, QROCE_CMD_ERR_HANDLE);
+    win = tgt + 1024;
+
+    /* type 2 bound by B: A writes inside it, not past it */
+    fr_pair(&e, &a, &b, 1);
+    w2 = (k2 & ~0xffu) | ((k2 + 1) & 0xff);
+    mw_bind(&e, &b, k2, w2, tkey, win, 1024, FR_RW | FR_RR,
+            QROCE_WC_SUCCESS);
+    mw_write(&e, &a, win + 512, w2, 512, QROCE_WC_SUCCESS);
+    qtest_memread(e.t.qts, win + 512, got, sizeof(got));
+    g_assert_true(!memcmp(got, pat, sizeof(got)));
+    /* the window's key before the bind, and the MR's own key: refused */
+    g_assert_cmpuint(simple(&e.t, QROCE_CMD_DEREG_MR, tkey, NULL), ==,
+                     QROCE_CMD_ERR_BUSY);
+    g_assert_cmpuint(simple(&e.t, QROCE_CMD_DEREG_MR, w2, NULL), ==,
+                     QROCE_CMD_ERR_PARAM);
+    mw_write(&e, &a, win + 513, w2, 512, QROCE_WC_REM_ACCESS_ERR);
+
+    /* another QP may not use it; binding it again fails */
+    fr_pair(&e, &a2, &b2, 1);
+    qtest_memwrite(e.t.qts, win, zero, sizeof(zero));
+    mw_write(&e, &a2, win, w2, 64, QROCE_WC_REM_ACCESS_ERR);
+    qtest_memread(e.t.qts, win, got, sizeof(got));
+    g_assert_true(!memcmp(got, zero, sizeof(got)));
+    fr_pair(&e, &a4, &b4, 1);
+    mw_bind(&e, &b4, w2, w2 + 1, tkey, win, 64, FR_RW,
+            QROCE_WC_MW_BIND_ERR);
+
+    /* type 1, read only, bound by one QP and used from another pair */
+    fr_pair(&e, &a3, &b3, 1);
+    w1 = (k1 & ~0xffu) | 0x10;
+    mw_bind(&e, &b3, k1, w1, tkey, tgt, 4096, FR_RR, QROCE_WC_SUCCESS);
+    fr_put_rdma(&e, &a3, QROCE_WR_RDMA_READ, win + 512, w1, e.buf + 4096,
+                512);
+    fr_ring(&e, &a3);
+    fr_cqe(&e, &a3, QROCE_CQE_RDMA_READ, QROCE_WC_SUCCESS, &cqe);
+    qtest_memread(e.t.qts, e.buf + 4096, got, sizeof(got));
+    g_assert_true(!memcmp(got, pat, sizeof(got)));
+    /* bound again with a new key: the old key stops working */
+    w1b = (k1 & ~0xffu) | 0x11;
+    mw_bind(&e, &b3, w1, w1b, tkey, tgt, 8192, FR_RR | FR_RW,
+            QROCE_WC_SUCCESS);
+    fr_put_rdma(&e, &a3, QROCE_WR_RDMA_READ, tgt, w1b, e.buf + 4096, 8);
+    fr_ring(&e, &a3);
+    fr_cqe(&e, &a3, QROCE_CQE_RDMA_READ, QROCE_WC_SUCCESS, NULL);
+    mw_write(&e, &a3, tgt, w1, 8, QROCE_WC_REM_ACCESS_ERR);
+    /* LOCAL_INV refuses a type 1 window */
+    fr_pair(&e, &a4, &b4, 1);
+    fr_put_inv(&e, &b4, QROCE_WR_LOCAL_INV, w1b, 0);
+    fr_expect_err(&e, &b4, QROCE_WC_LOC_PROT_ERR);
+
+    /* binds against the rules: no MW_BIND, outside the MR, bad access */
+    fr_pair(&e, &a4, &b4, 1);
+    mw_bind(&e, &b4, w1b, w1b + 1, e.key, e.buf, 64, FR_RR,
+            QROCE_WC_MW_BIND_ERR);
+    fr_pair(&e, &a4, &b4, 1);
+    mw_bind(&e, &b4, w1b, w1b + 1, tkey, tgt + 4096, 8192, FR_RR,
+            QROCE_WC_MW_BIND_ERR);
+    fr_pair(&e, &a4, &b4, 1);
+    mw_bind(&e, &b4, w1b, w1b + 1, tkey, tgt, 64, FR_LW | FR_RR,
+            QROCE_WC_MW_BIND_ERR);
+    /* a type 1 window unbinds with length 0 */
+    fr_pair(&e, &a4, &b4, 1);
+    mw_bind(&e, &b4, w1b, w1b + 1, tkey, 0, 0, 0, QROCE_WC_SUCCESS);
+    mw_write(&e, &a4, tgt, w1b + 1, 8, QROCE_WC_REM_ACCESS_ERR);
+
+    /*
+     * type 2 on a fresh pair: SEND with Invalidate from the peer unbinds
+     * it (the RECV CQE names it); bound again, LOCAL_INV unbinds it.
+     */
+    fr_pair(&e, &a4, &b4, 1);
+    k2 = mw_alloc(&e, e.pdn, 2, QROCE_CMD_OK);
+    mw_bind(&e, &b4, k2, k2 + 1, tkey, win, 64, FR_RW, QROCE_WC_SUCCESS);
+    mw_write(&e, &a4, win, k2 + 1, 64, QROCE_WC_SUCCESS);
+    post_recv(&e.t, b4.rq, 0, e.buf + 8192, 1024, e.key);
+    qpci_io_writeq(e.t.dev, e.t.db, QROCE_DB_RQ, qroce_db_value(b4.qpn, 1));
+    fr_put_inv(&e, &a4, QROCE_WR_SEND_INV, k2 + 1, 100);
+    fr_ring(&e, &a4);
+    fr_cqe(&e, &a4, QROCE_CQE_SEND, QROCE_WC_SUCCESS, NULL);
+    fr_cqe(&e, &b4, QROCE_CQE_RECV, QROCE_WC_SUCCESS, &cqe);
+    g_assert_true(cqe.flags & QROCE_CQE_F_INV);
+    g_assert_cmphex(le32_to_cpu(cqe.imm_data), ==, k2 + 1);
+    mw_bind(&e, &b4, k2 + 1, k2 + 2, tkey, win, 64, FR_RW,
+            QROCE_WC_SUCCESS);
+    fr_put_inv(&e, &b4, QROCE_WR_LOCAL_INV, k2 + 2, 0);
+    fr_ring(&e, &b4);
+    fr_cqe(&e, &b4, QROCE_CQE_LOCAL_INV, QROCE_WC_SUCCESS, NULL);
+    qtest_memwrite(e.t.qts, win, zero, 64);
+    mw_write(&e, &a4, win, k2 + 2, 64, QROCE_WC_REM_ACCESS_ERR);
+    qtest_memread(e.t.qts, win, got, 64);
+    g_assert_true(!memcmp(got, zero, 64));
+
+    /* DEALLOC_MW of every window frees the MR for DEREG_MR */
+    g_assert_cmpuint(simple(&e.t, QROCE_CMD_DEALLOC_MW, k2, NULL), ==, 0);
+    g_assert_cmpuint(simple(&e.t, QROCE_CMD_DEREG_MR, tkey, NULL), ==,
+                     QROCE_CMD_ERR_BUSY);  /* the first type 2 window */
+    g_assert_cmpuint(simple(&e.t, QROCE_CMD_DEALLOC_MW, w2, NULL), ==, 0);
+    g_assert_cmpuint(simple(&e.t, QROCE_CMD_DEALLOC_MW, w1b, NULL), ==, 0);
+    g_assert_cmpuint(simple(&e.t, QROCE_CMD_DEALLOC_MW, w1b, NULL), ==,
+                     QROCE_CMD_ERR_HANDLE);
+    g_assert_cmpuint(simple(&e.t, QROCE_CMD_DEALLOC_MW, tkey, NULL), ==,
+                     QROCE_CMD_ERR_HANDLE);
+    g_assert_cmpuint(simple(&e.t, QROCE_CMD_DEREG_MR, tkey, NULL), ==, 0);
+    stop(&e.t);
+}
 
 /* ---- fault injection and introspection (docs/hw-spec.md §17) ---- */
 
@@ -4341,6 +4528,7 @@ static const QRoceCase qroce_cases[] = {
     { "frmr/send-inv", test_frmr_send_inv,
       "-global qroce.tx-dup-ppm=1000000", NULL },
     { "frmr/replay", test_frmr_replay, NULL, NULL },
+    { "mw", test_mw, NULL, NULL },
     { "frmr/errors", test_frmr_errors,
       "-global qroce.max-bt-pages=1000", NULL },
     { "inject/cmd", test_inject_cmd,

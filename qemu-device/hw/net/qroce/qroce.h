@@ -92,6 +92,12 @@ typedef struct QRoceMR {
     uint64_t iova, length;
     uint32_t first_page_offset;
     QRoceBT bt;
+    uint32_t mw_refs;       /* MR: windows bound to it now */
+    /* a memory window (ALLOC_MW): iova, length, access are its range */
+    uint8_t mw_type;        /* 0: an MR; 1 or 2: a window of that type */
+    bool mw_bound;
+    uint32_t mw_qpn;        /* type 2: the QP it is bound to */
+    uint32_t mw_mr_key;     /* the MR it opens, its key at bind time */
 } QRoceMR;
 
 typedef struct QRoceAV {

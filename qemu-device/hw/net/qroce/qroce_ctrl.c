@@ -673,7 +673,7 @@ static int qroce_modify_qp_check(QRoceState *s, const struct qroce_cmd *c,
           p->max_dest_rd_atomic > QROCE_DEF_MAX_RD_ATOM,
           "max_dest_rd_atomic", p->max_dest_rd_atomic },
         { QROCE_QP_ATTR_ACCESS_FLAGS,
-          le32_to_cpu(p->access_flags) & ~QROCE_ACCESS_MASK,
+          le32_to_cpu(p->access_flags) & ~QROCE_QP_ACCESS_MASK,
           "access_flags", le32_to_cpu(p->access_flags) },
         { QROCE_QP_ATTR_SQ_PSN, le32_to_cpu(p->sq_psn) >> 24, "sq_psn",
           le32_to_cpu(p->sq_psn) },
@@ -850,6 +850,7 @@ static int qroce_cmd_destroy_qp(QRoceState *s, const struct qroce_cmd *c,
                              QROCE_CMD_ERR_HANDLE);
     }
     qroce_mcast_detach_all(s, qp->qpn);
+    qroce_mw_qp_gone(s, qp->qpn);
     qroce_qp_free(s, qp);
     return QROCE_CMD_OK;
 }
@@ -986,10 +987,62 @@ static int qroce_cmd_dereg_mr(QRoceState *s, const struct qroce_cmd *c,
         mr = qroce_frmr_get(s, key);
     }
     if (!mr) {
-        return qroce_cmd_bad(c, "key", key, NOOBJ, QROCE_CMD_ERR_HANDLE);
+        return qroce_cmd_bad(c, "key", key, qroce_mw_get(s, key) ?
+                             "a memory window (DEALLOC_MW)" : NOOBJ,
+                             qroce_mw_get(s, key) ? QROCE_CMD_ERR_PARAM :
+                             QROCE_CMD_ERR_HANDLE);
+    }
+    if (mr->mw_refs) {
+        return qroce_cmd_bad(c, "key", key, "memory windows bound to it",
+                             QROCE_CMD_ERR_BUSY);
     }
     s->pd[mr->pdn].refs--;
     qroce_mr_free(s, mr);
+    return QROCE_CMD_OK;
+}
+
+/* ALLOC_MW: an unbound window of type 1 or 2 in a PD, in an MR slot. */
+static int qroce_cmd_alloc_mw(QRoceState *s, const struct qroce_cmd *c,
+                              uint32_t *out)
+{
+    uint32_t pdn = le32_to_cpu(c->alloc_mw.pdn);
+    uint32_t type = le32_to_cpu(c->alloc_mw.type);
+    QRoceMR *mw = NULL;
+    uint32_t i = 0;
+    int st;
+
+    if (type != 1 && type != 2) {
+        return qroce_cmd_bad(c, "type", type, RANGE, QROCE_CMD_ERR_PARAM);
+    }
+    st = qroce_mr_slot(s, c, pdn, &mw, &i);
+    if (st != QROCE_CMD_OK) {
+        return st;
+    }
+    mw->variant++;
+    mw->key = (i << QROCE_MR_KEY_INDEX_SHIFT) | mw->variant;
+    mw->pdn = pdn;
+    mw->mw_type = type;
+    mw->valid = true;
+    s->pd[pdn].refs++;
+    out[0] = mw->key;
+    trace_qroce_alloc_mw(mw->key, pdn, type);
+    return QROCE_CMD_OK;
+}
+
+/* DEALLOC_MW: named by its index (its variant is the consumer's). */
+static int qroce_cmd_dealloc_mw(QRoceState *s, const struct qroce_cmd *c,
+                                uint32_t *out)
+{
+    uint32_t key = le32_to_cpu(c->key.key);
+    QRoceMR *mw = qroce_mw_get(s, key);
+
+    if (!mw) {
+        return qroce_cmd_bad(c, "key", key, NOOBJ, QROCE_CMD_ERR_HANDLE);
+    }
+    qroce_mw_unbind(s, mw);
+    s->pd[mw->pdn].refs--;
+    mw->variant = mw->key & 0xff;   /* the next key of the slot differs */
+    qroce_mr_free(s, mw);
     return QROCE_CMD_OK;
 }
 
@@ -1033,6 +1086,10 @@ static int qroce_cmd_rereg_mr(QRoceState *s, const struct qroce_cmd *c,
     if (!mr || mr->frmr) {
         return qroce_cmd_bad(c, "key", key, mr ? "a fast-registration MR" :
                              NOOBJ, QROCE_CMD_ERR_HANDLE);
+    }
+    if (mr->mw_refs) {
+        return qroce_cmd_bad(c, "key", key, "memory windows bound to it",
+                             QROCE_CMD_ERR_BUSY);
     }
     if (!flags || (flags & ~(QROCE_REREG_TRANS | QROCE_REREG_PD |
                              QROCE_REREG_ACCESS))) {
@@ -1447,6 +1504,8 @@ static const QRoceCmdDesc qroce_cmds[QROCE_CMD_MAX] = {
     [QROCE_CMD_DETACH_MCAST] = { "DETACH_MCAST", qroce_cmd_mcast },
     [QROCE_CMD_RESIZE_CQ] = { "RESIZE_CQ", qroce_cmd_resize_cq },
     [QROCE_CMD_REREG_MR] = { "REREG_MR", qroce_cmd_rereg_mr },
+    [QROCE_CMD_ALLOC_MW] = { "ALLOC_MW", qroce_cmd_alloc_mw },
+    [QROCE_CMD_DEALLOC_MW] = { "DEALLOC_MW", qroce_cmd_dealloc_mw },
 };
 
 /*

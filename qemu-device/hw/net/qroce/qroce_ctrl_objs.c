@@ -259,7 +259,18 @@ QRoceMR *qroce_mr_get(QRoceState *s, uint32_t key)
 {
     uint32_t idx = key >> QROCE_MR_KEY_INDEX_SHIFT;
 
-    if (idx >= s->max_mr || !s->mr[idx].valid || s->mr[idx].key != key) {
+    if (idx >= s->max_mr || !s->mr[idx].valid || s->mr[idx].mw_type ||
+        s->mr[idx].key != key) {
+        return NULL;
+    }
+    return &s->mr[idx];
+}
+
+QRoceMR *qroce_mw_get(QRoceState *s, uint32_t key)
+{
+    uint32_t idx = key >> QROCE_MR_KEY_INDEX_SHIFT;
+
+    if (idx >= s->max_mr || !s->mr[idx].valid || !s->mr[idx].mw_type) {
         return NULL;
     }
     return &s->mr[idx];
@@ -296,6 +307,32 @@ int qroce_mr_check(QRoceState *s, uint32_t key, uint32_t pdn, uint64_t va,
         return QROCE_WC_LOC_PROT_ERR;
     }
     return QROCE_WC_SUCCESS;
+}
+
+/* Is [va, va + len) inside [base, base + size)? */
+static bool qroce_range_in(uint64_t va, uint64_t len, uint64_t base,
+                           uint64_t size)
+{
+    return va >= base && va - base <= size && len <= size - (va - base);
+}
+
+int qroce_rkey_check(QRoceState *s, QRoceQP *qp, uint32_t key, uint64_t va,
+                     uint64_t len, uint32_t need_access, QRoceMR **out)
+{
+    QRoceMR *mw = qroce_mw_get(s, key);
+
+    if (!mw) {
+        return qroce_mr_check(s, key, qp->pdn, va, len, need_access, out);
+    }
+    *out = NULL;
+    if (mw->key != key || !mw->mw_bound || mw->pdn != qp->pdn ||
+        (mw->mw_type == 2 && mw->mw_qpn != qp->qpn) ||
+        (mw->access & need_access) != need_access ||
+        (len && !qroce_range_in(va, len, mw->iova, mw->length))) {
+        return QROCE_WC_LOC_PROT_ERR;
+    }
+    /* the MR under it as it is now: gone, changed or FREE refuses */
+    return qroce_mr_check(s, mw->mw_mr_key, qp->pdn, va, len, 0, out);
 }
 
 int qroce_mr_rw(QRoceState *s, QRoceMR *mr, uint64_t va, void *buf,
@@ -426,6 +463,133 @@ int qroce_frmr_reg(QRoceState *s, uint32_t pdn,
     mr->bt.page_shift = shift;
     mr->frmr_valid = true;
     return QROCE_WC_SUCCESS;
+}
+
+/* ------------------------------------------------------------------ */
+/* Memory windows                                                      */
+/* ------------------------------------------------------------------ */
+
+/* Unbind window @mw: its MR (if still there) loses a reference. */
+void qroce_mw_unbind(QRoceState *s, QRoceMR *mw)
+{
+    uint32_t idx = mw->mw_mr_key >> QROCE_MR_KEY_INDEX_SHIFT;
+
+    if (mw->mw_bound && idx < s->max_mr && s->mr[idx].valid &&
+        s->mr[idx].mw_refs) {
+        s->mr[idx].mw_refs--;
+    }
+    mw->mw_bound = false;
+    mw->mw_qpn = mw->mw_mr_key = 0;
+    mw->iova = mw->length = 0;
+    mw->access = 0;
+}
+
+void qroce_mw_qp_gone(QRoceState *s, uint32_t qpn)
+{
+    uint32_t i;
+
+    for (i = 0; i < s->max_mr; i++) {
+        QRoceMR *mw = &s->mr[i];
+
+        if (mw->valid && mw->mw_type == 2 && mw->mw_bound &&
+            mw->mw_qpn == qpn) {
+            qroce_mw_unbind(s, mw);
+        }
+    }
+}
+
+/* Why a BIND_MW of @mw to @mr for @qp is refused, or NULL. */
+static const char *qroce_mw_bind_bad(QRoceQP *qp, QRoceMR *mw, QRoceMR *mr,
+                                     uint32_t new_key, uint32_t access,
+                                     uint64_t addr, uint64_t length)
+{
+    uint32_t remote = QROCE_ACCESS_REMOTE_WRITE | QROCE_ACCESS_REMOTE_READ |
+                      QROCE_ACCESS_REMOTE_ATOMIC;
+
+    if (qp->type != QROCE_QPT_RC && qp->type != QROCE_QPT_UC) {
+        return "QP type (RC and UC bind windows)";
+    }
+    if (!mw || mw->pdn != qp->pdn) {
+        return "mw_key";
+    }
+    if ((new_key >> QROCE_MR_KEY_INDEX_SHIFT) !=
+        (mw->key >> QROCE_MR_KEY_INDEX_SHIFT)) {
+        return "new_key (another index)";
+    }
+    if (mw->mw_type == 2 && mw->mw_bound) {
+        return "state (a type 2 window bound already)";
+    }
+    if (mw->mw_type == 2 && !length) {
+        return "length (0 unbinds type 1 windows only)";
+    }
+    if (!length) {
+        return NULL;
+    }
+    if (!mr || mr->pdn != qp->pdn || (mr->frmr && !mr->frmr_valid) ||
+        !(mr->access & QROCE_ACCESS_MW_BIND) || mr->bt.phys) {
+        return "mr_lkey";
+    }
+    if ((access & ~remote) ||
+        ((access & (QROCE_ACCESS_REMOTE_WRITE | QROCE_ACCESS_REMOTE_ATOMIC)) &&
+         !(mr->access & QROCE_ACCESS_LOCAL_WRITE))) {
+        return "access";
+    }
+    if (addr + length < addr ||
+        !qroce_range_in(addr, length, mr->iova, mr->length)) {
+        return "range (outside the MR)";
+    }
+    return NULL;
+}
+
+int qroce_mw_bind(QRoceState *s, QRoceQP *qp, const struct qroce_send_wqe *w,
+                  const char **why)
+{
+    uint32_t mw_key = le32_to_cpu(w->bind.mw_key);
+    uint32_t new_key = le32_to_cpu(w->bind.new_key);
+    uint32_t mr_key = le32_to_cpu(w->bind.mr_lkey);
+    uint32_t access = le32_to_cpu(w->bind.access);
+    uint64_t addr = le64_to_cpu(w->bind.addr);
+    uint64_t length = le64_to_cpu(w->bind.length);
+    QRoceMR *mw = qroce_mw_get(s, mw_key);
+    QRoceMR *mr = qroce_mr_get(s, mr_key);
+
+    if (mw && mw->mw_type == 2 && mw->key != mw_key) {
+        mw = NULL;              /* type 2: the whole key names it */
+    }
+    *why = qroce_mw_bind_bad(qp, mw, mr, new_key, access, addr, length);
+    if (*why) {
+        return QROCE_WC_MW_BIND_ERR;
+    }
+    qroce_mw_unbind(s, mw);     /* type 1: a new bind replaces the old */
+    mw->key = new_key;
+    if (length) {
+        mw->mw_bound = true;
+        mw->mw_qpn = qp->qpn;
+        mw->mw_mr_key = mr_key;
+        mw->iova = addr;
+        mw->length = length;
+        mw->access = access;
+        mr->mw_refs++;
+    }
+    return QROCE_WC_SUCCESS;
+}
+
+int qroce_key_inv(QRoceState *s, QRoceQP *qp, uint32_t key, const char **why)
+{
+    QRoceMR *mw = qroce_mw_get(s, key);
+
+    if (mw) {
+        *why = mw->key != key ? "key" : mw->pdn != qp->pdn ? "pd" :
+               mw->mw_type != 2 ? "a type 1 window" :
+               !mw->mw_bound ? "state (not bound)" :
+               mw->mw_qpn != qp->qpn ? "a window bound to another QP" : NULL;
+        if (*why) {
+            return QROCE_WC_LOC_PROT_ERR;
+        }
+        qroce_mw_unbind(s, mw);
+        return QROCE_WC_SUCCESS;
+    }
+    return qroce_frmr_inv(s, qp->pdn, key, why);
 }
 
 int qroce_frmr_inv(QRoceState *s, uint32_t pdn, uint32_t key,

@@ -45,8 +45,32 @@ void qroce_srq_consumed(QRoceState *s, QRoceSRQ *srq);
 /* May @len bytes at @va of MR @key be used so?  A QROCE_WC_* status. */
 int qroce_mr_check(QRoceState *s, uint32_t key, uint32_t pdn, uint64_t va,
                    uint64_t len, uint32_t need_access, QRoceMR **out);
+/*
+ * The same for a remote access of @qp with @key (an rkey): an MR, or a
+ * bound window of @qp's PD (type 2: bound to @qp) whose range and access
+ * allow it; *@out is then the window's MR, as for qroce_mr_rw().
+ */
+int qroce_rkey_check(QRoceState *s, QRoceQP *qp, uint32_t key, uint64_t va,
+                     uint64_t len, uint32_t need_access, QRoceMR **out);
 int qroce_mr_rw(QRoceState *s, QRoceMR *mr, uint64_t va, void *buf,
                 uint64_t len, bool to_guest);
+/* The window in the slot @key's index names, whatever its variant. */
+QRoceMR *qroce_mw_get(QRoceState *s, uint32_t key);
+/*
+ * BIND_MW work request @w of @qp (docs/hw-spec.md §9): a QROCE_WC_*
+ * status, *@why the field at fault.  qroce_mw_unbind() unbinds a window
+ * (DEALLOC_MW, LOCAL_INV, a rebind); qroce_mw_qp_gone() unbinds the type
+ * 2 windows bound to a QP being destroyed.
+ */
+int qroce_mw_bind(QRoceState *s, QRoceQP *qp, const struct qroce_send_wqe *w,
+                  const char **why);
+void qroce_mw_unbind(QRoceState *s, QRoceMR *mw);
+void qroce_mw_qp_gone(QRoceState *s, uint32_t qpn);
+/*
+ * LOCAL_INV or a received SEND with Invalidate on @qp: a bound type 2
+ * window of @qp, or a VALID fast-registration MR of its PD.
+ */
+int qroce_key_inv(QRoceState *s, QRoceQP *qp, uint32_t key, const char **why);
 /*
  * Fast registration (ALLOC_MR): the slot @key's index names if it holds
  * a fast-registration MR, whatever its state and variant.

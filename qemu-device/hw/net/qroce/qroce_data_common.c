@@ -259,12 +259,17 @@ void qroce_dp_sq_error(QRoceState *s, QRoceQP *qp, uint32_t idx, int status)
 int qroce_dp_local_exec(QRoceState *s, QRoceQP *qp, uint32_t idx,
                         const RcWqe *w)
 {
-    bool reg = w->hdr.opcode == QROCE_WR_REG_MR;
-    uint32_t key = le32_to_cpu(reg ? w->hdr.reg.key : w->hdr.imm_data);
+    static const char *const names[] = {
+        [QROCE_WR_REG_MR] = "REG_MR", [QROCE_WR_LOCAL_INV] = "LOCAL_INV",
+        [QROCE_WR_BIND_MW] = "BIND_MW",
+    };
+    uint8_t op = w->hdr.opcode;
+    uint32_t key;
     const char *why = NULL;
     int st;
 
-    if (reg) {
+    if (op == QROCE_WR_REG_MR) {
+        key = le32_to_cpu(w->hdr.reg.key);
         trace_qroce_wqe_reg_mr(qp->qpn, idx, key,
                                le64_to_cpu(w->hdr.reg.iova),
                                le32_to_cpu(w->hdr.reg.length),
@@ -272,13 +277,23 @@ int qroce_dp_local_exec(QRoceState *s, QRoceQP *qp, uint32_t idx,
                                w->hdr.reg.page_shift,
                                le32_to_cpu(w->hdr.reg.access));
         st = qroce_frmr_reg(s, qp->pdn, &w->hdr, &why);
+    } else if (op == QROCE_WR_BIND_MW) {
+        key = le32_to_cpu(w->hdr.bind.mw_key);
+        trace_qroce_wqe_bind_mw(qp->qpn, idx, key,
+                                le32_to_cpu(w->hdr.bind.new_key),
+                                le32_to_cpu(w->hdr.bind.mr_lkey),
+                                le64_to_cpu(w->hdr.bind.addr),
+                                le64_to_cpu(w->hdr.bind.length),
+                                le32_to_cpu(w->hdr.bind.access));
+        st = qroce_mw_bind(s, qp, &w->hdr, &why);
     } else {
+        key = le32_to_cpu(w->hdr.imm_data);
         trace_qroce_wqe_local_inv(qp->qpn, idx, key);
-        st = qroce_frmr_inv(s, qp->pdn, key, &why);
+        st = qroce_key_inv(s, qp, key, &why);
     }
     if (st != QROCE_WC_SUCCESS) {
-        trace_qroce_ub_wqe_field(qp->qpn, idx, reg ? "REG_MR" : "LOCAL_INV",
-                                 key, why ? why : "?");
+        trace_qroce_ub_wqe_field(qp->qpn, idx, names[op], key,
+                                 why ? why : "?");
     }
     return st;
 }

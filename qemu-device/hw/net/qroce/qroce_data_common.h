@@ -25,12 +25,14 @@ static inline bool rc_op_reads(uint8_t op)
 /* A local operation: executed by the device, nothing goes on the wire. */
 static inline bool qroce_dp_op_local(uint8_t op)
 {
-    return op == QROCE_WR_REG_MR || op == QROCE_WR_LOCAL_INV;
+    return op == QROCE_WR_REG_MR || op == QROCE_WR_LOCAL_INV ||
+           op == QROCE_WR_BIND_MW;
 }
 
 static inline uint8_t qroce_dp_local_cqe_opcode(uint8_t op)
 {
-    return op == QROCE_WR_REG_MR ? QROCE_CQE_REG_MR : QROCE_CQE_LOCAL_INV;
+    return op == QROCE_WR_REG_MR ? QROCE_CQE_REG_MR :
+           op == QROCE_WR_BIND_MW ? QROCE_CQE_BIND_MW : QROCE_CQE_LOCAL_INV;
 }
 
 /* Put @qp on the run queue; qroce_data.c's bottom half runs it. */
@@ -56,7 +58,7 @@ int qroce_dp_wqe_copy(QRoceState *s, QRoceQP *qp, RcWqe *w, uint32_t off,
                       uint8_t *buf, uint32_t n, bool to_guest);
 void qroce_dp_sq_error(QRoceState *s, QRoceQP *qp, uint32_t idx, int status);
 /*
- * Execute local operation WQE @idx (REG_MR, LOCAL_INV) of @qp; a
+ * Execute local operation WQE @idx (REG_MR, LOCAL_INV, BIND_MW) of @qp; a
  * QROCE_WC_* status.  qroce_dp_sq_local() also completes it as UC and UD
  * do (a CQE if signaled, or an error CQE and the QP to ERR): false if it
  * failed.

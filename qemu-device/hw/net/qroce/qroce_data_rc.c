@@ -877,8 +877,8 @@ static bool rc_rsp_one(QRoceState *s, QRoceQP *qp, QRoceRcRsp *e)
                                roce_hdr_len(o.opcode, !roce_gid_is_v4(o.dgid));
 
             /* the MR may have gone since the request was checked */
-            if (qroce_mr_check(s, e->rkey, qp->pdn, e->va + e->off, n,
-                               QROCE_ACCESS_REMOTE_READ, &mr) ||
+            if (qroce_rkey_check(s, qp, e->rkey, e->va + e->off, n,
+                                 QROCE_ACCESS_REMOTE_READ, &mr) ||
                 qroce_mr_rw(s, mr, e->va + e->off, payload, n, false)) {
                 rc_resp_fatal(s, qp, ROCE_AETH_NAK_ACCESS, e->psn,
                               QROCE_EQE_QP_ACCESS_ERR);
@@ -1038,9 +1038,9 @@ static bool rc_rd_atomic_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p,
             p->reth_len > QROCE_DEF_MAX_MSG ||
             psn_cmp(psn_add(p->psn, rc_read_pkts(qp, p->reth_len)),
                     r->epsn) > 0 ||
-            (p->reth_len && qroce_mr_check(s, p->reth_rkey, qp->pdn,
-                                           p->reth_va, p->reth_len, need,
-                                           &mr))) {
+            (p->reth_len && qroce_rkey_check(s, qp, p->reth_rkey,
+                                             p->reth_va, p->reth_len, need,
+                                             &mr))) {
             qroce_dp_drop(s, "duplicate READ out of range");
             return true;
         }
@@ -1054,8 +1054,8 @@ static bool rc_rd_atomic_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p,
         rc_resp_fatal(s, qp, ROCE_AETH_NAK_INV, p->psn, QROCE_EQE_QP_REQ_ERR);
         return false;
     }
-    if (e.len && qroce_mr_check(s, p->reth_rkey, qp->pdn, p->reth_va,
-                                read ? p->reth_len : 8, need, &mr)) {
+    if (e.len && qroce_rkey_check(s, qp, p->reth_rkey, p->reth_va,
+                                  read ? p->reth_len : 8, need, &mr)) {
         rc_resp_fatal(s, qp, ROCE_AETH_NAK_ACCESS, p->psn,
                       QROCE_EQE_QP_ACCESS_ERR);
         return false;
@@ -1151,8 +1151,8 @@ static bool rc_responder_check(QRoceState *s, QRoceQP *qp, RocePktIn *p,
                           QROCE_EQE_QP_REQ_ERR);
             return false;
         }
-        if (qroce_mr_check(s, p->reth_rkey, qp->pdn, p->reth_va, p->reth_len,
-                           QROCE_ACCESS_REMOTE_WRITE, &mr)) {
+        if (qroce_rkey_check(s, qp, p->reth_rkey, p->reth_va, p->reth_len,
+                             QROCE_ACCESS_REMOTE_WRITE, &mr)) {
             rc_resp_fatal(s, qp, ROCE_AETH_NAK_ACCESS, p->psn,
                           QROCE_EQE_QP_ACCESS_ERR);
             return false;
@@ -1186,8 +1186,8 @@ static bool rc_responder_place(QRoceState *s, QRoceQP *qp, RocePktIn *p,
 
         st = QROCE_WC_SUCCESS;
         if (p->paylen &&
-            (qroce_mr_check(s, r->wr_rkey, qp->pdn, r->wr_va + r->recv_off,
-                            p->paylen, QROCE_ACCESS_REMOTE_WRITE, &mr) ||
+            (qroce_rkey_check(s, qp, r->wr_rkey, r->wr_va + r->recv_off,
+                              p->paylen, QROCE_ACCESS_REMOTE_WRITE, &mr) ||
              qroce_mr_rw(s, mr, r->wr_va + r->recv_off, (void *)p->payload,
                          p->paylen, true))) {
             rc_resp_fatal(s, qp, ROCE_AETH_NAK_ACCESS, p->psn,
@@ -1209,14 +1209,15 @@ static bool rc_responder_place(QRoceState *s, QRoceQP *qp, RocePktIn *p,
 
 /*
  * The whole of a SEND with Invalidate is placed: invalidate its rkey (a
- * VALID fast-registration MR of the QP's PD).  False if that failed: the
+ * VALID fast-registration MR of the QP's PD, or a type 2 window bound to
+ * the QP).  False if that failed: the
  * RECV WQE completed with REM_INV_REQ_ERR, the request NAKed (invalid
  * request), the QP in ERR.
  */
 static bool rc_responder_inv(QRoceState *s, QRoceQP *qp, RocePktIn *p)
 {
     const char *why = NULL;
-    int st = qroce_frmr_inv(s, qp->pdn, p->ieth, &why);
+    int st = qroce_key_inv(s, qp, p->ieth, &why);
 
     trace_qroce_remote_inv(qp->qpn, p->ieth, st);
     if (st == QROCE_WC_SUCCESS) {

@@ -135,9 +135,9 @@ void qroce_uc_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p)
             (write && (p->reth_len > QROCE_DEF_MAX_MSG ||
                        (last && p->paylen != p->reth_len) ||
                        (!last && p->reth_len <= p->paylen) ||
-                       qroce_mr_check(s, p->reth_rkey, qp->pdn, p->reth_va,
-                                      p->reth_len, QROCE_ACCESS_REMOTE_WRITE,
-                                      &mr)))) {
+                       qroce_rkey_check(s, qp, p->reth_rkey, p->reth_va,
+                                        p->reth_len, QROCE_ACCESS_REMOTE_WRITE,
+                                        &mr)))) {
             qroce_dp_drop(s, "UC message refused (access, key or no RECV WQE)");
             return;
         }
@@ -160,8 +160,8 @@ void qroce_uc_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p)
     }
     if (write) {
         if (p->paylen &&
-            (qroce_mr_check(s, r->wr_rkey, qp->pdn, r->wr_va + r->recv_off,
-                            p->paylen, QROCE_ACCESS_REMOTE_WRITE, &mr) ||
+            (qroce_rkey_check(s, qp, r->wr_rkey, r->wr_va + r->recv_off,
+                              p->paylen, QROCE_ACCESS_REMOTE_WRITE, &mr) ||
              qroce_mr_rw(s, mr, r->wr_va + r->recv_off, (void *)p->payload,
                          p->paylen, true))) {
             r->in_msg = false;

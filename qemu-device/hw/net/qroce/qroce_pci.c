@@ -342,7 +342,15 @@ static QDict *qroce_info_mr(const QRoceMR *mr)
     qdict_put_int(d, "length", mr->length);
     qdict_put_int(d, "access", mr->access);
     qdict_put_bool(d, "frmr", mr->frmr);
-    qdict_put_bool(d, "valid", !mr->frmr || mr->frmr_valid);
+    qdict_put_bool(d, "valid", mr->mw_type ? mr->mw_bound :
+                   !mr->frmr || mr->frmr_valid);
+    qdict_put_int(d, "mw_type", mr->mw_type);       /* 0: an MR */
+    if (mr->mw_type) {
+        qdict_put_int(d, "mw_qpn", mr->mw_qpn);
+        qdict_put_int(d, "mw_mr_key", mr->mw_mr_key);
+    } else {
+        qdict_put_int(d, "mw_refs", mr->mw_refs);
+    }
     return d;
 }
 
