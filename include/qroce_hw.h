@@ -349,6 +349,7 @@ struct qroce_cmd_create_qp {
 };
 #define QROCE_CREATE_QP_SRQ	0x01
 #define QROCE_CREATE_QP_SIG_ALL	0x02	/* every send WQE generates a CQE */
+#define QROCE_CREATE_QP_BLOCK_MCAST_LB 0x04 /* UD: no copy of its own mcast sends */
 
 /* MODIFY_QP attribute mask: the same bits as enum ib_qp_attr_mask. */
 #define QROCE_QP_ATTR_STATE		(1u << 0)

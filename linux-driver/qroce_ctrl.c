@@ -143,6 +143,7 @@ static int qroce_query_device(struct ib_device *ibdev,
 		a->max_mcast_qp_attach = QROCE_MCAST_MAX_QP_ATTACH;
 		a->max_total_mcast_qp_attach =
 			QROCE_MCAST_MAX_GROUPS * QROCE_MCAST_MAX_QP_ATTACH;
+		a->kernel_cap_flags |= IBK_BLOCK_MULTICAST_LOOPBACK;
 	}
 	a->max_pkeys = 1;
 	a->local_ca_ack_delay = 15;

@@ -4,6 +4,8 @@
 #  - ibv_devinfo -v reports the multicast limits the device has;
 #  - librdmacm's mckey: guest 1 joins a group and receives, guest 2 joins
 #    and sends; the receiver gets every message (mckey fails otherwise);
+#    the device loops the sender's own copies back to its QP (no RECV:
+#    N drops), and with mckey -l (IBV_QP_CREATE_BLOCK_SELF_MCAST_LB) none;
 #  - qroce-mcast: guest 1's two UD QPs attached to one group both get
 #    each of guest 2's messages, bytes checked; after QP B detaches only A
 #    gets the next sender's; attaching twice succeeds, detaching twice
@@ -20,21 +22,30 @@ devinfo() {
 		grep -Eq 'max_mcast_qp_attach:[[:space:]]+8$' "$QR_DIR/devinfo"
 }
 
-mckey() { # mckey ADDRESS: receiver in guest 1, sender in guest 2
+# mckey ADDRESS [-l]: receiver in guest 1, sender in guest 2; the sender
+# is a member too and posts no RECV: it drops the N copies of its own sends
+# the device loops back (as rxe and mlx5 do), none with -l (its QP blocks
+# them)
+mckey() {
+	case $2 in -l) own=0 ;; *) own=$N ;; esac
+	d0=$(qr_counter 2 roce_rx_drops)
 	qr_bg 1 mck "mckey -m $1 -b 10.0.0.1 -C $N" || return 1
 	# (its output is buffered until it exits: wait for its UD QP, then
 	# for the join, which on RoCE completes at once)
 	qr_exec 1 'i=0; until rdma resource show qp | grep "comm mckey" | grep -q "type UD state RTS"; do i=$((i + 1)); [ $i -gt 300 ] && exit 1; sleep 0.1; done; sleep 1' ||
 		{ echo "the receiver did not join"; qr_bg_wait 1 mck 5; return 1; }
-	QR_TIMEOUT=120 qr_exec 2 "mckey -m $1 -b 10.0.0.2 -s -C $N" >"$QR_DIR/mck.snd" 2>&1
+	QR_TIMEOUT=120 qr_exec 2 "mckey -m $1 -b 10.0.0.2 -s -C $N $2" >"$QR_DIR/mck.snd" 2>&1
 	src=$?
 	qr_bg_wait 1 mck 60 >"$QR_DIR/mck.rcv" 2>&1
 	rrc=$?
+	d1=$(qr_counter 2 roce_rx_drops)
+	echo "sender's RoCE drops: $d0 -> $d1 (want +$own)"
 	sed 's/^/sender: /' "$QR_DIR/mck.snd"
 	sed 's/^/receiver: /' "$QR_DIR/mck.rcv"
 	[ $src -eq 0 ] && [ $rrc -eq 0 ] &&
 		grep -q 'joined dgid: ::ffff:'"$1" "$QR_DIR/mck.rcv" &&
-		grep -q 'data transfers complete' "$QR_DIR/mck.rcv"
+		grep -q 'data transfers complete' "$QR_DIR/mck.rcv" &&
+		[ $((d1 - d0)) -eq "$own" ]
 }
 
 # wait_line G NAME TEXT: until guest G's background NAME printed TEXT
@@ -64,5 +75,6 @@ two_qps() {
 
 qr_check "ibv_devinfo -v: 64 multicast groups of 8 QPs" devinfo
 qr_check "mckey: $N messages from guest 2 to a group guest 1 joined" mckey 239.255.1.1
+qr_check "mckey -l: the sender's QP blocks its own copies" mckey 239.255.1.2 -l
 qr_check "two QPs on one group get every message; after a detach only one" two_qps
 qr_finish

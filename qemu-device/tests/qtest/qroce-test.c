@@ -559,6 +559,7 @@ static uint32_t mk_cq(QRoceTest *t, uint32_t eqn)
 
 /* SQ WQE stride of the QPs mk_qp_rings() makes: 2^6, or this when set */
 static uint8_t sq_shift_override;
+static uint8_t qp_flags_extra;     /* QROCE_CREATE_QP_* for the next QPs */
 
 /* CREATE_QP with 16-entry rings of its own; their addresses in *sq, *rq. */
 static int mk_qp_rings(QRoceTest *t, uint8_t type, uint32_t pdn,
@@ -576,6 +577,7 @@ static int mk_qp_rings(QRoceTest *t, uint8_t type, uint32_t pdn,
     c.create_qp.recv_cqn = cpu_to_le32(rcqn);
     c.create_qp.uar = cpu_to_le32(uar);
     c.create_qp.type = type;
+    c.create_qp.flags = qp_flags_extra;
     c.create_qp.sq_log2_entries = 4;
     c.create_qp.sq_wqe_shift = sq_shift_override ? sq_shift_override : 6;
     c.create_qp.rq_log2_entries = 4;
@@ -2622,6 +2624,132 @@ static void test_mcast(void)
     stop(&t);
 }
 
+
+/* CREATE_AH on @pdn to group @gid at @mac: the status, the AH in *@ahn. */
+static int mk_mcast_ah(QRoceTest *t, uint32_t pdn, const uint8_t gid[16],
+                       const uint8_t mac[6], uint32_t *ahn)
+{
+    struct qroce_cmd c = { .hdr.opcode = QROCE_CMD_CREATE_AH };
+    uint32_t out[6] = {};
+    int st;
+
+    c.create_ah.pdn = cpu_to_le32(pdn);
+    self_av(&c.create_ah.av);
+    memcpy(c.create_ah.av.dgid, gid, 16);
+    memcpy(c.create_ah.av.dmac, mac, 6);
+    st = cmd(t, &c, out);
+    *ahn = out[0];
+    return st;
+}
+
+/*
+ * The device's own multicast sends, as rxe and mlx5 do them: the frame
+ * goes on the wire to the group's MAC with DQP 0xFFFFFF, and every QP of
+ * the device attached to the group gets a copy, the sender too unless it
+ * was created with BLOCK_MCAST_LB (a UD flag only).  The wire's echo of
+ * our own frame is not a second copy; a member without a RECV drops its
+ * copy of a peer's packet and counts it.
+ */
+static void test_mcast_loop(void)
+{
+    static const uint8_t ip[4] = { 239, 1, 1, 1 };
+    static const uint8_t mac[6] = { 0x01, 0x00, 0x5e, 0x01, 0x01, 0x01 };
+    uint8_t gid[16] = { [10] = 0xff, [11] = 0xff }, f[2048];
+    QRoceTest t;
+    Peer pr;
+    RocePktOut o;
+    RocePktIn p;
+    struct qroce_cqe cqe;
+    uint64_t cq, buf, sqa, rqa, sqb, rqb, sqr, rqr;
+    uint32_t pdn, cqn, key, a, b, r, ahn, i, drops, ci = 0;
+    uint32_t got_a = 0, got_b = 0;
+
+    memcpy(gid + 12, ip, 4);
+    peer_start(&t, &pr);
+    objs_setup(&t, QROCE_ACCESS_LOCAL_WRITE, &pdn, &cqn, &cq, &buf, &key);
+    ud_qp(&t, QROCE_QPT_UD, pdn, cqn, 0x1234, &a, &sqa, &rqa);
+    qp_flags_extra = QROCE_CREATE_QP_BLOCK_MCAST_LB;
+    g_assert_cmpuint(mk_qp_rings(&t, QROCE_QPT_RC, pdn, cqn, cqn, 0, &r, &sqr,
+                                 &rqr), ==, QROCE_CMD_ERR_PARAM);
+    ud_qp(&t, QROCE_QPT_UD, pdn, cqn, 0x1234, &b, &sqb, &rqb);
+    qp_flags_extra = 0;
+    g_assert_cmpuint(mcast_cmd(&t, QROCE_CMD_ATTACH_MCAST, a, gid, 0), ==, 0);
+    g_assert_cmpuint(mcast_cmd(&t, QROCE_CMD_ATTACH_MCAST, b, gid, 0), ==, 0);
+    g_assert_cmpuint(mk_mcast_ah(&t, pdn, gid, mac, &ahn), ==, 0);
+    for (i = 0; i < 2; i++) {
+        post_recv(&t, rqa, i, buf + 4096 + 256 * i, 256, key);
+        post_recv(&t, rqb, i, buf + 4096 + 512 + 256 * i, 256, key);
+    }
+    qpci_io_writeq(t.dev, t.db, QROCE_DB_RQ, qroce_db_value(a, 2));
+    qpci_io_writeq(t.dev, t.db, QROCE_DB_RQ, qroce_db_value(b, 2));
+
+    /* A sends: the group's frame on the wire, a copy for A and for B */
+    post_ud(&t, sqa, 0, ahn, 0xffffff, 0x1234, buf, 64, key);
+    qpci_io_writeq(t.dev, t.db, QROCE_DB_SQ, qroce_db_value(a, 1));
+    peer_recv(&pr, f, &p);
+    g_assert_true(!memcmp(f, mac, 6));
+    g_assert_cmphex(p.dqpn, ==, 0xffffff);
+    g_assert_true(!memcmp(p.dgid, gid, 16));
+    g_assert_cmpuint(p.deth_sqp, ==, a);
+    g_assert_cmpuint(p.paylen, ==, 64);
+    for (i = 0; i < 3; i++) {
+        wait_entry(&t, cq, sizeof(cqe), 6, ci++, &cqe);
+        g_assert_cmpuint(cqe.status, ==, QROCE_WC_SUCCESS);
+        if (cqe.flags & QROCE_CQE_F_SQ) {
+            g_assert_cmpuint(le32_to_cpu(cqe.qpn), ==, a);
+            continue;
+        }
+        g_assert_cmpuint(le32_to_cpu(cqe.src_qp), ==, a);
+        g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, 40 + 64);
+        got_a += le32_to_cpu(cqe.qpn) == a;
+        got_b += le32_to_cpu(cqe.qpn) == b;
+    }
+    g_assert_cmpuint(got_a, ==, 1);
+    g_assert_cmpuint(got_b, ==, 1);
+
+    /* B blocks its own copies: only A gets B's send */
+    post_ud(&t, sqb, 0, ahn, 0xffffff, 0x1234, buf, 64, key);
+    qpci_io_writeq(t.dev, t.db, QROCE_DB_SQ, qroce_db_value(b, 1));
+    peer_recv(&pr, f, &p);
+    g_assert_cmpuint(p.deth_sqp, ==, b);
+    for (i = 0; i < 2; i++) {
+        wait_entry(&t, cq, sizeof(cqe), 6, ci++, &cqe);
+        g_assert_cmpuint(cqe.status, ==, QROCE_WC_SUCCESS);
+        g_assert_cmpuint(le32_to_cpu(cqe.qpn), ==,
+                         cqe.flags & QROCE_CQE_F_SQ ? b : a);
+        if (!(cqe.flags & QROCE_CQE_F_SQ)) {
+            g_assert_cmpuint(le32_to_cpu(cqe.src_qp), ==, b);
+            g_assert_cmpuint(le32_to_cpu(cqe.wqe_index), ==, 1);
+        }
+    }
+    g_usleep(20000);
+    g_assert_false(entry_ready(&t, cq, sizeof(cqe), 6, ci));
+
+    /*
+     * An echo of our own frame from the wire is ignored; a peer's frame
+     * reaches B (its second RECV) and A, out of RECVs, drops it.
+     */
+    drops = rd(&t, QROCE_REG_CNT(QROCE_CNT_ROCE_RX_DROPS));
+    peer_out(&pr, &o, 0xffffff, 0, ROCE_UD_SEND_ONLY);
+    o.dmac = mac;
+    o.smac = dev_mac;
+    o.dgid = gid;
+    o.deth_qkey = 0x1234;
+    o.deth_sqp = a;
+    peer_send(&pr, &o, 100, false);
+    peer_mcast(&pr, ip, mac, 0x1234);
+    wait_entry(&t, cq, sizeof(cqe), 6, ci++, &cqe);
+    g_assert_cmpuint(le32_to_cpu(cqe.qpn), ==, b);
+    g_assert_cmpuint(le32_to_cpu(cqe.src_qp), ==, 0x55);
+    g_assert_cmpuint(le32_to_cpu(cqe.wqe_index), ==, 1);
+    wait_cnt(&t, QROCE_CNT_ROCE_RX_DROPS, drops + 1);
+    g_usleep(20000);
+    g_assert_false(entry_ready(&t, cq, sizeof(cqe), 6, ci));
+    g_assert_cmpuint(rd(&t, QROCE_REG_CNT(QROCE_CNT_ROCE_RX_DROPS)), ==,
+                     drops + 1);
+    close(pr.fd);
+    stop(&t);
+}
 /*
  * Finding 8, receive-path checks: a frame to another MAC and one with a
  * bad IPv4 checksum are not taken (the next good one gets the RECV WQE);
@@ -3973,6 +4101,7 @@ int main(int argc, char **argv)
     qtest_add_func("/qroce/audit/key-reuse", test_audit_key_reuse);
     qtest_add_func("/qroce/audit/rx-frames", test_audit_rx_frames);
     qtest_add_func("/qroce/mcast", test_mcast);
+    qtest_add_func("/qroce/mcast/loop", test_mcast_loop);
     qtest_add_func("/qroce/cq-resize", test_cq_resize);
     qtest_add_func("/qroce/rereg-mr", test_rereg_mr);
     qtest_add_func("/qroce/fault-knobs", test_fault_knobs);

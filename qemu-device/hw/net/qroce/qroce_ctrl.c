@@ -322,7 +322,8 @@ static int qroce_create_qp_check(QRoceState *s, const struct qroce_cmd *c,
     uint32_t uar = le32_to_cpu(p->uar);
     bool use_srq = p->flags & QROCE_CREATE_QP_SRQ;
     uint32_t bad_flags = p->flags & ~(QROCE_CREATE_QP_SIG_ALL |
-                                      QROCE_CREATE_QP_SRQ);
+                                      QROCE_CREATE_QP_SRQ |
+                                      QROCE_CREATE_QP_BLOCK_MCAST_LB);
 
     *srq = NULL;
     if (p->type > QROCE_QPT_GSI) {
@@ -335,6 +336,11 @@ static int qroce_create_qp_check(QRoceState *s, const struct qroce_cmd *c,
         return qroce_cmd_bad(c, bad_flags ? "flags" : "rsvd", bad_flags ?
                              bad_flags : qroce_nz(p->rsvd, sizeof(p->rsvd)),
                              MBZ, QROCE_CMD_ERR_PARAM);
+    }
+    if ((p->flags & QROCE_CREATE_QP_BLOCK_MCAST_LB) &&
+        p->type != QROCE_QPT_UD) {
+        return qroce_cmd_bad(c, "flags", p->flags, "multicast flag, not UD",
+                             QROCE_CMD_ERR_PARAM);
     }
     if (!use_srq && p->srqn) {
         return qroce_cmd_bad(c, "srqn", le32_to_cpu(p->srqn),

@@ -270,9 +270,11 @@ static bool mcast_mac_ok(const uint8_t *mac, const uint8_t gid[16])
  * A frame to a multicast MAC: a UD packet to QP 0xFFFFFF for a group this
  * device holds goes to every QP attached to it (each takes a RECV WQE);
  * true if it was RoCE for a group here, false for the Ethernet function.
+ * The device's own sends come back through the port's loop (!@wire), not
+ * as a wire's echo, and skip a sender that blocks its own copies.
  */
 static bool qroce_mcast_rx(QRoceState *s, const uint8_t *frame, int ret,
-                           RocePktIn *p)
+                           RocePktIn *p, bool wire)
 {
     uint32_t qpn[QROCE_MCAST_MAX_QP_ATTACH], n, i;
     QRoceMcast *g;
@@ -284,6 +286,10 @@ static bool qroce_mcast_rx(QRoceState *s, const uint8_t *frame, int ret,
     g = qroce_mcast_find(s, p->dgid);
     if (!g || !mcast_mac_ok(frame, p->dgid)) {
         return false;       /* a group of another host */
+    }
+    if (wire && !memcmp(frame + 6, qroce_mac(s), 6)) {
+        trace_qroce_mcast_echo(p->deth_sqp);
+        return true;        /* a hub's echo: the loop delivered it */
     }
     qroce_count(s, QROCE_CNT_ROCE_RX_PKTS);
     if (!rc_rx_check(s, ret, p)) {
@@ -298,6 +304,10 @@ static bool qroce_mcast_rx(QRoceState *s, const uint8_t *frame, int ret,
     memcpy(qpn, g->qpn, n * sizeof(qpn[0]));
     for (i = 0; i < n; i++) {
         qp = qroce_qp_get(s, qpn[i]);
+        if (!wire && qp && qp->qpn == p->deth_sqp &&
+            (qp->flags & QROCE_CREATE_QP_BLOCK_MCAST_LB)) {
+            continue;       /* its own send, and it blocks those */
+        }
         if (qp && qp->type == QROCE_QPT_UD) {
             trace_qroce_rc_rx(qp->qpn, p->opcode, p->psn, p->paylen);
             qroce_transports[qp->type].rx(s, qp, p);
@@ -323,7 +333,7 @@ static bool qroce_data_rx(QRoceState *s, const uint8_t *frame, size_t len,
         return false;
     }
     if (frame[0] & 1) {
-        return qroce_mcast_rx(s, frame, ret, &p);
+        return qroce_mcast_rx(s, frame, ret, &p, wire);
     }
     if (memcmp(frame, qroce_mac(s), 6) || qroce_gid_find(s, p.dgid) < 0) {
         return false;       /* not for us: a plain Ethernet or UDP frame */
