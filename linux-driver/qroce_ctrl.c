@@ -10,6 +10,8 @@
  */
 #include <linux/dma-mapping.h>
 #include <net/addrconf.h>
+#include <net/if_inet6.h>
+#include <net/ip.h>
 #include <rdma/ib_addr.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_mad.h>
@@ -655,9 +657,18 @@ static int qroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 void qroce_fill_av(struct qroce_av *av, struct rdma_ah_attr *ah)
 {
 	const struct ib_global_route *grh = rdma_ah_read_grh(ah);
+	struct in6_addr dgid;
 
 	memcpy(av->dgid, grh->dgid.raw, 16);
-	memcpy(av->dmac, ah->roce.dmac, ETH_ALEN);
+	memcpy(&dgid, grh->dgid.raw, sizeof(dgid));
+	/* a group's MAC follows from its address (the device checks it) */
+	if (ipv6_addr_v4mapped(&dgid) &&
+	    ipv4_is_multicast(dgid.s6_addr32[3]))
+		ip_eth_mc_map(dgid.s6_addr32[3], (char *)av->dmac);
+	else if (ipv6_addr_is_multicast(&dgid))
+		ipv6_eth_mc_map(&dgid, (char *)av->dmac);
+	else
+		memcpy(av->dmac, ah->roce.dmac, ETH_ALEN);
 	av->sgid_index = grh->sgid_index;
 	av->hop_limit = grh->hop_limit;
 	av->traffic_class = grh->traffic_class;

@@ -2648,12 +2648,15 @@ static int mk_mcast_ah(QRoceTest *t, uint32_t pdn, const uint8_t gid[16],
  * the device attached to the group gets a copy, the sender too unless it
  * was created with BLOCK_MCAST_LB (a UD flag only).  The wire's echo of
  * our own frame is not a second copy; a member without a RECV drops its
- * copy of a peer's packet and counts it.
+ * copy of a peer's packet and counts it.  An AH to a group must hold
+ * the group's MAC.
  */
 static void test_mcast_loop(void)
 {
     static const uint8_t ip[4] = { 239, 1, 1, 1 };
     static const uint8_t mac[6] = { 0x01, 0x00, 0x5e, 0x01, 0x01, 0x01 };
+    static const uint8_t gid6[16] = { 0xff, 0x0e, [12] = 0x80, 1, 2, 3 };
+    static const uint8_t mac6[6] = { 0x33, 0x33, 0x80, 1, 2, 3 };
     uint8_t gid[16] = { [10] = 0xff, [11] = 0xff }, f[2048];
     QRoceTest t;
     Peer pr;
@@ -2675,6 +2678,12 @@ static void test_mcast_loop(void)
     qp_flags_extra = 0;
     g_assert_cmpuint(mcast_cmd(&t, QROCE_CMD_ATTACH_MCAST, a, gid, 0), ==, 0);
     g_assert_cmpuint(mcast_cmd(&t, QROCE_CMD_ATTACH_MCAST, b, gid, 0), ==, 0);
+    /* an AH to a group must name the group's MAC (IPv4 01:00:5e, IPv6 33:33) */
+    g_assert_cmpuint(mk_mcast_ah(&t, pdn, gid, dev_mac, &ahn), ==,
+                     QROCE_CMD_ERR_PARAM);
+    g_assert_cmpuint(mk_mcast_ah(&t, pdn, gid6, mac, &ahn), ==,
+                     QROCE_CMD_ERR_PARAM);
+    g_assert_cmpuint(mk_mcast_ah(&t, pdn, gid6, mac6, &ahn), ==, 0);
     g_assert_cmpuint(mk_mcast_ah(&t, pdn, gid, mac, &ahn), ==, 0);
     for (i = 0; i < 2; i++) {
         post_recv(&t, rqa, i, buf + 4096 + 256 * i, 256, key);

@@ -1105,6 +1105,16 @@ static int qroce_cmd_create_ah(QRoceState *s, const struct qroce_cmd *c,
         return qroce_cmd_bad(c, "av.sgid_index", p->av.sgid_index,
                              "no such GID", QROCE_CMD_ERR_PARAM);
     }
+    if (qroce_gid_is_mcast(p->av.dgid)) {
+        uint8_t mac[6];
+
+        qroce_mcast_mac(p->av.dgid, mac);
+        if (memcmp(mac, p->av.dmac, 6)) {
+            return qroce_cmd_bad(c, "av.dmac", ldl_be_p(p->av.dmac + 2),
+                                 "not the multicast GID's MAC",
+                                 QROCE_CMD_ERR_PARAM);
+        }
+    }
     for (i = 1; i < s->max_ah; i++) {
         if (!s->ah[i].valid) {
             QRoceAH *ah = &s->ah[i];

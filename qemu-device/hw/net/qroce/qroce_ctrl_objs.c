@@ -483,6 +483,27 @@ bool qroce_gid_is_mcast(const uint8_t gid[16])
     return gid[0] == 0xff;
 }
 
+/*
+ * The Ethernet MAC of multicast GID @gid: 01:00:5e and the low 23 bits of
+ * an IPv4 group, 33:33 and the low 32 bits of an IPv6 one (RFC 1112, 2464).
+ */
+void qroce_mcast_mac(const uint8_t gid[16], uint8_t mac[6])
+{
+    static const uint8_t v4[12] = { [10] = 0xff, [11] = 0xff };
+
+    if (!memcmp(gid, v4, sizeof(v4))) {
+        mac[0] = 0x01;
+        mac[1] = 0x00;
+        mac[2] = 0x5e;
+        mac[3] = gid[13] & 0x7f;
+        mac[4] = gid[14];
+        mac[5] = gid[15];
+        return;
+    }
+    mac[0] = mac[1] = 0x33;
+    memcpy(mac + 2, gid + 12, 4);
+}
+
 /* The group of @gid, or NULL. */
 QRoceMcast *qroce_mcast_find(QRoceState *s, const uint8_t gid[16])
 {

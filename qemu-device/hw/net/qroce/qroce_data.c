@@ -258,12 +258,10 @@ static bool rc_rx_addr_ok(QRoceState *s, QRoceQP *qp, RocePktIn *p)
 /* The frame's destination MAC is the multicast mapping of @gid's address. */
 static bool mcast_mac_ok(const uint8_t *mac, const uint8_t gid[16])
 {
-    if (roce_gid_is_v4(gid)) {
-        return mac[0] == 0x01 && mac[1] == 0x00 && mac[2] == 0x5e &&
-               mac[3] == (gid[13] & 0x7f) && mac[4] == gid[14] &&
-               mac[5] == gid[15];
-    }
-    return mac[0] == 0x33 && mac[1] == 0x33 && !memcmp(mac + 2, gid + 12, 4);
+    uint8_t want[6];
+
+    qroce_mcast_mac(gid, want);
+    return !memcmp(mac, want, 6);
 }
 
 /*
