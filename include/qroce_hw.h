@@ -113,6 +113,8 @@
 #define QROCE_REG_CAP_MAX_MTU	0x140	/* largest IB path MTU, bytes (4096) */
 #define QROCE_REG_CAP_MAX_FRMR_PAGES 0x144 /* pages of a fast-registration MR */
 #define QROCE_REG_CAP_LINK_MBPS	0x148	/* port line rate, Mb/s */
+#define QROCE_REG_CAP_MAX_MCAST_GRP 0x14c	/* multicast groups */
+#define QROCE_REG_CAP_MAX_MCAST_QP_ATTACH 0x150 /* UD QPs in one group */
 
 /* Event queue consumer doorbells: EQ n at QROCE_REG_EQ_CI(n), WO. */
 #define QROCE_REG_EQ_CI_BASE	0x200
@@ -158,9 +160,12 @@ enum qroce_counter {
 #define QROCE_FEAT_RESIZE_CQ	0x00000100u	/* RESIZE_CQ */
 #define QROCE_FEAT_REREG_MR	0x00000200u	/* REREG_MR */
 
-/* multicast: groups the device holds, UD QPs attached to one group */
-#define QROCE_MCAST_MAX_GROUPS	64
-#define QROCE_MCAST_MAX_QP_ATTACH	8
+/*
+ * multicast: the largest values of CAP_MAX_MCAST_GRP (groups the device
+ * holds) and CAP_MAX_MCAST_QP_ATTACH (UD QPs attached to one group)
+ */
+#define QROCE_MCAST_MAX_GROUPS	4096
+#define QROCE_MCAST_MAX_QP_ATTACH	64
 
 /* QROCE_REG_STATUS */
 #define QROCE_STATUS_READY	0x00000001u	/* CTRL.ENABLE accepted, CMDQ running */
@@ -840,5 +845,7 @@ QROCE_HW_ASSERT_SIZE(struct qroce_eth_desc, 16);
 #define QROCE_DEF_MAX_BT_PAGES	(1u << 22)	/* all buffer tables: 32 MiB */
 #define QROCE_MR_KEY_INDEX_SHIFT 8	/* key = index << 8 | 8-bit variant */
 #define QROCE_DEF_MAX_FRMR_PAGES 512	/* 2 MiB in 4 KiB pages */
+#define QROCE_DEF_MCAST_GROUPS	64	/* CAP_MAX_MCAST_GRP */
+#define QROCE_DEF_MCAST_QP_ATTACH 8	/* CAP_MAX_MCAST_QP_ATTACH */
 
 #endif /* QROCE_HW_H */

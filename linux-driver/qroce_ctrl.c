@@ -141,10 +141,10 @@ static int qroce_query_device(struct ib_device *ibdev,
 		a->max_fast_reg_page_list_len = dev->cap_max_frmr_pages;
 	}
 	if (dev->features & QROCE_FEAT_MCAST) {
-		a->max_mcast_grp = QROCE_MCAST_MAX_GROUPS;
-		a->max_mcast_qp_attach = QROCE_MCAST_MAX_QP_ATTACH;
+		a->max_mcast_grp = dev->cap_max_mcast_grp;
+		a->max_mcast_qp_attach = dev->cap_max_mcast_qp_attach;
 		a->max_total_mcast_qp_attach =
-			QROCE_MCAST_MAX_GROUPS * QROCE_MCAST_MAX_QP_ATTACH;
+			dev->cap_max_mcast_grp * dev->cap_max_mcast_qp_attach;
 		a->kernel_cap_flags |= IBK_BLOCK_MULTICAST_LOOPBACK;
 	}
 	a->max_pkeys = 1;

@@ -2558,6 +2558,8 @@ static void test_mcast(void)
     peer_start(&t, &pr);
     objs_setup(&t, QROCE_ACCESS_LOCAL_WRITE, &pdn, &cqn, &cq, &buf, &key);
     g_assert_true(rd(&t, QROCE_REG_FEATURES) & QROCE_FEAT_MCAST);
+    g_assert_cmpuint(rd(&t, QROCE_REG_CAP_MAX_MCAST_GRP), ==, 64);
+    g_assert_cmpuint(rd(&t, QROCE_REG_CAP_MAX_MCAST_QP_ATTACH), ==, 8);
     ud_qp(&t, QROCE_QPT_UD, pdn, cqn, 0x1234, &a, &sqa, &rqa);
     ud_qp(&t, QROCE_QPT_UD, pdn, cqn, 0x1234, &b, &sqb, &rqb);
     g_assert_cmpuint(mk_qp_rings(&t, QROCE_QPT_RC, pdn, cqn, cqn, 0, &r, &sqr,
@@ -2757,6 +2759,53 @@ static void test_mcast_loop(void)
     g_assert_cmpuint(rd(&t, QROCE_REG_CNT(QROCE_CNT_ROCE_RX_DROPS)), ==,
                      drops + 1);
     close(pr.fd);
+    stop(&t);
+}
+
+/*
+ * The group table's bounds are device properties, read back as CAP
+ * registers: with 2 groups of 2 QPs, a third QP in a group and a third
+ * group are ERR_NORES (attaching a member again still succeeds); a
+ * detach or a DESTROY_QP makes room again.
+ */
+static void test_mcast_limits(void)
+{
+    uint8_t g1[16] = { [10] = 0xff, [11] = 0xff, 239, 1, 1, 1 };
+    uint8_t g2[16], g3[16];
+    QRoceTest t;
+    uint64_t cq, buf, sq, rq;
+    uint32_t out[6], pdn, cqn, key, a, b, c;
+
+    memcpy(g2, g1, 16);
+    g2[15] = 2;
+    memcpy(g3, g1, 16);
+    g3[15] = 3;
+    start(&t, "-global qroce.mcast-max-groups=2 "
+          "-global qroce.mcast-max-qp-attach=2");
+    objs_setup(&t, QROCE_ACCESS_LOCAL_WRITE, &pdn, &cqn, &cq, &buf, &key);
+    g_assert_cmpuint(rd(&t, QROCE_REG_CAP_MAX_MCAST_GRP), ==, 2);
+    g_assert_cmpuint(rd(&t, QROCE_REG_CAP_MAX_MCAST_QP_ATTACH), ==, 2);
+    ud_qp(&t, QROCE_QPT_UD, pdn, cqn, 0x1234, &a, &sq, &rq);
+    ud_qp(&t, QROCE_QPT_UD, pdn, cqn, 0x1234, &b, &sq, &rq);
+    ud_qp(&t, QROCE_QPT_UD, pdn, cqn, 0x1234, &c, &sq, &rq);
+
+    g_assert_cmpuint(mcast_cmd(&t, QROCE_CMD_ATTACH_MCAST, a, g1, 0), ==, 0);
+    g_assert_cmpuint(mcast_cmd(&t, QROCE_CMD_ATTACH_MCAST, b, g1, 0), ==, 0);
+    g_assert_cmpuint(mcast_cmd(&t, QROCE_CMD_ATTACH_MCAST, c, g1, 0), ==,
+                     QROCE_CMD_ERR_NORES);
+    g_assert_cmpuint(mcast_cmd(&t, QROCE_CMD_ATTACH_MCAST, a, g1, 0), ==, 0);
+    g_assert_cmpuint(mcast_cmd(&t, QROCE_CMD_ATTACH_MCAST, a, g2, 0), ==, 0);
+    g_assert_cmpuint(mcast_cmd(&t, QROCE_CMD_ATTACH_MCAST, a, g3, 0), ==,
+                     QROCE_CMD_ERR_NORES);
+    g_assert_cmpuint(mcast_cmd(&t, QROCE_CMD_DETACH_MCAST, a, g2, 0), ==, 0);
+    g_assert_cmpuint(mcast_cmd(&t, QROCE_CMD_ATTACH_MCAST, a, g3, 0), ==, 0);
+
+    /* A goes: g3 with it, and g1 has room for C */
+    g_assert_cmpuint(simple(&t, QROCE_CMD_DESTROY_QP, a, out), ==, 0);
+    g_assert_cmpuint(mcast_cmd(&t, QROCE_CMD_ATTACH_MCAST, c, g1, 0), ==, 0);
+    g_assert_cmpuint(mcast_cmd(&t, QROCE_CMD_ATTACH_MCAST, c, g2, 0), ==, 0);
+    g_assert_cmpuint(mcast_cmd(&t, QROCE_CMD_ATTACH_MCAST, b, g3, 0), ==,
+                     QROCE_CMD_ERR_NORES);
     stop(&t);
 }
 /*
@@ -4111,6 +4160,7 @@ int main(int argc, char **argv)
     qtest_add_func("/qroce/audit/rx-frames", test_audit_rx_frames);
     qtest_add_func("/qroce/mcast", test_mcast);
     qtest_add_func("/qroce/mcast/loop", test_mcast_loop);
+    qtest_add_func("/qroce/mcast/limits", test_mcast_limits);
     qtest_add_func("/qroce/cq-resize", test_cq_resize);
     qtest_add_func("/qroce/rereg-mr", test_rereg_mr);
     qtest_add_func("/qroce/fault-knobs", test_fault_knobs);

@@ -132,11 +132,14 @@ typedef struct QRoceGid {
     uint8_t gid[16];
 } QRoceGid;
 
-/* A multicast group: its GID and the UD QPs attached to it (nqp > 0). */
+/*
+ * A multicast group: its GID and the UD QPs attached to it (nqp > 0), in
+ * room for mcast_max_qp_attach of them.
+ */
 typedef struct QRoceMcast {
     uint8_t gid[16];
     uint32_t nqp;
-    uint32_t qpn[QROCE_MCAST_MAX_QP_ATTACH];
+    uint32_t *qpn;
 } QRoceMcast;
 
 /*
@@ -271,6 +274,7 @@ struct QRoceState {
 
     /* properties */
     uint32_t max_qp, max_cq, max_mr, max_pd, max_ah, max_srq;
+    uint32_t mcast_max_groups, mcast_max_qp_attach;
     uint32_t max_bt_pages;  /* all buffer tables together, in pages */
     uint32_t min_ack_timeout_us;    /* floor of the local ACK timeout */
     /* congestion control (docs/hw-spec.md §14), settable at run time */
@@ -321,7 +325,8 @@ struct QRoceState {
     QRoceAH *ah;
     QRoceSRQ *srq;
     QRoceGid gid[QROCE_DEF_MAX_GID];
-    QRoceMcast mcast[QROCE_MCAST_MAX_GROUPS];
+    QRoceMcast *mcast;      /* mcast_max_groups of them */
+    uint32_t *mcast_qpn;    /* their QPN lists, in one allocation */
 
     struct QRoceRc *rc;     /* engine-global state, the data path's */
 

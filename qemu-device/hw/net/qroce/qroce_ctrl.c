@@ -1525,5 +1525,7 @@ void qroce_ctrl_reset(QRoceState *s)
     memset(s->pd, 0, sizeof(*s->pd) * s->max_pd);
     memset(s->ah, 0, sizeof(*s->ah) * s->max_ah);
     memset(s->gid, 0, sizeof(s->gid));
-    memset(s->mcast, 0, sizeof(s->mcast));
+    for (i = 0; i < s->mcast_max_groups; i++) {
+        s->mcast[i].nqp = 0;
+    }
 }

@@ -468,10 +468,9 @@ int qroce_gid_find(QRoceState *s, const uint8_t gid[16])
 }
 
 /* ------------------------------------------------------------------ */
-/* Buffer tables of new objects                                        */
+/* Multicast groups                                                    */
 /* ------------------------------------------------------------------ */
 
-/* Does table @gbt hold exactly the pages of @bytes from offset @fpo? */
 /* A multicast GID: IPv6 ff00::/8, or IPv4-mapped 224.0.0.0/4. */
 bool qroce_gid_is_mcast(const uint8_t gid[16])
 {
@@ -509,7 +508,7 @@ QRoceMcast *qroce_mcast_find(QRoceState *s, const uint8_t gid[16])
 {
     unsigned i;
 
-    for (i = 0; i < QROCE_MCAST_MAX_GROUPS; i++) {
+    for (i = 0; i < s->mcast_max_groups; i++) {
         if (s->mcast[i].nqp && !memcmp(s->mcast[i].gid, gid, 16)) {
             return &s->mcast[i];
         }
@@ -528,7 +527,7 @@ int qroce_mcast_attach(QRoceState *s, const uint8_t gid[16], uint32_t qpn)
     unsigned i;
 
     if (!g) {
-        for (i = 0; i < QROCE_MCAST_MAX_GROUPS && !g; i++) {
+        for (i = 0; i < s->mcast_max_groups && !g; i++) {
             if (!s->mcast[i].nqp) {
                 g = &s->mcast[i];
             }
@@ -543,7 +542,7 @@ int qroce_mcast_attach(QRoceState *s, const uint8_t gid[16], uint32_t qpn)
             return QROCE_CMD_OK;
         }
     }
-    if (g->nqp == QROCE_MCAST_MAX_QP_ATTACH) {
+    if (g->nqp == s->mcast_max_qp_attach) {
         return QROCE_CMD_ERR_NORES;
     }
     g->qpn[g->nqp++] = qpn;
@@ -570,13 +569,18 @@ void qroce_mcast_detach_all(QRoceState *s, uint32_t qpn)
 {
     unsigned i;
 
-    for (i = 0; i < QROCE_MCAST_MAX_GROUPS; i++) {
+    for (i = 0; i < s->mcast_max_groups; i++) {
         if (s->mcast[i].nqp) {
             qroce_mcast_detach(s, s->mcast[i].gid, qpn);
         }
     }
 }
 
+/* ------------------------------------------------------------------ */
+/* Buffer tables of new objects                                        */
+/* ------------------------------------------------------------------ */
+
+/* Does table @gbt hold exactly the pages of @bytes from offset @fpo? */
 bool qroce_bt_exact(const struct qroce_bt *gbt, uint64_t fpo,
                     uint64_t bytes)
 {

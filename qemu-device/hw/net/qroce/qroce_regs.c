@@ -123,6 +123,10 @@ static uint32_t qroce_rd_const(QRoceState *s, hwaddr addr)
         return QROCE_DEF_MAX_FRMR_PAGES;
     case QROCE_REG_CAP_LINK_MBPS:
         return s->dcqcn_line_mbps;
+    case QROCE_REG_CAP_MAX_MCAST_GRP:
+        return s->mcast_max_groups;
+    case QROCE_REG_CAP_MAX_MCAST_QP_ATTACH:
+        return s->mcast_max_qp_attach;
     case QROCE_REG_MAC_LO:
         return ldl_le_p(s->conf.macaddr.a);
     case QROCE_REG_MAC_HI:
@@ -376,7 +380,7 @@ static const QRoceRegRead qroce_readops[QROCE_NREGS] = {
     R(FEATURES) = qroce_rd_const,
     R(MAC_LO) = qroce_rd_const,
     R(MAC_HI) = qroce_rd_const,
-    [QROCE_REG_CAP_MAX_QP / 4 ... QROCE_REG_CAP_LINK_MBPS / 4] =
+    [QROCE_REG_CAP_MAX_QP / 4 ... QROCE_REG_CAP_MAX_MCAST_QP_ATTACH / 4] =
         qroce_rd_const,
     R(STATUS) = qroce_rd_state,
     R(CTRL) = qroce_rd_state,
