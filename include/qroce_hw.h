@@ -92,6 +92,8 @@
 #define QROCE_REG_RXQ_PI	0x0a4	/* WO  buffers posted (free-running u32) */
 #define QROCE_REG_RXQ_CI	0x0a8	/* RO  buffers filled */
 #define QROCE_REG_ETH_IRQ	0x0ac	/* RW1C QROCE_ETH_IRQ_* causes; write 1 to clear */
+#define QROCE_REG_MC_HASH_LO	0x0b0	/* RW  multicast hash filter, bits 31:0 */
+#define QROCE_REG_MC_HASH_HI	0x0b4	/* RW  bits 63:32 (ETH_CTRL_MC_FILTER) */
 
 /* Capabilities (RO). */
 #define QROCE_REG_CAP_MAX_QP	0x100
@@ -144,6 +146,7 @@ enum qroce_counter {
 	QROCE_CNT_RATE_CUTS,		/* DCQCN rate cuts */
 	QROCE_CNT_WIRE_FAULTS,		/* wire faults injected (drop, dup, ...) */
 	QROCE_CNT_INJECTED_FAULTS,	/* faults injected by the inject-* knobs */
+	QROCE_CNT_ETH_RX_FILTERED,	/* multicast frames the MC_HASH filter refused */
 	QROCE_CNT_NUM
 };
 #define QROCE_REG_CNT(n)	(QROCE_REG_CNT_BASE + 4 * (n))
@@ -185,6 +188,9 @@ enum qroce_counter {
 #define QROCE_ETH_CTRL_RX_EN	0x00000002u
 #define QROCE_ETH_CTRL_PROMISC	0x00000004u
 #define QROCE_ETH_CTRL_ALLMULTI	0x00000008u
+#define QROCE_ETH_CTRL_MC_FILTER 0x00000010u	/* multicast through MC_HASH only */
+/* the MC_HASH bit of a MAC: ether_crc_le(6, mac) >> 26 */
+#define QROCE_MC_HASH_SHIFT	26
 
 /* QROCE_REG_ETH_IRQ */
 #define QROCE_ETH_IRQ_TX	0x00000001u

@@ -761,6 +761,7 @@ static const struct rdma_stat_desc qroce_stat_descs[] = {
 	[QROCE_CNT_RATE_CUTS] = { .name = "rate_cuts" },
 	[QROCE_CNT_WIRE_FAULTS] = { .name = "wire_faults" },
 	[QROCE_CNT_INJECTED_FAULTS] = { .name = "injected_faults" },
+	[QROCE_CNT_ETH_RX_FILTERED] = { .name = "eth_rx_filtered" },
 };
 
 /* a counter without a name would oops ib_core's sysfs setup at probe */

@@ -2808,6 +2808,108 @@ static void test_mcast_limits(void)
                      QROCE_CMD_ERR_NORES);
     stop(&t);
 }
+
+/* The MC_HASH bin of @mac: CRC-32 LE from ~0, no inversion, top 6 bits. */
+static unsigned mc_bin(const uint8_t mac[6])
+{
+    uint32_t crc = 0xffffffff;
+    int i, j;
+
+    for (i = 0; i < 6; i++) {
+        for (j = 0; j < 8; j++) {
+            crc = (crc >> 1) ^ (((crc ^ (mac[i] >> j)) & 1) ? 0xedb88320 : 0);
+        }
+    }
+    return crc >> QROCE_MC_HASH_SHIFT;
+}
+
+/* The peer sends a 100-byte IPv4 frame to @mac. */
+static void peer_eth(Peer *pr, const uint8_t mac[6])
+{
+    uint8_t f[100] = { [12] = 0x08 };
+
+    memcpy(f, mac, 6);
+    memcpy(f + 6, pr->mac, 6);
+    g_assert_cmpint(sendto(pr->fd, f, sizeof(f), 0,
+                           (struct sockaddr *)&pr->qemu, sizeof(pr->qemu)),
+                    ==, sizeof(f));
+}
+
+/*
+ * The Ethernet function's receive filter (§11): with MC_FILTER a
+ * multicast frame is taken only in a bin set in MC_HASH, or with
+ * ALLMULTI or PROMISC; broadcast always; without MC_FILTER every
+ * multicast frame, as after reset, which clears MC_HASH.
+ */
+static void test_eth_mc_filter(void)
+{
+    static const uint8_t m1[6] = { 0x01, 0x00, 0x5e, 0x00, 0x00, 0x01 };
+    static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+    uint8_t m2[6] = { 0x33, 0x33, 0xff, 0x00, 0x00, 0x01 }, got[6];
+    QRoceTest t;
+    Peer pr;
+    uint64_t rxr, buf, bit;
+    uint32_t ctrl = QROCE_ETH_CTRL_TX_EN | QROCE_ETH_CTRL_RX_EN;
+    unsigned i;
+
+    while (mc_bin(m2) == mc_bin(m1)) {
+        m2[5]++;
+    }
+    bit = 1ULL << mc_bin(m1);
+    peer_start(&t, &pr);
+    enable(&t);
+    rxr = page(&t, 1);
+    buf = page(&t, 2);
+    wr(&t, QROCE_REG_RXQ_BASE_LO, rxr);
+    wr(&t, QROCE_REG_RXQ_BASE_HI, rxr >> 32);
+    wr(&t, QROCE_REG_RXQ_LOG2, 3);
+    for (i = 0; i < 8; i++) {
+        put_desc(&t, rxr, i, buf + 512 * i, 512);
+    }
+    wr(&t, QROCE_REG_RXQ_PI, 8);
+    wr(&t, QROCE_REG_MC_HASH_LO, bit);
+    wr(&t, QROCE_REG_MC_HASH_HI, bit >> 32);
+    g_assert_cmphex(rd(&t, QROCE_REG_MC_HASH_LO) |
+                    (uint64_t)rd(&t, QROCE_REG_MC_HASH_HI) << 32, ==, bit);
+    wr(&t, QROCE_REG_ETH_CTRL, ctrl | QROCE_ETH_CTRL_MC_FILTER);
+
+    /* m2 is not taken; m1 and broadcast are, in that order */
+    g_assert_cmpuint(rd(&t, QROCE_REG_CNT(QROCE_CNT_ETH_RX_FILTERED)), ==, 0);
+    peer_eth(&pr, m2);
+    peer_eth(&pr, m1);
+    peer_eth(&pr, bcast);
+    wait_reg(&t, QROCE_REG_RXQ_CI, 2);
+    qtest_memread(t.qts, buf, got, 6);
+    g_assert_true(!memcmp(got, m1, 6));
+    qtest_memread(t.qts, buf + 512, got, 6);
+    g_assert_true(!memcmp(got, bcast, 6));
+
+    /* ALLMULTI, PROMISC, and MC_FILTER off each take m2 */
+    wr(&t, QROCE_REG_ETH_CTRL, ctrl | QROCE_ETH_CTRL_MC_FILTER |
+       QROCE_ETH_CTRL_ALLMULTI);
+    peer_eth(&pr, m2);
+    wait_reg(&t, QROCE_REG_RXQ_CI, 3);
+    wr(&t, QROCE_REG_ETH_CTRL, ctrl | QROCE_ETH_CTRL_MC_FILTER |
+       QROCE_ETH_CTRL_PROMISC);
+    peer_eth(&pr, m2);
+    wait_reg(&t, QROCE_REG_RXQ_CI, 4);
+    wr(&t, QROCE_REG_ETH_CTRL, ctrl);
+    peer_eth(&pr, m2);
+    wait_reg(&t, QROCE_REG_RXQ_CI, 5);
+    for (i = 2; i < 5; i++) {
+        qtest_memread(t.qts, buf + 512 * i, got, 6);
+        g_assert_true(!memcmp(got, m2, 6));
+    }
+    g_usleep(20000);
+    g_assert_cmpuint(rd(&t, QROCE_REG_RXQ_CI), ==, 5);
+    g_assert_cmpuint(rd(&t, QROCE_REG_CNT(QROCE_CNT_ETH_RX_FILTERED)), ==, 1);
+
+    wr(&t, QROCE_REG_CTRL, QROCE_CTRL_RESET);
+    g_assert_cmphex(rd(&t, QROCE_REG_MC_HASH_LO), ==, 0);
+    g_assert_cmphex(rd(&t, QROCE_REG_MC_HASH_HI), ==, 0);
+    close(pr.fd);
+    stop(&t);
+}
 /*
  * Finding 8, receive-path checks: a frame to another MAC and one with a
  * bad IPv4 checksum are not taken (the next good one gets the RECV WQE);
@@ -4161,6 +4263,7 @@ int main(int argc, char **argv)
     qtest_add_func("/qroce/mcast", test_mcast);
     qtest_add_func("/qroce/mcast/loop", test_mcast_loop);
     qtest_add_func("/qroce/mcast/limits", test_mcast_limits);
+    qtest_add_func("/qroce/eth-mc-filter", test_eth_mc_filter);
     qtest_add_func("/qroce/cq-resize", test_cq_resize);
     qtest_add_func("/qroce/rereg-mr", test_rereg_mr);
     qtest_add_func("/qroce/fault-knobs", test_fault_knobs);

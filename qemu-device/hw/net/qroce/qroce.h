@@ -307,6 +307,7 @@ struct QRoceState {
     uint64_t cmdq_base, cmdq_cq;
     uint32_t cmdq_log2, cmdq_pi, cmdq_ci;
     uint32_t eth_ctrl, eth_irq;
+    uint64_t eth_mc_hash;   /* MC_HASH: multicast filter, 64 CRC bins */
     uint64_t txq_base, rxq_base;
     uint32_t txq_log2, rxq_log2, txq_pi, txq_ci, rxq_pi, rxq_ci;
     uint32_t cnt[QROCE_CNT_NUM];

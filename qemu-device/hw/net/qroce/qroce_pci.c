@@ -297,7 +297,7 @@ static const char *const qroce_cnt_names[QROCE_CNT_NUM] = {
     "roce_rx_pkts", "roce_rx_drops", "roce_icrc_errs", "roce_seq_naks",
     "roce_rnr_naks", "roce_retrans", "roce_dup_reqs", "cmds", "cmd_errs",
     "bad_doorbells", "cqe_errs", "cnp_sent", "cnp_handled", "ecn_marked",
-    "rate_cuts", "wire_faults", "injected_faults",
+    "rate_cuts", "wire_faults", "injected_faults", "eth_rx_filtered",
 };
 
 QEMU_BUILD_BUG_ON(ARRAY_SIZE(qroce_cnt_names) != QROCE_CNT_NUM);
