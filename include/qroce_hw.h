@@ -92,6 +92,8 @@
 #define QROCE_REG_RXQ_PI	0x0a4	/* WO  buffers posted (free-running u32) */
 #define QROCE_REG_RXQ_CI	0x0a8	/* RO  buffers filled */
 #define QROCE_REG_ETH_IRQ	0x0ac	/* RW1C QROCE_ETH_IRQ_* causes; write 1 to clear */
+#define QROCE_REG_MC_HASH_LO	0x0b0	/* RW  multicast hash filter, bits 31:0 */
+#define QROCE_REG_MC_HASH_HI	0x0b4	/* RW  bits 63:32 (ETH_CTRL_MC_FILTER) */
 
 /* Capabilities (RO). */
 #define QROCE_REG_CAP_MAX_QP	0x100
@@ -113,6 +115,8 @@
 #define QROCE_REG_CAP_MAX_MTU	0x140	/* largest IB path MTU, bytes (4096) */
 #define QROCE_REG_CAP_MAX_FRMR_PAGES 0x144 /* pages of a fast-registration MR */
 #define QROCE_REG_CAP_LINK_MBPS	0x148	/* port line rate, Mb/s */
+#define QROCE_REG_CAP_MAX_MCAST_GRP 0x14c	/* multicast groups */
+#define QROCE_REG_CAP_MAX_MCAST_QP_ATTACH 0x150 /* UD QPs in one group */
 
 /* Event queue consumer doorbells: EQ n at QROCE_REG_EQ_CI(n), WO. */
 #define QROCE_REG_EQ_CI_BASE	0x200
@@ -142,6 +146,7 @@ enum qroce_counter {
 	QROCE_CNT_RATE_CUTS,		/* DCQCN rate cuts */
 	QROCE_CNT_WIRE_FAULTS,		/* wire faults injected (drop, dup, ...) */
 	QROCE_CNT_INJECTED_FAULTS,	/* faults injected by the inject-* knobs */
+	QROCE_CNT_ETH_RX_FILTERED,	/* multicast frames the MC_HASH filter refused */
 	QROCE_CNT_NUM
 };
 #define QROCE_REG_CNT(n)	(QROCE_REG_CNT_BASE + 4 * (n))
@@ -162,9 +167,12 @@ enum qroce_counter {
 #define QROCE_FEAT_FLUSH	0x00001000u	/* FLUSH WQEs, ACCESS_FLUSH_GLOBAL */
 #define QROCE_FEAT_ATOMIC_WRITE	0x00002000u	/* ATOMIC_WRITE WQEs */
 
-/* multicast: groups the device holds, UD QPs attached to one group */
-#define QROCE_MCAST_MAX_GROUPS	64
-#define QROCE_MCAST_MAX_QP_ATTACH	8
+/*
+ * multicast: the largest values of CAP_MAX_MCAST_GRP (groups the device
+ * holds) and CAP_MAX_MCAST_QP_ATTACH (UD QPs attached to one group)
+ */
+#define QROCE_MCAST_MAX_GROUPS	4096
+#define QROCE_MCAST_MAX_QP_ATTACH	64
 
 /* QROCE_REG_STATUS */
 #define QROCE_STATUS_READY	0x00000001u	/* CTRL.ENABLE accepted, CMDQ running */
@@ -184,6 +192,9 @@ enum qroce_counter {
 #define QROCE_ETH_CTRL_RX_EN	0x00000002u
 #define QROCE_ETH_CTRL_PROMISC	0x00000004u
 #define QROCE_ETH_CTRL_ALLMULTI	0x00000008u
+#define QROCE_ETH_CTRL_MC_FILTER 0x00000010u	/* multicast through MC_HASH only */
+/* the MC_HASH bit of a MAC: ether_crc_le(6, mac) >> 26 */
+#define QROCE_MC_HASH_SHIFT	26
 
 /* QROCE_REG_ETH_IRQ */
 #define QROCE_ETH_IRQ_TX	0x00000001u
@@ -355,6 +366,7 @@ struct qroce_cmd_create_qp {
 };
 #define QROCE_CREATE_QP_SRQ	0x01
 #define QROCE_CREATE_QP_SIG_ALL	0x02	/* every send WQE generates a CQE */
+#define QROCE_CREATE_QP_BLOCK_MCAST_LB 0x04 /* UD: no copy of its own mcast sends */
 
 /* MODIFY_QP attribute mask: the same bits as enum ib_qp_attr_mask. */
 #define QROCE_QP_ATTR_STATE		(1u << 0)
@@ -898,5 +910,7 @@ QROCE_HW_ASSERT_SIZE(struct qroce_eth_desc, 16);
 #define QROCE_DEF_MAX_BT_PAGES	(1u << 22)	/* all buffer tables: 32 MiB */
 #define QROCE_MR_KEY_INDEX_SHIFT 8	/* key = index << 8 | 8-bit variant */
 #define QROCE_DEF_MAX_FRMR_PAGES 512	/* 2 MiB in 4 KiB pages */
+#define QROCE_DEF_MCAST_GROUPS	64	/* CAP_MAX_MCAST_GRP */
+#define QROCE_DEF_MCAST_QP_ATTACH 8	/* CAP_MAX_MCAST_QP_ATTACH */
 
 #endif /* QROCE_HW_H */

@@ -109,6 +109,7 @@ struct qroce_dev {
 	u32 cap_max_rd_atom, cap_page_sizes, cap_max_gid, cap_max_msg;
 	u32 cap_max_frmr_pages;
 	u32 cap_link_mbps;	/* port line rate, 0: not reported */
+	u32 cap_max_mcast_grp, cap_max_mcast_qp_attach;
 	u64 cap_max_mr_size;
 	u8 mac[ETH_ALEN];
 	bool ib_registered;

@@ -10,6 +10,8 @@
  */
 #include <linux/dma-mapping.h>
 #include <net/addrconf.h>
+#include <net/if_inet6.h>
+#include <net/ip.h>
 #include <rdma/ib_addr.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_mad.h>
@@ -148,10 +150,11 @@ static int qroce_query_device(struct ib_device *ibdev,
 		a->max_mw = dev->cap_max_mr - 1;
 	}
 	if (dev->features & QROCE_FEAT_MCAST) {
-		a->max_mcast_grp = QROCE_MCAST_MAX_GROUPS;
-		a->max_mcast_qp_attach = QROCE_MCAST_MAX_QP_ATTACH;
+		a->max_mcast_grp = dev->cap_max_mcast_grp;
+		a->max_mcast_qp_attach = dev->cap_max_mcast_qp_attach;
 		a->max_total_mcast_qp_attach =
-			QROCE_MCAST_MAX_GROUPS * QROCE_MCAST_MAX_QP_ATTACH;
+			dev->cap_max_mcast_grp * dev->cap_max_mcast_qp_attach;
+		a->kernel_cap_flags |= IBK_BLOCK_MULTICAST_LOOPBACK;
 	}
 	a->max_pkeys = 1;
 	a->local_ca_ack_delay = 15;
@@ -698,9 +701,18 @@ static int qroce_dealloc_mw(struct ib_mw *ibmw)
 void qroce_fill_av(struct qroce_av *av, struct rdma_ah_attr *ah)
 {
 	const struct ib_global_route *grh = rdma_ah_read_grh(ah);
+	struct in6_addr dgid;
 
 	memcpy(av->dgid, grh->dgid.raw, 16);
-	memcpy(av->dmac, ah->roce.dmac, ETH_ALEN);
+	memcpy(&dgid, grh->dgid.raw, sizeof(dgid));
+	/* a group's MAC follows from its address (the device checks it) */
+	if (ipv6_addr_v4mapped(&dgid) &&
+	    ipv4_is_multicast(dgid.s6_addr32[3]))
+		ip_eth_mc_map(dgid.s6_addr32[3], (char *)av->dmac);
+	else if (ipv6_addr_is_multicast(&dgid))
+		ipv6_eth_mc_map(&dgid, (char *)av->dmac);
+	else
+		memcpy(av->dmac, ah->roce.dmac, ETH_ALEN);
 	av->sgid_index = grh->sgid_index;
 	av->hop_limit = grh->hop_limit;
 	av->traffic_class = grh->traffic_class;
@@ -793,6 +805,7 @@ static const struct rdma_stat_desc qroce_stat_descs[] = {
 	[QROCE_CNT_RATE_CUTS] = { .name = "rate_cuts" },
 	[QROCE_CNT_WIRE_FAULTS] = { .name = "wire_faults" },
 	[QROCE_CNT_INJECTED_FAULTS] = { .name = "injected_faults" },
+	[QROCE_CNT_ETH_RX_FILTERED] = { .name = "eth_rx_filtered" },
 };
 
 /* a counter without a name would oops ib_core's sysfs setup at probe */

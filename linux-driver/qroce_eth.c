@@ -3,6 +3,7 @@
  * qroce Ethernet function: a plain netdev over one TX and one RX ring of
  * single-buffer descriptors (hw-spec section 11), NAPI on vector 1.
  */
+#include <linux/crc32.h>
 #include <linux/etherdevice.h>
 #include <linux/ethtool.h>
 #include <linux/dma-mapping.h>
@@ -243,6 +244,35 @@ static void qroce_ring_free(struct qroce_dev *dev, struct qroce_eth_ring *r,
 	memset(r, 0, sizeof(*r));
 }
 
+/*
+ * The receive filter, with the rings on: PROMISC and ALLMULTI from the
+ * netdev's flags, and MC_HASH with the CRC bin of each address on its
+ * multicast list (IPv4 groups, IPv6 neighbour discovery); a frame for
+ * another address in a set bin reaches the stack, which drops it.  The
+ * RoCE engine takes the frames of its groups whatever this says.
+ */
+static void qroce_set_rx_mode(struct net_device *nd)
+{
+	struct qroce_dev *dev = qroce_nd(nd);
+	u32 ctrl = QROCE_ETH_CTRL_TX_EN | QROCE_ETH_CTRL_RX_EN |
+		   QROCE_ETH_CTRL_MC_FILTER;
+	struct netdev_hw_addr *ha;
+	u64 hash = 0;
+
+	if (!netif_running(nd))
+		return;
+	if (nd->flags & IFF_PROMISC)
+		ctrl |= QROCE_ETH_CTRL_PROMISC;
+	if (nd->flags & IFF_ALLMULTI)
+		ctrl |= QROCE_ETH_CTRL_ALLMULTI;
+	netdev_for_each_mc_addr(ha, nd)
+		hash |= 1ULL << (ether_crc_le(ETH_ALEN, ha->addr) >>
+				 QROCE_MC_HASH_SHIFT);
+	qroce_wr(dev, QROCE_REG_MC_HASH_LO, lower_32_bits(hash));
+	qroce_wr(dev, QROCE_REG_MC_HASH_HI, upper_32_bits(hash));
+	qroce_wr(dev, QROCE_REG_ETH_CTRL, ctrl);
+}
+
 static int qroce_open(struct net_device *nd)
 {
 	struct qroce_dev *dev = qroce_nd(nd);
@@ -258,8 +288,9 @@ static int qroce_open(struct net_device *nd)
 	qroce_wr(dev, QROCE_REG_TXQ_LOG2, dev->tx.log2);
 	qroce_wr64(dev, QROCE_REG_RXQ_BASE_LO, dev->rx.dma);
 	qroce_wr(dev, QROCE_REG_RXQ_LOG2, dev->rx.log2);
-	qroce_wr(dev, QROCE_REG_ETH_CTRL, QROCE_ETH_CTRL_TX_EN |
-		 QROCE_ETH_CTRL_RX_EN);
+	netif_addr_lock_bh(nd);
+	qroce_set_rx_mode(nd);
+	netif_addr_unlock_bh(nd);
 	qroce_rx_refill(dev);
 	napi_enable(&dev->napi);
 	qroce_update_carrier(dev);
@@ -299,6 +330,7 @@ static const struct net_device_ops qroce_netdev_ops = {
 	.ndo_stop = qroce_stop,
 	.ndo_start_xmit = qroce_xmit,
 	.ndo_change_mtu = qroce_change_mtu,
+	.ndo_set_rx_mode = qroce_set_rx_mode,
 	.ndo_validate_addr = eth_validate_addr,
 };
 

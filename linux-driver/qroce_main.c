@@ -99,6 +99,9 @@ static void qroce_read_caps(struct qroce_dev *dev)
 	dev->cap_max_frmr_pages = min_t(u32, U16_MAX,
 					qroce_rd(dev, QROCE_REG_CAP_MAX_FRMR_PAGES));
 	dev->cap_link_mbps = qroce_rd(dev, QROCE_REG_CAP_LINK_MBPS);
+	dev->cap_max_mcast_grp = qroce_rd(dev, QROCE_REG_CAP_MAX_MCAST_GRP);
+	dev->cap_max_mcast_qp_attach =
+		qroce_rd(dev, QROCE_REG_CAP_MAX_MCAST_QP_ATTACH);
 	dev->cap_max_mr_size = qroce_rd(dev, QROCE_REG_CAP_MAX_MR_SIZE_LO) |
 		((u64)qroce_rd(dev, QROCE_REG_CAP_MAX_MR_SIZE_HI) << 32);
 }

@@ -29,16 +29,20 @@ static int qroce_create_qp_check(struct qroce_dev *dev, int type,
 				 struct ib_qp_init_attr *init)
 {
 	struct ib_qp_cap *cap = &init->cap;
+	u32 flags = init->create_flags;
 
 	if (type < 0)
 		return type;
+	/* a UD QP may block the copies of its own multicast sends */
+	if (type == QROCE_QPT_UD && (dev->features & QROCE_FEAT_MCAST))
+		flags &= ~IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK;
 	/* a device without their data path: fail here, not hang later */
 	if ((type == QROCE_QPT_UC && !(dev->features & QROCE_FEAT_UC)) ||
 	    (type == QROCE_QPT_UD && !(dev->features & QROCE_FEAT_UD)))
 		return -EOPNOTSUPP;
 	if ((init->srq && !(dev->features & QROCE_FEAT_SRQ)) ||
 	    (init->srq && type != QROCE_QPT_RC && type != QROCE_QPT_UD) ||
-	    init->create_flags ||
+	    flags ||
 	    cap->max_send_wr > dev->cap_max_qp_wr ||
 	    cap->max_recv_wr > dev->cap_max_qp_wr ||
 	    cap->max_send_sge > dev->cap_max_sge ||
@@ -161,6 +165,8 @@ static int qroce_create_qp_cmd(struct qroce_dev *dev, struct qroce_qp *qp,
 	c->type = type;
 	c->flags |= init->sq_sig_type == IB_SIGNAL_ALL_WR ?
 		    QROCE_CREATE_QP_SIG_ALL : 0;
+	if (init->create_flags & IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK)
+		c->flags |= QROCE_CREATE_QP_BLOCK_MCAST_LB;
 	c->sq_log2_entries = qp->sq.log2;
 	c->rq_log2_entries = init->srq ? 0 : qp->rq.log2;
 	c->sq_wqe_shift = qp->sq.shift;

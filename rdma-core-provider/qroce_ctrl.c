@@ -356,13 +356,17 @@ static int qroce_qp_check(struct qroce_context *ctx,
 {
 	struct ibv_qp_cap *cap = &attr->cap;
 
-	/* create flags: accepted with none set, as rxe does */
+	uint32_t flags = attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS ?
+			 attr->create_flags : 0;
+
+	/* a UD QP may block its own multicast copies (the kernel checks) */
+	if (attr->qp_type == IBV_QPT_UD)
+		flags &= ~(uint32_t)IBV_QP_CREATE_BLOCK_SELF_MCAST_LB;
+	/* other create flags: accepted with none set, as rxe does */
 	if (attr->comp_mask & ~(uint32_t)(IBV_QP_INIT_ATTR_PD |
 					  IBV_QP_INIT_ATTR_SEND_OPS_FLAGS |
 					  IBV_QP_INIT_ATTR_CREATE_FLAGS) ||
-	    !(attr->comp_mask & IBV_QP_INIT_ATTR_PD) ||
-	    ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
-	     attr->create_flags) ||
+	    !(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || flags ||
 	    !qroce_send_ops(attr->qp_type))
 		return EOPNOTSUPP;
 	if ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&

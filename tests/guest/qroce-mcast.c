@@ -4,7 +4,8 @@
  *   qroce-mcast [-d DEVICE] [-g GID_INDEX] recv GROUP N
  *   qroce-mcast [-d DEVICE] [-g GID_INDEX] send GROUP N
  *
- * GROUP is an IPv4 multicast address.  recv: two UD QPs attach to the
+ * GROUP is an IPv4 or IPv6 multicast address (a sender of IPv6 needs -g
+ * with an IPv6 GID).  recv: two UD QPs attach to the
  * group, and each must receive the N messages of one sender ("attached"
  * is printed when they are ready); then QP B detaches ("detached" is
  * printed) and, from a second sender's N messages, A must receive all and
@@ -215,14 +216,18 @@ int main(int argc, char **argv)
         default: goto usage;
         }
     }
-    if (argc - optind != 3 || inet_pton(AF_INET, argv[optind + 1], &a) != 1 ||
-        (n = atoi(argv[optind + 2])) < 1 || n > MAXN ||
+    if (argc - optind != 3 || (n = atoi(argv[optind + 2])) < 1 || n > MAXN ||
         (strcmp(argv[optind], "recv") && strcmp(argv[optind], "send"))) {
         goto usage;
     }
+    /* an IPv4 group as an IPv4-mapped GID, or an IPv6 group as it is */
     memset(&group, 0, sizeof(group));
-    group.raw[10] = group.raw[11] = 0xff;
-    memcpy(&group.raw[12], &a, 4);
+    if (inet_pton(AF_INET, argv[optind + 1], &a) == 1) {
+        group.raw[10] = group.raw[11] = 0xff;
+        memcpy(&group.raw[12], &a, 4);
+    } else if (inet_pton(AF_INET6, argv[optind + 1], group.raw) != 1) {
+        goto usage;
+    }
     open_dev(dev);
     /* room for both QPs' receives: a buffer of our own */
     ibv_dereg_mr(mr);

@@ -569,6 +569,7 @@ static uint32_t mk_cq(QRoceTest *t, uint32_t eqn)
 
 /* SQ WQE stride of the QPs mk_qp_rings() makes: 2^6, or this when set */
 static uint8_t sq_shift_override;
+static uint8_t qp_flags_extra;     /* QROCE_CREATE_QP_* for the next QPs */
 
 /* CREATE_QP with 16-entry rings of its own; their addresses in *sq, *rq. */
 static int mk_qp_rings(QRoceTest *t, uint8_t type, uint32_t pdn,
@@ -586,6 +587,7 @@ static int mk_qp_rings(QRoceTest *t, uint8_t type, uint32_t pdn,
     c.create_qp.recv_cqn = cpu_to_le32(rcqn);
     c.create_qp.uar = cpu_to_le32(uar);
     c.create_qp.type = type;
+    c.create_qp.flags = qp_flags_extra;
     c.create_qp.sq_log2_entries = 4;
     c.create_qp.sq_wqe_shift = sq_shift_override ? sq_shift_override : 6;
     c.create_qp.rq_log2_entries = 4;
@@ -2897,6 +2899,8 @@ static void test_mcast(void)
     peer_start(&t, &pr);
     objs_setup(&t, QROCE_ACCESS_LOCAL_WRITE, &pdn, &cqn, &cq, &buf, &key);
     g_assert_true(rd(&t, QROCE_REG_FEATURES) & QROCE_FEAT_MCAST);
+    g_assert_cmpuint(rd(&t, QROCE_REG_CAP_MAX_MCAST_GRP), ==, 64);
+    g_assert_cmpuint(rd(&t, QROCE_REG_CAP_MAX_MCAST_QP_ATTACH), ==, 8);
     ud_qp(&t, QROCE_QPT_UD, pdn, cqn, 0x1234, &a, &sqa, &rqa);
     ud_qp(&t, QROCE_QPT_UD, pdn, cqn, 0x1234, &b, &sqb, &rqb);
     g_assert_cmpuint(mk_qp_rings(&t, QROCE_QPT_RC, pdn, cqn, cqn, 0, &r, &sqr,
@@ -2963,6 +2967,290 @@ static void test_mcast(void)
     stop(&t);
 }
 
+
+/* CREATE_AH on @pdn to group @gid at @mac: the status, the AH in *@ahn. */
+static int mk_mcast_ah(QRoceTest *t, uint32_t pdn, const uint8_t gid[16],
+                       const uint8_t mac[6], uint32_t *ahn)
+{
+    struct qroce_cmd c = { .hdr.opcode = QROCE_CMD_CREATE_AH };
+    uint32_t out[6] = {};
+    int st;
+
+    c.create_ah.pdn = cpu_to_le32(pdn);
+    self_av(&c.create_ah.av);
+    memcpy(c.create_ah.av.dgid, gid, 16);
+    memcpy(c.create_ah.av.dmac, mac, 6);
+    st = cmd(t, &c, out);
+    *ahn = out[0];
+    return st;
+}
+
+/*
+ * The device's own multicast sends, as rxe and mlx5 do them: the frame
+ * goes on the wire to the group's MAC with DQP 0xFFFFFF, and every QP of
+ * the device attached to the group gets a copy, the sender too unless it
+ * was created with BLOCK_MCAST_LB (a UD flag only).  The wire's echo of
+ * our own frame is not a second copy; a member without a RECV drops its
+ * copy of a peer's packet and counts it.  An AH to a group must hold
+ * the group's MAC.
+ */
+static void test_mcast_loop(void)
+{
+    static const uint8_t ip[4] = { 239, 1, 1, 1 };
+    static const uint8_t mac[6] = { 0x01, 0x00, 0x5e, 0x01, 0x01, 0x01 };
+    static const uint8_t gid6[16] = { 0xff, 0x0e, [12] = 0x80, 1, 2, 3 };
+    static const uint8_t mac6[6] = { 0x33, 0x33, 0x80, 1, 2, 3 };
+    uint8_t gid[16] = { [10] = 0xff, [11] = 0xff }, f[2048];
+    QRoceTest t;
+    Peer pr;
+    RocePktOut o;
+    RocePktIn p;
+    struct qroce_cqe cqe;
+    uint64_t cq, buf, sqa, rqa, sqb, rqb, sqr, rqr;
+    uint32_t pdn, cqn, key, a, b, r, ahn, i, drops, ci = 0;
+    uint32_t got_a = 0, got_b = 0;
+
+    memcpy(gid + 12, ip, 4);
+    peer_start(&t, &pr);
+    objs_setup(&t, QROCE_ACCESS_LOCAL_WRITE, &pdn, &cqn, &cq, &buf, &key);
+    ud_qp(&t, QROCE_QPT_UD, pdn, cqn, 0x1234, &a, &sqa, &rqa);
+    qp_flags_extra = QROCE_CREATE_QP_BLOCK_MCAST_LB;
+    g_assert_cmpuint(mk_qp_rings(&t, QROCE_QPT_RC, pdn, cqn, cqn, 0, &r, &sqr,
+                                 &rqr), ==, QROCE_CMD_ERR_PARAM);
+    ud_qp(&t, QROCE_QPT_UD, pdn, cqn, 0x1234, &b, &sqb, &rqb);
+    qp_flags_extra = 0;
+    g_assert_cmpuint(mcast_cmd(&t, QROCE_CMD_ATTACH_MCAST, a, gid, 0), ==, 0);
+    g_assert_cmpuint(mcast_cmd(&t, QROCE_CMD_ATTACH_MCAST, b, gid, 0), ==, 0);
+    /* an AH to a group must name the group's MAC (IPv4 01:00:5e, IPv6 33:33) */
+    g_assert_cmpuint(mk_mcast_ah(&t, pdn, gid, dev_mac, &ahn), ==,
+                     QROCE_CMD_ERR_PARAM);
+    g_assert_cmpuint(mk_mcast_ah(&t, pdn, gid6, mac, &ahn), ==,
+                     QROCE_CMD_ERR_PARAM);
+    g_assert_cmpuint(mk_mcast_ah(&t, pdn, gid6, mac6, &ahn), ==, 0);
+    g_assert_cmpuint(mk_mcast_ah(&t, pdn, gid, mac, &ahn), ==, 0);
+    for (i = 0; i < 2; i++) {
+        post_recv(&t, rqa, i, buf + 4096 + 256 * i, 256, key);
+        post_recv(&t, rqb, i, buf + 4096 + 512 + 256 * i, 256, key);
+    }
+    qpci_io_writeq(t.dev, t.db, QROCE_DB_RQ, qroce_db_value(a, 2));
+    qpci_io_writeq(t.dev, t.db, QROCE_DB_RQ, qroce_db_value(b, 2));
+
+    /* A sends: the group's frame on the wire, a copy for A and for B */
+    post_ud(&t, sqa, 0, ahn, 0xffffff, 0x1234, buf, 64, key);
+    qpci_io_writeq(t.dev, t.db, QROCE_DB_SQ, qroce_db_value(a, 1));
+    peer_recv(&pr, f, &p);
+    g_assert_true(!memcmp(f, mac, 6));
+    g_assert_cmphex(p.dqpn, ==, 0xffffff);
+    g_assert_true(!memcmp(p.dgid, gid, 16));
+    g_assert_cmpuint(p.deth_sqp, ==, a);
+    g_assert_cmpuint(p.paylen, ==, 64);
+    for (i = 0; i < 3; i++) {
+        wait_entry(&t, cq, sizeof(cqe), 6, ci++, &cqe);
+        g_assert_cmpuint(cqe.status, ==, QROCE_WC_SUCCESS);
+        if (cqe.flags & QROCE_CQE_F_SQ) {
+            g_assert_cmpuint(le32_to_cpu(cqe.qpn), ==, a);
+            continue;
+        }
+        g_assert_cmpuint(le32_to_cpu(cqe.src_qp), ==, a);
+        g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, 40 + 64);
+        got_a += le32_to_cpu(cqe.qpn) == a;
+        got_b += le32_to_cpu(cqe.qpn) == b;
+    }
+    g_assert_cmpuint(got_a, ==, 1);
+    g_assert_cmpuint(got_b, ==, 1);
+
+    /* B blocks its own copies: only A gets B's send */
+    post_ud(&t, sqb, 0, ahn, 0xffffff, 0x1234, buf, 64, key);
+    qpci_io_writeq(t.dev, t.db, QROCE_DB_SQ, qroce_db_value(b, 1));
+    peer_recv(&pr, f, &p);
+    g_assert_cmpuint(p.deth_sqp, ==, b);
+    for (i = 0; i < 2; i++) {
+        wait_entry(&t, cq, sizeof(cqe), 6, ci++, &cqe);
+        g_assert_cmpuint(cqe.status, ==, QROCE_WC_SUCCESS);
+        g_assert_cmpuint(le32_to_cpu(cqe.qpn), ==,
+                         cqe.flags & QROCE_CQE_F_SQ ? b : a);
+        if (!(cqe.flags & QROCE_CQE_F_SQ)) {
+            g_assert_cmpuint(le32_to_cpu(cqe.src_qp), ==, b);
+            g_assert_cmpuint(le32_to_cpu(cqe.wqe_index), ==, 1);
+        }
+    }
+    g_usleep(20000);
+    g_assert_false(entry_ready(&t, cq, sizeof(cqe), 6, ci));
+
+    /*
+     * An echo of our own frame from the wire is ignored; a peer's frame
+     * reaches B (its second RECV) and A, out of RECVs, drops it.
+     */
+    drops = rd(&t, QROCE_REG_CNT(QROCE_CNT_ROCE_RX_DROPS));
+    peer_out(&pr, &o, 0xffffff, 0, ROCE_UD_SEND_ONLY);
+    o.dmac = mac;
+    o.smac = dev_mac;
+    o.dgid = gid;
+    o.deth_qkey = 0x1234;
+    o.deth_sqp = a;
+    peer_send(&pr, &o, 100, false);
+    peer_mcast(&pr, ip, mac, 0x1234);
+    wait_entry(&t, cq, sizeof(cqe), 6, ci++, &cqe);
+    g_assert_cmpuint(le32_to_cpu(cqe.qpn), ==, b);
+    g_assert_cmpuint(le32_to_cpu(cqe.src_qp), ==, 0x55);
+    g_assert_cmpuint(le32_to_cpu(cqe.wqe_index), ==, 1);
+    wait_cnt(&t, QROCE_CNT_ROCE_RX_DROPS, drops + 1);
+    g_usleep(20000);
+    g_assert_false(entry_ready(&t, cq, sizeof(cqe), 6, ci));
+    g_assert_cmpuint(rd(&t, QROCE_REG_CNT(QROCE_CNT_ROCE_RX_DROPS)), ==,
+                     drops + 1);
+    close(pr.fd);
+    stop(&t);
+}
+
+/*
+ * The group table's bounds are device properties, read back as CAP
+ * registers: with 2 groups of 2 QPs, a third QP in a group and a third
+ * group are ERR_NORES (attaching a member again still succeeds); a
+ * detach or a DESTROY_QP makes room again.
+ */
+static void test_mcast_limits(void)
+{
+    uint8_t g1[16] = { [10] = 0xff, [11] = 0xff, 239, 1, 1, 1 };
+    uint8_t g2[16], g3[16];
+    QRoceTest t;
+    uint64_t cq, buf, sq, rq;
+    uint32_t out[6], pdn, cqn, key, a, b, c;
+
+    memcpy(g2, g1, 16);
+    g2[15] = 2;
+    memcpy(g3, g1, 16);
+    g3[15] = 3;
+    start(&t, "-global qroce.mcast-max-groups=2 "
+          "-global qroce.mcast-max-qp-attach=2");
+    objs_setup(&t, QROCE_ACCESS_LOCAL_WRITE, &pdn, &cqn, &cq, &buf, &key);
+    g_assert_cmpuint(rd(&t, QROCE_REG_CAP_MAX_MCAST_GRP), ==, 2);
+    g_assert_cmpuint(rd(&t, QROCE_REG_CAP_MAX_MCAST_QP_ATTACH), ==, 2);
+    ud_qp(&t, QROCE_QPT_UD, pdn, cqn, 0x1234, &a, &sq, &rq);
+    ud_qp(&t, QROCE_QPT_UD, pdn, cqn, 0x1234, &b, &sq, &rq);
+    ud_qp(&t, QROCE_QPT_UD, pdn, cqn, 0x1234, &c, &sq, &rq);
+
+    g_assert_cmpuint(mcast_cmd(&t, QROCE_CMD_ATTACH_MCAST, a, g1, 0), ==, 0);
+    g_assert_cmpuint(mcast_cmd(&t, QROCE_CMD_ATTACH_MCAST, b, g1, 0), ==, 0);
+    g_assert_cmpuint(mcast_cmd(&t, QROCE_CMD_ATTACH_MCAST, c, g1, 0), ==,
+                     QROCE_CMD_ERR_NORES);
+    g_assert_cmpuint(mcast_cmd(&t, QROCE_CMD_ATTACH_MCAST, a, g1, 0), ==, 0);
+    g_assert_cmpuint(mcast_cmd(&t, QROCE_CMD_ATTACH_MCAST, a, g2, 0), ==, 0);
+    g_assert_cmpuint(mcast_cmd(&t, QROCE_CMD_ATTACH_MCAST, a, g3, 0), ==,
+                     QROCE_CMD_ERR_NORES);
+    g_assert_cmpuint(mcast_cmd(&t, QROCE_CMD_DETACH_MCAST, a, g2, 0), ==, 0);
+    g_assert_cmpuint(mcast_cmd(&t, QROCE_CMD_ATTACH_MCAST, a, g3, 0), ==, 0);
+
+    /* A goes: g3 with it, and g1 has room for C */
+    g_assert_cmpuint(simple(&t, QROCE_CMD_DESTROY_QP, a, out), ==, 0);
+    g_assert_cmpuint(mcast_cmd(&t, QROCE_CMD_ATTACH_MCAST, c, g1, 0), ==, 0);
+    g_assert_cmpuint(mcast_cmd(&t, QROCE_CMD_ATTACH_MCAST, c, g2, 0), ==, 0);
+    g_assert_cmpuint(mcast_cmd(&t, QROCE_CMD_ATTACH_MCAST, b, g3, 0), ==,
+                     QROCE_CMD_ERR_NORES);
+    stop(&t);
+}
+
+/* The MC_HASH bin of @mac: CRC-32 LE from ~0, no inversion, top 6 bits. */
+static unsigned mc_bin(const uint8_t mac[6])
+{
+    uint32_t crc = 0xffffffff;
+    int i, j;
+
+    for (i = 0; i < 6; i++) {
+        for (j = 0; j < 8; j++) {
+            crc = (crc >> 1) ^ (((crc ^ (mac[i] >> j)) & 1) ? 0xedb88320 : 0);
+        }
+    }
+    return crc >> QROCE_MC_HASH_SHIFT;
+}
+
+/* The peer sends a 100-byte IPv4 frame to @mac. */
+static void peer_eth(Peer *pr, const uint8_t mac[6])
+{
+    uint8_t f[100] = { [12] = 0x08 };
+
+    memcpy(f, mac, 6);
+    memcpy(f + 6, pr->mac, 6);
+    g_assert_cmpint(sendto(pr->fd, f, sizeof(f), 0,
+                           (struct sockaddr *)&pr->qemu, sizeof(pr->qemu)),
+                    ==, sizeof(f));
+}
+
+/*
+ * The Ethernet function's receive filter (§11): with MC_FILTER a
+ * multicast frame is taken only in a bin set in MC_HASH, or with
+ * ALLMULTI or PROMISC; broadcast always; without MC_FILTER every
+ * multicast frame, as after reset, which clears MC_HASH.
+ */
+static void test_eth_mc_filter(void)
+{
+    static const uint8_t m1[6] = { 0x01, 0x00, 0x5e, 0x00, 0x00, 0x01 };
+    static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+    uint8_t m2[6] = { 0x33, 0x33, 0xff, 0x00, 0x00, 0x01 }, got[6];
+    QRoceTest t;
+    Peer pr;
+    uint64_t rxr, buf, bit;
+    uint32_t ctrl = QROCE_ETH_CTRL_TX_EN | QROCE_ETH_CTRL_RX_EN;
+    unsigned i;
+
+    while (mc_bin(m2) == mc_bin(m1)) {
+        m2[5]++;
+    }
+    bit = 1ULL << mc_bin(m1);
+    peer_start(&t, &pr);
+    enable(&t);
+    rxr = page(&t, 1);
+    buf = page(&t, 2);
+    wr(&t, QROCE_REG_RXQ_BASE_LO, rxr);
+    wr(&t, QROCE_REG_RXQ_BASE_HI, rxr >> 32);
+    wr(&t, QROCE_REG_RXQ_LOG2, 3);
+    for (i = 0; i < 8; i++) {
+        put_desc(&t, rxr, i, buf + 512 * i, 512);
+    }
+    wr(&t, QROCE_REG_RXQ_PI, 8);
+    wr(&t, QROCE_REG_MC_HASH_LO, bit);
+    wr(&t, QROCE_REG_MC_HASH_HI, bit >> 32);
+    g_assert_cmphex(rd(&t, QROCE_REG_MC_HASH_LO) |
+                    (uint64_t)rd(&t, QROCE_REG_MC_HASH_HI) << 32, ==, bit);
+    wr(&t, QROCE_REG_ETH_CTRL, ctrl | QROCE_ETH_CTRL_MC_FILTER);
+
+    /* m2 is not taken; m1 and broadcast are, in that order */
+    g_assert_cmpuint(rd(&t, QROCE_REG_CNT(QROCE_CNT_ETH_RX_FILTERED)), ==, 0);
+    peer_eth(&pr, m2);
+    peer_eth(&pr, m1);
+    peer_eth(&pr, bcast);
+    wait_reg(&t, QROCE_REG_RXQ_CI, 2);
+    qtest_memread(t.qts, buf, got, 6);
+    g_assert_true(!memcmp(got, m1, 6));
+    qtest_memread(t.qts, buf + 512, got, 6);
+    g_assert_true(!memcmp(got, bcast, 6));
+
+    /* ALLMULTI, PROMISC, and MC_FILTER off each take m2 */
+    wr(&t, QROCE_REG_ETH_CTRL, ctrl | QROCE_ETH_CTRL_MC_FILTER |
+       QROCE_ETH_CTRL_ALLMULTI);
+    peer_eth(&pr, m2);
+    wait_reg(&t, QROCE_REG_RXQ_CI, 3);
+    wr(&t, QROCE_REG_ETH_CTRL, ctrl | QROCE_ETH_CTRL_MC_FILTER |
+       QROCE_ETH_CTRL_PROMISC);
+    peer_eth(&pr, m2);
+    wait_reg(&t, QROCE_REG_RXQ_CI, 4);
+    wr(&t, QROCE_REG_ETH_CTRL, ctrl);
+    peer_eth(&pr, m2);
+    wait_reg(&t, QROCE_REG_RXQ_CI, 5);
+    for (i = 2; i < 5; i++) {
+        qtest_memread(t.qts, buf + 512 * i, got, 6);
+        g_assert_true(!memcmp(got, m2, 6));
+    }
+    g_usleep(20000);
+    g_assert_cmpuint(rd(&t, QROCE_REG_RXQ_CI), ==, 5);
+    g_assert_cmpuint(rd(&t, QROCE_REG_CNT(QROCE_CNT_ETH_RX_FILTERED)), ==, 1);
+
+    wr(&t, QROCE_REG_CTRL, QROCE_CTRL_RESET);
+    g_assert_cmphex(rd(&t, QROCE_REG_MC_HASH_LO), ==, 0);
+    g_assert_cmphex(rd(&t, QROCE_REG_MC_HASH_HI), ==, 0);
+    close(pr.fd);
+    stop(&t);
+}
 /*
  * Finding 8, receive-path checks: a frame to another MAC and one with a
  * bad IPv4 checksum are not taken (the next good one gets the RECV WQE);
@@ -4519,6 +4807,11 @@ static const QRoceCase qroce_cases[] = {
     { "audit/key-reuse", test_audit_key_reuse, NULL, NULL },
     { "audit/rx-frames", test_audit_rx_frames, NULL, peer_prepare },
     { "mcast", test_mcast, NULL, peer_prepare },
+    { "mcast-loop", test_mcast_loop, NULL, peer_prepare },
+    { "mcast-limits", test_mcast_limits,
+      "-global qroce.mcast-max-groups=2 -global qroce.mcast-max-qp-attach=2",
+      NULL },
+    { "eth-mc-filter", test_eth_mc_filter, NULL, peer_prepare },
     { "wire-backpressure", test_wire_backpressure, NULL, bp_prepare },
     { "cq-resize", test_cq_resize, NULL, NULL },
     { "srq-resize", test_srq_resize, NULL, NULL },

@@ -138,11 +138,14 @@ typedef struct QRoceGid {
     uint8_t gid[16];
 } QRoceGid;
 
-/* A multicast group: its GID and the UD QPs attached to it (nqp > 0). */
+/*
+ * A multicast group: its GID and the UD QPs attached to it (nqp > 0), in
+ * room for mcast_max_qp_attach of them.
+ */
 typedef struct QRoceMcast {
     uint8_t gid[16];
     uint32_t nqp;
-    uint32_t qpn[QROCE_MCAST_MAX_QP_ATTACH];
+    uint32_t *qpn;
 } QRoceMcast;
 
 /*
@@ -279,6 +282,7 @@ struct QRoceState {
 
     /* properties */
     uint32_t max_qp, max_cq, max_mr, max_pd, max_ah, max_srq;
+    uint32_t mcast_max_groups, mcast_max_qp_attach;
     uint32_t max_bt_pages;  /* all buffer tables together, in pages */
     uint32_t min_ack_timeout_us;    /* floor of the local ACK timeout */
     /* congestion control (docs/hw-spec.md §14), settable at run time */
@@ -311,6 +315,7 @@ struct QRoceState {
     uint64_t cmdq_base, cmdq_cq;
     uint32_t cmdq_log2, cmdq_pi, cmdq_ci;
     uint32_t eth_ctrl, eth_irq;
+    uint64_t eth_mc_hash;   /* MC_HASH: multicast filter, 64 CRC bins */
     uint64_t txq_base, rxq_base;
     uint32_t txq_log2, rxq_log2, txq_pi, txq_ci, rxq_pi, rxq_ci;
     uint32_t cnt[QROCE_CNT_NUM];
@@ -331,7 +336,8 @@ struct QRoceState {
     QRoceAH *ah;
     QRoceSRQ *srq;
     QRoceGid gid[QROCE_DEF_MAX_GID];
-    QRoceMcast mcast[QROCE_MCAST_MAX_GROUPS];
+    QRoceMcast *mcast;      /* mcast_max_groups of them */
+    uint32_t *mcast_qpn;    /* their QPN lists, in one allocation */
 
     struct QRoceRc *rc;     /* engine-global state, the data path's */
 

@@ -322,7 +322,8 @@ static int qroce_create_qp_check(QRoceState *s, const struct qroce_cmd *c,
     uint32_t uar = le32_to_cpu(p->uar);
     bool use_srq = p->flags & QROCE_CREATE_QP_SRQ;
     uint32_t bad_flags = p->flags & ~(QROCE_CREATE_QP_SIG_ALL |
-                                      QROCE_CREATE_QP_SRQ);
+                                      QROCE_CREATE_QP_SRQ |
+                                      QROCE_CREATE_QP_BLOCK_MCAST_LB);
 
     *srq = NULL;
     if (p->type > QROCE_QPT_GSI) {
@@ -335,6 +336,11 @@ static int qroce_create_qp_check(QRoceState *s, const struct qroce_cmd *c,
         return qroce_cmd_bad(c, bad_flags ? "flags" : "rsvd", bad_flags ?
                              bad_flags : qroce_nz(p->rsvd, sizeof(p->rsvd)),
                              MBZ, QROCE_CMD_ERR_PARAM);
+    }
+    if ((p->flags & QROCE_CREATE_QP_BLOCK_MCAST_LB) &&
+        p->type != QROCE_QPT_UD) {
+        return qroce_cmd_bad(c, "flags", p->flags, "multicast flag, not UD",
+                             QROCE_CMD_ERR_PARAM);
     }
     if (!use_srq && p->srqn) {
         return qroce_cmd_bad(c, "srqn", le32_to_cpu(p->srqn),
@@ -1156,6 +1162,16 @@ static int qroce_cmd_create_ah(QRoceState *s, const struct qroce_cmd *c,
         return qroce_cmd_bad(c, "av.sgid_index", p->av.sgid_index,
                              "no such GID", QROCE_CMD_ERR_PARAM);
     }
+    if (qroce_gid_is_mcast(p->av.dgid)) {
+        uint8_t mac[6];
+
+        qroce_mcast_mac(p->av.dgid, mac);
+        if (memcmp(mac, p->av.dmac, 6)) {
+            return qroce_cmd_bad(c, "av.dmac", ldl_be_p(p->av.dmac + 2),
+                                 "not the multicast GID's MAC",
+                                 QROCE_CMD_ERR_PARAM);
+        }
+    }
     for (i = 1; i < s->max_ah; i++) {
         if (!s->ah[i].valid) {
             QRoceAH *ah = &s->ah[i];
@@ -1653,5 +1669,7 @@ void qroce_ctrl_reset(QRoceState *s)
     memset(s->pd, 0, sizeof(*s->pd) * s->max_pd);
     memset(s->ah, 0, sizeof(*s->ah) * s->max_ah);
     memset(s->gid, 0, sizeof(s->gid));
-    memset(s->mcast, 0, sizeof(s->mcast));
+    for (i = 0; i < s->mcast_max_groups; i++) {
+        s->mcast[i].nqp = 0;
+    }
 }

@@ -632,10 +632,9 @@ int qroce_gid_find(QRoceState *s, const uint8_t gid[16])
 }
 
 /* ------------------------------------------------------------------ */
-/* Buffer tables of new objects                                        */
+/* Multicast groups                                                    */
 /* ------------------------------------------------------------------ */
 
-/* Does table @gbt hold exactly the pages of @bytes from offset @fpo? */
 /* A multicast GID: IPv6 ff00::/8, or IPv4-mapped 224.0.0.0/4. */
 bool qroce_gid_is_mcast(const uint8_t gid[16])
 {
@@ -647,12 +646,33 @@ bool qroce_gid_is_mcast(const uint8_t gid[16])
     return gid[0] == 0xff;
 }
 
+/*
+ * The Ethernet MAC of multicast GID @gid: 01:00:5e and the low 23 bits of
+ * an IPv4 group, 33:33 and the low 32 bits of an IPv6 one (RFC 1112, 2464).
+ */
+void qroce_mcast_mac(const uint8_t gid[16], uint8_t mac[6])
+{
+    static const uint8_t v4[12] = { [10] = 0xff, [11] = 0xff };
+
+    if (!memcmp(gid, v4, sizeof(v4))) {
+        mac[0] = 0x01;
+        mac[1] = 0x00;
+        mac[2] = 0x5e;
+        mac[3] = gid[13] & 0x7f;
+        mac[4] = gid[14];
+        mac[5] = gid[15];
+        return;
+    }
+    mac[0] = mac[1] = 0x33;
+    memcpy(mac + 2, gid + 12, 4);
+}
+
 /* The group of @gid, or NULL. */
 QRoceMcast *qroce_mcast_find(QRoceState *s, const uint8_t gid[16])
 {
     unsigned i;
 
-    for (i = 0; i < QROCE_MCAST_MAX_GROUPS; i++) {
+    for (i = 0; i < s->mcast_max_groups; i++) {
         if (s->mcast[i].nqp && !memcmp(s->mcast[i].gid, gid, 16)) {
             return &s->mcast[i];
         }
@@ -671,7 +691,7 @@ int qroce_mcast_attach(QRoceState *s, const uint8_t gid[16], uint32_t qpn)
     unsigned i;
 
     if (!g) {
-        for (i = 0; i < QROCE_MCAST_MAX_GROUPS && !g; i++) {
+        for (i = 0; i < s->mcast_max_groups && !g; i++) {
             if (!s->mcast[i].nqp) {
                 g = &s->mcast[i];
             }
@@ -686,7 +706,7 @@ int qroce_mcast_attach(QRoceState *s, const uint8_t gid[16], uint32_t qpn)
             return QROCE_CMD_OK;
         }
     }
-    if (g->nqp == QROCE_MCAST_MAX_QP_ATTACH) {
+    if (g->nqp == s->mcast_max_qp_attach) {
         return QROCE_CMD_ERR_NORES;
     }
     g->qpn[g->nqp++] = qpn;
@@ -713,13 +733,18 @@ void qroce_mcast_detach_all(QRoceState *s, uint32_t qpn)
 {
     unsigned i;
 
-    for (i = 0; i < QROCE_MCAST_MAX_GROUPS; i++) {
+    for (i = 0; i < s->mcast_max_groups; i++) {
         if (s->mcast[i].nqp) {
             qroce_mcast_detach(s, s->mcast[i].gid, qpn);
         }
     }
 }
 
+/* ------------------------------------------------------------------ */
+/* Buffer tables of new objects                                        */
+/* ------------------------------------------------------------------ */
+
+/* Does table @gbt hold exactly the pages of @bytes from offset @fpo? */
 bool qroce_bt_exact(const struct qroce_bt *gbt, uint64_t fpo,
                     uint64_t bytes)
 {

@@ -29,6 +29,7 @@ int qroce_wq_load(QRoceState *s, const struct qroce_bt *gbt, uint8_t log2,
 /* Lookups: NULL if there is no such valid object. */
 QRoceQP *qroce_qp_get(QRoceState *s, uint32_t qpn);
 bool qroce_gid_is_mcast(const uint8_t gid[16]);
+void qroce_mcast_mac(const uint8_t gid[16], uint8_t mac[6]);
 QRoceMcast *qroce_mcast_find(QRoceState *s, const uint8_t gid[16]);
 int qroce_mcast_attach(QRoceState *s, const uint8_t gid[16], uint32_t qpn);
 bool qroce_mcast_detach(QRoceState *s, const uint8_t gid[16], uint32_t qpn);

@@ -261,21 +261,21 @@ static bool rc_rx_addr_ok(QRoceState *s, QRoceQP *qp, RocePktIn *p)
 /* The frame's destination MAC is the multicast mapping of @gid's address. */
 static bool mcast_mac_ok(const uint8_t *mac, const uint8_t gid[16])
 {
-    if (roce_gid_is_v4(gid)) {
-        return mac[0] == 0x01 && mac[1] == 0x00 && mac[2] == 0x5e &&
-               mac[3] == (gid[13] & 0x7f) && mac[4] == gid[14] &&
-               mac[5] == gid[15];
-    }
-    return mac[0] == 0x33 && mac[1] == 0x33 && !memcmp(mac + 2, gid + 12, 4);
+    uint8_t want[6];
+
+    qroce_mcast_mac(gid, want);
+    return !memcmp(mac, want, 6);
 }
 
 /*
  * A frame to a multicast MAC: a UD packet to QP 0xFFFFFF for a group this
  * device holds goes to every QP attached to it (each takes a RECV WQE);
  * true if it was RoCE for a group here, false for the Ethernet function.
+ * The device's own sends come back through the port's loop (!@wire), not
+ * as a wire's echo, and skip a sender that blocks its own copies.
  */
 static bool qroce_mcast_rx(QRoceState *s, const uint8_t *frame, int ret,
-                           RocePktIn *p)
+                           RocePktIn *p, bool wire)
 {
     uint32_t qpn[QROCE_MCAST_MAX_QP_ATTACH], n, i;
     QRoceMcast *g;
@@ -287,6 +287,10 @@ static bool qroce_mcast_rx(QRoceState *s, const uint8_t *frame, int ret,
     g = qroce_mcast_find(s, p->dgid);
     if (!g || !mcast_mac_ok(frame, p->dgid)) {
         return false;       /* a group of another host */
+    }
+    if (wire && !memcmp(frame + 6, qroce_mac(s), 6)) {
+        trace_qroce_mcast_echo(p->deth_sqp);
+        return true;        /* a hub's echo: the loop delivered it */
     }
     qroce_count(s, QROCE_CNT_ROCE_RX_PKTS);
     if (!rc_rx_check(s, ret, p)) {
@@ -301,6 +305,10 @@ static bool qroce_mcast_rx(QRoceState *s, const uint8_t *frame, int ret,
     memcpy(qpn, g->qpn, n * sizeof(qpn[0]));
     for (i = 0; i < n; i++) {
         qp = qroce_qp_get(s, qpn[i]);
+        if (!wire && qp && qp->qpn == p->deth_sqp &&
+            (qp->flags & QROCE_CREATE_QP_BLOCK_MCAST_LB)) {
+            continue;       /* its own send, and it blocks those */
+        }
         if (qp && qp->type == QROCE_QPT_UD) {
             trace_qroce_rc_rx(qp->qpn, p->opcode, p->psn, p->paylen);
             qroce_transports[qp->type].rx(s, qp, p);
@@ -326,7 +334,7 @@ static bool qroce_data_rx(QRoceState *s, const uint8_t *frame, size_t len,
         return false;
     }
     if (frame[0] & 1) {
-        return qroce_mcast_rx(s, frame, ret, &p);
+        return qroce_mcast_rx(s, frame, ret, &p, wire);
     }
     if (memcmp(frame, qroce_mac(s), 6) || qroce_gid_find(s, p.dgid) < 0) {
         return false;       /* not for us: a plain Ethernet or UDP frame */

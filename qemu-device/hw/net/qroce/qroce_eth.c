@@ -87,15 +87,33 @@ static bool qroce_rx_ready(QRoceState *s)
            s->rxq_pi - s->rxq_ci <= (1u << s->rxq_log2);
 }
 
+/*
+ * Our MAC and broadcast; multicast unless MC_FILTER is on without
+ * ALLMULTI, then only a MAC whose CRC bin is set in MC_HASH; everything
+ * in PROMISC.  The RoCE engine took its groups' frames before this.
+ */
 static bool qroce_eth_accept(QRoceState *s, const uint8_t *buf)
 {
+    uint32_t bin;
+
     if (s->eth_ctrl & QROCE_ETH_CTRL_PROMISC) {
         return true;
     }
-    if (buf[0] & 1) {
-        return true;    /* broadcast and multicast: the driver filters */
+    if (!(buf[0] & 1)) {
+        return !memcmp(buf, s->conf.macaddr.a, ETH_ALEN);
     }
-    return !memcmp(buf, s->conf.macaddr.a, ETH_ALEN);
+    if (is_broadcast_ether_addr(buf) ||
+        (s->eth_ctrl & QROCE_ETH_CTRL_ALLMULTI) ||
+        !(s->eth_ctrl & QROCE_ETH_CTRL_MC_FILTER)) {
+        return true;
+    }
+    bin = net_crc32_le(buf, ETH_ALEN) >> QROCE_MC_HASH_SHIFT;
+    if (!(s->eth_mc_hash & (1ULL << bin))) {
+        qroce_count(s, QROCE_CNT_ETH_RX_FILTERED);
+        trace_qroce_eth_mc_filtered(bin);
+        return false;
+    }
+    return true;
 }
 
 static void qroce_eth_rx(QRoceState *s, const uint8_t *buf, size_t size)

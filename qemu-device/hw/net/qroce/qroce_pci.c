@@ -91,6 +91,15 @@ static void qroce_realize(PCIDevice *pdev, Error **errp)
                    "max-srq must be between 16 and 16777216");
         return;
     }
+    if (s->mcast_max_groups < 1 ||
+        s->mcast_max_groups > QROCE_MCAST_MAX_GROUPS ||
+        s->mcast_max_qp_attach < 1 ||
+        s->mcast_max_qp_attach > QROCE_MCAST_MAX_QP_ATTACH) {
+        error_setg(errp, "qroce: mcast-max-groups must be between 1 and %u, "
+                   "mcast-max-qp-attach between 1 and %u",
+                   QROCE_MCAST_MAX_GROUPS, QROCE_MCAST_MAX_QP_ATTACH);
+        return;
+    }
 
     pci_set_word(pdev->config + PCI_SUBSYSTEM_VENDOR_ID,
                  QROCE_PCI_SUBSYS_VENDOR_ID);
@@ -127,6 +136,12 @@ static void qroce_realize(PCIDevice *pdev, Error **errp)
     s->mr = g_new0(QRoceMR, s->max_mr);
     s->ah = g_new0(QRoceAH, s->max_ah);
     s->srq = g_new0(QRoceSRQ, s->max_srq);
+    s->mcast = g_new0(QRoceMcast, s->mcast_max_groups);
+    s->mcast_qpn = g_new0(uint32_t, s->mcast_max_groups *
+                                    s->mcast_max_qp_attach);
+    for (i = 0; i < s->mcast_max_groups; i++) {
+        s->mcast[i].qpn = s->mcast_qpn + i * s->mcast_max_qp_attach;
+    }
 
     s->cmd_bh = qemu_bh_new_guarded(qroce_cmd_bh, s,
                                     &dev->mem_reentrancy_guard);
@@ -172,6 +187,8 @@ static void qroce_exit(PCIDevice *pdev)
     g_free(s->mr);
     g_free(s->ah);
     g_free(s->srq);
+    g_free(s->mcast);
+    g_free(s->mcast_qpn);
     g_free(s->inj_event);
 }
 
@@ -195,6 +212,10 @@ static const Property qroce_properties[] = {
     DEFINE_PROP_UINT32("max-pd", QRoceState, max_pd, QROCE_DEF_MAX_PD),
     DEFINE_PROP_UINT32("max-ah", QRoceState, max_ah, QROCE_DEF_MAX_AH),
     DEFINE_PROP_UINT32("max-srq", QRoceState, max_srq, QROCE_DEF_MAX_SRQ),
+    DEFINE_PROP_UINT32("mcast-max-groups", QRoceState, mcast_max_groups,
+                       QROCE_DEF_MCAST_GROUPS),
+    DEFINE_PROP_UINT32("mcast-max-qp-attach", QRoceState, mcast_max_qp_attach,
+                       QROCE_DEF_MCAST_QP_ATTACH),
 };
 
 static bool qroce_get_ecn(Object *obj, Error **errp)
@@ -276,7 +297,7 @@ static const char *const qroce_cnt_names[QROCE_CNT_NUM] = {
     "roce_rx_pkts", "roce_rx_drops", "roce_icrc_errs", "roce_seq_naks",
     "roce_rnr_naks", "roce_retrans", "roce_dup_reqs", "cmds", "cmd_errs",
     "bad_doorbells", "cqe_errs", "cnp_sent", "cnp_handled", "ecn_marked",
-    "rate_cuts", "wire_faults", "injected_faults",
+    "rate_cuts", "wire_faults", "injected_faults", "eth_rx_filtered",
 };
 
 QEMU_BUILD_BUG_ON(ARRAY_SIZE(qroce_cnt_names) != QROCE_CNT_NUM);

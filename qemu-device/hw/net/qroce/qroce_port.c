@@ -182,25 +182,38 @@ void qroce_port_send(QRoceState *s, const uint8_t *buf, size_t len)
     }
 }
 
-/* Frames to the device's own MAC never reach the wire: queue them. */
-static void qroce_wire_out(QRoceState *s, const uint8_t *buf, size_t len)
+/* A copy of frame @buf for the RoCE engine, in a bottom half. */
+static void qroce_lo_queue(QRoceState *s, const uint8_t *buf, size_t len)
 {
     QRoceLoFrame *f;
 
-    if (!memcmp(buf, s->conf.macaddr.a, ETH_ALEN)) {
-        if (g_queue_get_length(&s->lo_q) >= QROCE_LO_MAX_QUEUED) {
-            qroce_count(s, QROCE_CNT_ROCE_RX_DROPS);
-            return;
-        }
-        f = g_malloc(sizeof(*f) + len);
-        f->len = len;
-        memcpy(f->data, buf, len);
-        g_queue_push_tail(&s->lo_q, f);
-        if (g_queue_get_length(&s->lo_q) >= QROCE_LO_HIGH) {
-            s->lo_full = true;
-        }
-        qemu_bh_schedule(s->lo_bh);
+    if (g_queue_get_length(&s->lo_q) >= QROCE_LO_MAX_QUEUED) {
+        qroce_count(s, QROCE_CNT_ROCE_RX_DROPS);
         return;
+    }
+    f = g_malloc(sizeof(*f) + len);
+    f->len = len;
+    memcpy(f->data, buf, len);
+    g_queue_push_tail(&s->lo_q, f);
+    if (g_queue_get_length(&s->lo_q) >= QROCE_LO_HIGH) {
+        s->lo_full = true;
+    }
+    qemu_bh_schedule(s->lo_bh);
+}
+
+/*
+ * Frames to the device's own MAC never reach the wire: queue them.  A
+ * multicast RoCE frame goes out and is queued too, for the device's own
+ * members of the group, as rxe and mlx5 loop multicast back (§3).
+ */
+static void qroce_wire_out(QRoceState *s, const uint8_t *buf, size_t len)
+{
+    if (!memcmp(buf, s->conf.macaddr.a, ETH_ALEN)) {
+        qroce_lo_queue(s, buf, len);
+        return;
+    }
+    if ((buf[0] & 1) && qroce_roce_bth(buf, len)) {
+        qroce_lo_queue(s, buf, len);
     }
     qroce_port_send(s, buf, len);
 }

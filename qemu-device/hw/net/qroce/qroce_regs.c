@@ -34,6 +34,7 @@ void qroce_reset_state(QRoceState *s)
     s->cmdq_base = s->cmdq_cq = 0;
     s->cmdq_log2 = s->cmdq_pi = s->cmdq_ci = 0;
     s->eth_ctrl = s->eth_irq = 0;
+    s->eth_mc_hash = 0;
     s->txq_base = s->rxq_base = 0;
     s->txq_log2 = s->rxq_log2 = 0;
     s->txq_pi = s->txq_ci = s->rxq_pi = s->rxq_ci = 0;
@@ -124,6 +125,10 @@ static uint32_t qroce_rd_const(QRoceState *s, hwaddr addr)
         return QROCE_DEF_MAX_FRMR_PAGES;
     case QROCE_REG_CAP_LINK_MBPS:
         return s->dcqcn_line_mbps;
+    case QROCE_REG_CAP_MAX_MCAST_GRP:
+        return s->mcast_max_groups;
+    case QROCE_REG_CAP_MAX_MCAST_QP_ATTACH:
+        return s->mcast_max_qp_attach;
     case QROCE_REG_MAC_LO:
         return ldl_le_p(s->conf.macaddr.a);
     case QROCE_REG_MAC_HI:
@@ -159,6 +164,10 @@ static uint32_t qroce_rd_state(QRoceState *s, hwaddr addr)
         return s->cmdq_cq >> 32;
     case QROCE_REG_ETH_CTRL:
         return s->eth_ctrl;
+    case QROCE_REG_MC_HASH_LO:
+        return s->eth_mc_hash;
+    case QROCE_REG_MC_HASH_HI:
+        return s->eth_mc_hash >> 32;
     case QROCE_REG_TXQ_BASE_LO:
         return s->txq_base;
     case QROCE_REG_TXQ_BASE_HI:
@@ -277,7 +286,8 @@ static void qroce_wr_eth(QRoceState *s, hwaddr addr, uint32_t val)
     switch (addr) {
     case QROCE_REG_ETH_CTRL:
         s->eth_ctrl = val & (QROCE_ETH_CTRL_TX_EN | QROCE_ETH_CTRL_RX_EN |
-                             QROCE_ETH_CTRL_PROMISC | QROCE_ETH_CTRL_ALLMULTI);
+                             QROCE_ETH_CTRL_PROMISC | QROCE_ETH_CTRL_ALLMULTI |
+                             QROCE_ETH_CTRL_MC_FILTER);
         if (!(s->eth_ctrl & QROCE_ETH_CTRL_TX_EN)) {
             s->txq_ci = s->txq_pi = 0;
         }
@@ -288,6 +298,12 @@ static void qroce_wr_eth(QRoceState *s, hwaddr addr, uint32_t val)
         return;
     case QROCE_REG_ETH_IRQ:
         s->eth_irq &= ~val;
+        return;
+    case QROCE_REG_MC_HASH_LO:
+        s->eth_mc_hash = deposit64(s->eth_mc_hash, 0, 32, val);
+        return;
+    case QROCE_REG_MC_HASH_HI:
+        s->eth_mc_hash = deposit64(s->eth_mc_hash, 32, 32, val);
         return;
     case QROCE_REG_TXQ_PI:
         if (val - s->txq_ci > (1u << s->txq_log2)) {
@@ -377,7 +393,7 @@ static const QRoceRegRead qroce_readops[QROCE_NREGS] = {
     R(FEATURES) = qroce_rd_const,
     R(MAC_LO) = qroce_rd_const,
     R(MAC_HI) = qroce_rd_const,
-    [QROCE_REG_CAP_MAX_QP / 4 ... QROCE_REG_CAP_LINK_MBPS / 4] =
+    [QROCE_REG_CAP_MAX_QP / 4 ... QROCE_REG_CAP_MAX_MCAST_QP_ATTACH / 4] =
         qroce_rd_const,
     R(STATUS) = qroce_rd_state,
     R(CTRL) = qroce_rd_state,
@@ -400,6 +416,8 @@ static const QRoceRegRead qroce_readops[QROCE_NREGS] = {
     R(RXQ_LOG2) = qroce_rd_state,
     R(RXQ_CI) = qroce_rd_state,
     R(ETH_IRQ) = qroce_rd_state,
+    R(MC_HASH_LO) = qroce_rd_state,
+    R(MC_HASH_HI) = qroce_rd_state,
     [QROCE_REG_CNT(0) / 4 ... QROCE_REG_CNT(QROCE_CNT_NUM - 1) / 4] =
         qroce_rd_cnt,
 };
@@ -423,6 +441,8 @@ static const QRoceRegWrite qroce_writeops[QROCE_NREGS] = {
     R(RXQ_LOG2) = qroce_wr_eth,
     R(RXQ_PI) = qroce_wr_eth,
     R(ETH_IRQ) = qroce_wr_eth,
+    R(MC_HASH_LO) = qroce_wr_eth,
+    R(MC_HASH_HI) = qroce_wr_eth,
     [QROCE_REG_EQ_CI(0) / 4 ... QROCE_REG_EQ_CI(QROCE_NUM_EQS - 1) / 4] =
         qroce_wr_eq_ci,
 };
