@@ -42,7 +42,7 @@ devcap() {
 
 qr_check "ibv_modify_srq(IBV_SRQ_MAX_WR): grow and shrink with receives posted" prog qroce-srq-resize 14
 qr_check "ibv_devinfo -v: SRQ_RESIZE set, RESIZE_MAX_WR not" devcap
-qr_check "memory windows type 1 and 2: bind, access, invalidate, refuse" prog qroce-mw 17
+qr_check "memory windows type 1 and 2: bind, access, invalidate, refuse" prog qroce-mw 19
 mwcap() {
 	grep -E 'MEM_WINDOW' "$QR_DIR/devinfo"
 	grep -qw MEM_WINDOW "$QR_DIR/devinfo" &&

@@ -14,6 +14,7 @@
  *    is refused; bound again, a SEND with Invalidate from a unbinds it
  *    (b's receive completion names the rkey) and the next write is
  *    refused; a write from a QP it is not bound to is refused;
+ *  - the same through ibv_wr_bind_mw and ibv_wr_local_inv;
  *  - a bind over an MR without MW_BIND fails with MW_BIND_ERR;
  *  - T cannot be deregistered while a window is bound to it (EBUSY), and
  *    can after ibv_dealloc_mw.
@@ -208,11 +209,81 @@ static void type2(struct ibv_mw *mw)
     free_pair(&q);
 }
 
+/* An RC QP made with ibv_create_qp_ex for the ibv_wr_* API, in INIT. */
+static struct ibv_qp *make_qp_ex(struct ibv_cq *cq)
+{
+    struct ibv_qp_init_attr_ex ia = {
+        .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC, .pd = pd,
+        .cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1,
+                 .max_recv_sge = 1 },
+        .comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+        .send_ops_flags = IBV_QP_EX_WITH_BIND_MW |
+                          IBV_QP_EX_WITH_LOCAL_INV |
+                          IBV_QP_EX_WITH_RDMA_WRITE,
+    };
+    struct ibv_qp_attr a = {
+        .qp_state = IBV_QPS_INIT, .port_num = 1,
+        .qp_access_flags = IBV_ACCESS_REMOTE_WRITE,
+    };
+    struct ibv_qp *qp = ibv_create_qp_ex(ctx, &ia);
+
+    if (!qp || ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+                             IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)) {
+        die("ibv_create_qp_ex");
+    }
+    return qp;
+}
+
+/*
+ * The same for a type 2 window through the ibv_wr_* API: ibv_wr_bind_mw
+ * and ibv_wr_local_inv on b, WRITEs from a.
+ */
+static void wr_api(struct ibv_mw *mw)
+{
+    struct ibv_mw_bind_info info = { tmr, (uintptr_t)tbuf + 6144, 512,
+                                     IBV_ACCESS_REMOTE_WRITE };
+    struct ibv_qp_ex *bx;
+    struct pair p;
+    struct ibv_wc wc = {};
+    uint32_t k = ibv_inc_rkey(mw->rkey);
+    int ok;
+
+    p.cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+    if (!p.cq) {
+        die("ibv_create_cq");
+    }
+    p.a = make_qp_ex(p.cq);
+    p.b = make_qp_ex(p.cq);
+    connect_qp(p.a, p.b->qp_num);
+    connect_qp(p.b, p.a->qp_num);
+    bx = ibv_qp_to_qp_ex(p.b);
+    ibv_wr_start(bx);
+    bx->wr_id = 21;
+    bx->wr_flags = IBV_SEND_SIGNALED;
+    ibv_wr_bind_mw(bx, mw, k, &info);
+    ok = !ibv_wr_complete(bx) && poll1(p.cq, &wc) &&
+         wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_BIND_MW &&
+         wc.wr_id == 21 && mw->rkey == k;
+    check(ok && write_to(&p, (uintptr_t)tbuf + 6144, k, 0x99, 512) ==
+          IBV_WC_SUCCESS && t_is(6144, 0x99, 512),
+          "ibv_wr_bind_mw: bound, a WRITE through it lands");
+    ibv_wr_start(bx);
+    bx->wr_id = 22;
+    bx->wr_flags = IBV_SEND_SIGNALED;
+    ibv_wr_local_inv(bx, k);
+    check(!ibv_wr_complete(bx) && poll1(p.cq, &wc) &&
+          wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_LOCAL_INV &&
+          write_to(&p, (uintptr_t)tbuf + 6144, k, 0xaa, 8) ==
+          IBV_WC_REM_ACCESS_ERR && t_is(6144, 0x99, 512),
+          "ibv_wr_local_inv: unbound, the next WRITE is refused");
+    free_pair(&p);
+}
+
 int main(int argc, char **argv)
 {
     const char *dev = "qroce_0";
     struct ibv_device_attr_ex attr = {};
-    struct ibv_mw *mw1, *mw2, *mw3;
+    struct ibv_mw *mw1, *mw2, *mw3, *mw4;
     struct pair p;
     int c;
 
@@ -242,11 +313,13 @@ int main(int argc, char **argv)
     mw1 = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
     mw2 = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
     mw3 = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
-    if (!mw1 || !mw2 || !mw3) {
+    mw4 = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+    if (!mw1 || !mw2 || !mw3 || !mw4) {
         die("ibv_alloc_mw");
     }
     type1(mw1);
     type2(mw2);
+    wr_api(mw4);
 
     make_pair(&p);
     check(bind2(&p, mw3, mr, 0, 64, NULL) == IBV_WC_MW_BIND_ERR,
@@ -256,7 +329,8 @@ int main(int argc, char **argv)
     check(ibv_dereg_mr(tmr) == EBUSY,
           "ibv_dereg_mr with a window bound: EBUSY");
     check(!ibv_dealloc_mw(mw1) && !ibv_dealloc_mw(mw2) &&
-          !ibv_dealloc_mw(mw3) && !ibv_dereg_mr(tmr),
+          !ibv_dealloc_mw(mw3) && !ibv_dealloc_mw(mw4) &&
+          !ibv_dereg_mr(tmr),
           "ibv_dealloc_mw, then ibv_dereg_mr succeeds");
     return failed;
 }
