@@ -6,7 +6,10 @@
 # copies a 32 MiB file to the server and another one back, and every copy
 # is compared by checksum on both sides.  The transfer must have gone
 # over qroce's RoCE (its packet counters grew by at least the data's
-# size in 4 KiB packets), and the client unmounts cleanly.  The tools are
+# size in 4 KiB packets), and the client unmounts cleanly.  Then the
+# same over IPv6: a mount of [fd00::1] with proto=rdma6 (nfsd's RDMA
+# listener takes both families), both copies again, and an unmount.  The
+# tools are
 # Debian's (nfs-kernel-server, nfs-common), unpacked into the
 # image by 'make deps'.
 . "$(dirname "$0")/lib.sh"
@@ -85,9 +88,23 @@ unmount() {
 	qr_exec 2 "umount /mnt/nfs && ! grep -q ' /mnt/nfs ' /proc/mounts"
 }
 
+# the client again, over IPv6
+client6() {
+	gx 2 "timeout 120 mount.nfs4 '[fd00::1]:/' /mnt/nfs -o proto=rdma6,port=20049,vers=4.2 &&
+		grep ' /mnt/nfs ' /proc/mounts" >"$QR_DIR/client6.out" 2>&1
+	rc=$?
+	cat "$QR_DIR/client6.out"
+	[ $rc -eq 0 ] && grep -q 'proto=rdma6' "$QR_DIR/client6.out" &&
+		grep -q 'fd00::1' "$QR_DIR/client6.out"
+}
+
 qr_check "server: nfsd with an RDMA listener on port 20049" server
 qr_check "client: mount -o proto=rdma,port=20049,vers=4.2" client
 qr_check "client -> server: $MIB MiB copied, checksums equal, over RoCE" to_server
 qr_check "server -> client: $MIB MiB copied, checksums equal, over RoCE" from_server
 qr_check "client: umount" unmount
+qr_check "client: mount [fd00::1]:/ -o proto=rdma6 (IPv6)" client6
+qr_check "IPv6: client -> server: $MIB MiB, checksums equal, over RoCE" to_server
+qr_check "IPv6: server -> client: $MIB MiB, checksums equal, over RoCE" from_server
+qr_check "IPv6: client: umount" unmount
 qr_finish
