@@ -3720,7 +3720,7 @@ static void test_frmr_errors(void)
     /* LOC_PROT_ERR: key, PD, access */
     fr_reg_err(&e, e.pdn, fkey | 1, 0, pbl, 8192, 2, 12, FR_RW,
                QROCE_WC_LOC_PROT_ERR);          /* remote write alone */
-    fr_reg_err(&e, e.pdn, fkey | 1, 0, pbl, 8192, 2, 12, 0x10,
+    fr_reg_err(&e, e.pdn, fkey | 1, 0, pbl, 8192, 2, 12, 0x40,
                QROCE_WC_LOC_PROT_ERR);          /* unknown access bit */
     fr_reg_err(&e, pdn2, fkey | 1, 0, pbl, 8192, 2, 12, FR_LW,
                QROCE_WC_LOC_PROT_ERR);          /* the QP's PD is another */
