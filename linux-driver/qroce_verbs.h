@@ -142,6 +142,26 @@ static inline void qroce_db_ring(struct qroce_dev *dev, u32 off, u32 obj,
 	writeq(qroce_db_value(obj, val), dev->db + off);
 }
 
+/*
+ * MR access: the device's bits are IB's but for FLUSH_GLOBAL, which has
+ * bit 5 (IB_ZERO_BASED's in IB, which the device does not do).  Optional
+ * flags (relaxed ordering and the rest of the range) are hints a device
+ * may ignore; only the others must be supported.
+ */
+#define QROCE_IB_ACCESS_SAME	(QROCE_ACCESS_MASK & ~QROCE_ACCESS_FLUSH_GLOBAL)
+
+static inline bool qroce_access_ok(int access)
+{
+	return !(access & ~(QROCE_IB_ACCESS_SAME | IB_ACCESS_FLUSH_GLOBAL |
+			    IB_ACCESS_OPTIONAL));
+}
+
+static inline u32 qroce_hw_access(int access)
+{
+	return (access & QROCE_IB_ACCESS_SAME) |
+	       (access & IB_ACCESS_FLUSH_GLOBAL ? QROCE_ACCESS_FLUSH_GLOBAL : 0);
+}
+
 /* qroce_ctrl.c */
 int qroce_get_req(struct ib_udata *udata, void *req, size_t len);
 int qroce_no_req(struct ib_udata *udata);
