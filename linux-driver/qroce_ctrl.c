@@ -149,6 +149,11 @@ static int qroce_query_device(struct ib_device *ibdev,
 				       IB_DEVICE_MEM_WINDOW_TYPE_2B;
 		a->max_mw = dev->cap_max_mr - 1;
 	}
+	/* RDMA FLUSH (global placement only: no persistent memory) */
+	if (dev->features & QROCE_FEAT_FLUSH)
+		a->device_cap_flags |= IB_DEVICE_FLUSH_GLOBAL;
+	if (dev->features & QROCE_FEAT_ATOMIC_WRITE)
+		a->device_cap_flags |= IB_DEVICE_ATOMIC_WRITE;
 	if (dev->features & QROCE_FEAT_MCAST) {
 		a->max_mcast_grp = dev->cap_max_mcast_grp;
 		a->max_mcast_qp_attach = dev->cap_max_mcast_qp_attach;
@@ -425,11 +430,7 @@ static struct ib_mr *qroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 	u32 out[6];
 	int err;
 
-	/*
-	 * Optional flags (relaxed ordering and the rest of the range) are
-	 * hints a device may ignore; only the others must be supported.
-	 */
-	if (access & ~(QROCE_ACCESS_MASK | IB_ACCESS_OPTIONAL))
+	if (!qroce_access_ok(access))
 		return ERR_PTR(-EOPNOTSUPP);
 	if (!len || len > dev->cap_max_mr_size)
 		return ERR_PTR(-EINVAL);
@@ -448,7 +449,7 @@ static struct ib_mr *qroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 	}
 	cmd.hdr.opcode = QROCE_CMD_REG_MR;
 	cmd.reg_mr.pdn = cpu_to_le32(to_qpd(ibpd)->pdn);
-	cmd.reg_mr.access = cpu_to_le32(access & QROCE_ACCESS_MASK);
+	cmd.reg_mr.access = cpu_to_le32(qroce_hw_access(access));
 	cmd.reg_mr.iova = cpu_to_le64(virt);
 	cmd.reg_mr.length = cpu_to_le64(len);
 	cmd.reg_mr.first_page_offset = cpu_to_le32(ib_umem_dma_offset(mr->umem, pgsz));
@@ -523,7 +524,7 @@ static struct ib_mr *qroce_rereg_user_mr(struct ib_mr *ibmr, int flags,
 		return ERR_PTR(-EOPNOTSUPP);
 	if (!(flags & IB_MR_REREG_ACCESS))
 		access = mr->access;
-	if (access & ~(QROCE_ACCESS_MASK | IB_ACCESS_OPTIONAL))
+	if (!qroce_access_ok(access))
 		return ERR_PTR(-EOPNOTSUPP);
 	cmd.hdr.opcode = QROCE_CMD_REREG_MR;
 	cmd.rereg_mr.key = cpu_to_le32(ibmr->lkey);
@@ -535,7 +536,7 @@ static struct ib_mr *qroce_rereg_user_mr(struct ib_mr *ibmr, int flags,
 					  QROCE_REREG_ACCESS : 0));
 	if (flags & IB_MR_REREG_PD)
 		cmd.rereg_mr.mr.pdn = cpu_to_le32(to_qpd(ibpd)->pdn);
-	cmd.rereg_mr.mr.access = cpu_to_le32(access & QROCE_ACCESS_MASK);
+	cmd.rereg_mr.mr.access = cpu_to_le32(qroce_hw_access(access));
 	if (flags & IB_MR_REREG_TRANS) {
 		err = qroce_rereg_trans(mr, start, len, virt, access, &cmd,
 					&umem, &t);

@@ -557,13 +557,13 @@ static int qroce_wqe_reg_mr(struct qroce_send_wqe *w, const struct ib_reg_wr *r)
 	struct qroce_mr *mr = to_qmr(r->mr);
 
 	if (!mr->pbl || !mr->npages || mr->ibmr.length > U32_MAX ||
-	    (r->access & ~(QROCE_ACCESS_MASK | IB_ACCESS_OPTIONAL)))
+	    !qroce_access_ok(r->access))
 		return -EINVAL;
 	w->reg.iova = cpu_to_le64(mr->ibmr.iova);
 	w->reg.pbl_addr = cpu_to_le64(mr->pbl_dma);
 	w->reg.length = cpu_to_le32(mr->ibmr.length);
 	w->reg.key = cpu_to_le32(r->key);
-	w->reg.access = cpu_to_le32(r->access & QROCE_ACCESS_MASK);
+	w->reg.access = cpu_to_le32(qroce_hw_access(r->access));
 	w->reg.npages = cpu_to_le16(mr->npages);
 	w->reg.page_shift = ilog2(mr->ibmr.page_size);
 	return 0;

@@ -146,6 +146,24 @@ static inline void qroce_db_ring(struct qroce_dev *dev, u32 off, u32 obj,
 	writeq(qroce_db_value(obj, val), dev->db + off);
 }
 
+/*
+ * MR access: the device's bits are IB's (local and remote access,
+ * MW_BIND, FLUSH_GLOBAL); the others, ZERO_BASED among them, it does
+ * not do.  Optional flags (relaxed ordering and the rest of the range)
+ * are hints a device may ignore; only the others must be supported.
+ */
+static inline bool qroce_access_ok(int access)
+{
+	return !(access & ~(QROCE_ACCESS_MASK | IB_ACCESS_OPTIONAL));
+}
+
+static inline u32 qroce_hw_access(int access)
+{
+	static_assert((int)QROCE_ACCESS_MW_BIND == IB_ACCESS_MW_BIND);
+	static_assert((int)QROCE_ACCESS_FLUSH_GLOBAL == IB_ACCESS_FLUSH_GLOBAL);
+	return access & QROCE_ACCESS_MASK;
+}
+
 /* qroce_ctrl.c */
 int qroce_get_req(struct ib_udata *udata, void *req, size_t len);
 int qroce_no_req(struct ib_udata *udata);

@@ -396,6 +396,50 @@ static void qroce_wr_atomic_fetch_add(struct ibv_qp_ex *ibqp, uint32_t rkey,
 		qp->cur_wqe->rdma.compare_add = htole64(add);
 }
 
+/* Global placement only: guest memory is not persistent memory. */
+static void qroce_wr_flush(struct ibv_qp_ex *ibqp, uint32_t rkey,
+			   uint64_t remote_addr, size_t len, uint8_t type,
+			   uint8_t level)
+{
+	struct qroce_qp *qp = to_qqp_ex(ibqp);
+	struct qroce_send_wqe *w;
+
+	if (!qp->ex_err && (type != IBV_FLUSH_GLOBAL || len > UINT32_MAX ||
+			    (level != IBV_FLUSH_RANGE &&
+			     level != IBV_FLUSH_MR))) {
+		qp->ex_err = EINVAL;
+		qp->cur_wqe = NULL;
+		return;
+	}
+	w = qroce_wr_new(qp, QROCE_WR_FLUSH);
+	if (!w)
+		return;
+	w->flags &= ~QROCE_WQE_INLINE;
+	w->flush.remote_addr = htole64(remote_addr);
+	w->flush.rkey = htole32(rkey);
+	w->flush.length = htole32(len);
+	w->flush.type = QROCE_FLUSH_GLOBAL;
+	w->flush.level = level == IBV_FLUSH_MR ? QROCE_FLUSH_MR :
+						 QROCE_FLUSH_RANGE;
+	qp->cur_wqe = NULL;	/* no SGEs or inline data to add */
+}
+
+/* The 8 bytes at @atomic_wr go as they are, in one piece. */
+static void qroce_wr_atomic_write(struct ibv_qp_ex *ibqp, uint32_t rkey,
+				  uint64_t remote_addr, const void *atomic_wr)
+{
+	struct qroce_qp *qp = to_qqp_ex(ibqp);
+	struct qroce_send_wqe *w = qroce_wr_new(qp, QROCE_WR_ATOMIC_WRITE);
+
+	if (!w)
+		return;
+	w->flags &= ~QROCE_WQE_INLINE;
+	w->rdma.remote_addr = htole64(remote_addr);
+	w->rdma.rkey = htole32(rkey);
+	memcpy(&w->rdma.compare_add, atomic_wr, 8);
+	qp->cur_wqe = NULL;
+}
+
 static void qroce_wr_set_ud_addr(struct ibv_qp_ex *ibqp, struct ibv_ah *ah,
 				 uint32_t remote_qpn, uint32_t remote_qkey)
 {
@@ -556,6 +600,10 @@ void qroce_qp_ex_ops(struct qroce_qp *qp, uint64_t ops)
 		q->wr_bind_mw = qroce_wr_bind_mw;
 	if (ops & IBV_QP_EX_WITH_LOCAL_INV)
 		q->wr_local_inv = qroce_wr_local_inv;
+	if (ops & IBV_QP_EX_WITH_FLUSH)
+		q->wr_flush = qroce_wr_flush;
+	if (ops & IBV_QP_EX_WITH_ATOMIC_WRITE)
+		q->wr_atomic_write = qroce_wr_atomic_write;
 	if (qp->vqp.qp.qp_type == IBV_QPT_UD)
 		q->wr_set_ud_addr = qroce_wr_set_ud_addr;
 	q->wr_set_sge = qroce_wr_set_sge;

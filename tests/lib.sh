@@ -21,7 +21,7 @@
 #   qr_check DESC CMD...    run CMD...; count and print a PASS or FAIL line
 #   qr_finish               print the counts; exit 0 only if nothing failed
 #   qr_bg, qr_bg_wait, qr_wait_listen, qr_wait_cm_listen, qr_pingpong,
-#   qr_counter, qr_perftest, qr_atomics: see below
+#   qr_counter, qr_perftest, qr_atomics, qr_server_client: see below
 #
 # Every QEMU started here is killed by its pid on exit or interruption, and
 # the network namespace of a switch is removed then.  Logs are kept when a
@@ -433,6 +433,22 @@ qr_perftest() {
 			grep -Eq "$row" "$QR_DIR/pt.srv"; }
 }
 
+# qr_server_client TAG PORT SG SERVER_CMD CG CLIENT_CMD [SECONDS]: a
+# two-guest test program: SERVER_CMD in the background in guest SG until
+# it listens on TCP PORT, then CLIENT_CMD in guest CG; the server then has
+# SECONDS (default 120) to end.  Their outputs go to $QR_DIR/TAG.cli and
+# TAG.srv and are printed; 0 if both exited 0.
+qr_server_client() {
+	qr_bg "$3" "$1" "$4" || return 1
+	qr_wait_listen "$3" "$2" || { qr_bg_wait "$3" "$1" 5; return 1; }
+	qr_exec "$5" "$6" >"$QR_DIR/$1.cli"
+	crc=$?
+	qr_bg_wait "$3" "$1" "${7:-120}" >"$QR_DIR/$1.srv"
+	src=$?
+	cat "$QR_DIR/$1.cli" "$QR_DIR/$1.srv"
+	[ $crc -eq 0 ] && [ $src -eq 0 ]
+}
+
 # qr_atomics ADDS LOCKS: qroce-rdma's two-guest mode.  The counter and the
 # lock live in the server's memory; both sides do ADDS FETCH_ADDs and LOCKS
 # increments under a CMP_SWAP lock.  QR_PT as for qr_perftest.  The counter
@@ -441,14 +457,9 @@ qr_perftest() {
 qr_atomics() {
 	set -- ${QR_PT:-1 qroce_0 qroce_0 10.0.0.1} "$@"
 	ag=$1 asd=$2 acd=$3 aip=$4 an=$5 ak=$6
-	qr_bg "$ag" atom "qroce-rdma -d $asd -g 1 -a $an -k $ak -l" || return 1
-	qr_wait_listen "$ag" 18516 || { qr_bg_wait "$ag" atom 5; return 1; }
-	qr_exec $((3 - ag)) "qroce-rdma -d $acd -g 1 -a $an -k $ak $aip" >"$QR_DIR/a.cli"
-	crc=$?
-	qr_bg_wait "$ag" atom 500 >"$QR_DIR/a.srv"
-	src=$?
-	cat "$QR_DIR/a.cli" "$QR_DIR/a.srv"
-	[ $crc -eq 0 ] && [ $src -eq 0 ] && ! grep -q '^FAIL' "$QR_DIR/a.srv" &&
+	qr_server_client a 18516 "$ag" "qroce-rdma -d $asd -g 1 -a $an -k $ak -l" \
+		$((3 - ag)) "qroce-rdma -d $acd -g 1 -a $an -k $ak $aip" 500 &&
+		! grep -q '^FAIL' "$QR_DIR/a.srv" &&
 		grep -q "^PASS 2 x $an FETCH_ADD on one address: counter $((2 * an))\$" \
 			"$QR_DIR/a.srv" &&
 		grep -q "^PASS FETCH_ADD results are 0..$((2 * an - 1)), each once" \

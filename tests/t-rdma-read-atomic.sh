@@ -1,7 +1,9 @@
 #!/bin/sh
 # RDMA READ and atomics: the correctness program in one guest (device
 # loopback), then two guests adding to one counter and sharing a CMP_SWAP
-# lock, then perftest's read and atomic tests between the two guests.
+# lock, then FLUSH and ATOMIC WRITE between the two guests (and the
+# capability bits ibv_devinfo shows), then perftest's read and atomic
+# tests between the two guests.
 . "$(dirname "$0")/lib.sh"
 qr_init rdma-read-atomic
 qr_boot 2 || { QR_FAIL=$((QR_FAIL + 1)); qr_finish; }
@@ -16,8 +18,36 @@ one_guest() {
 		grep -q '^PASS 100 of 100 random' "$QR_DIR/r.out"
 }
 
+# FLUSH and ATOMIC WRITE: qroce-flush's server in guest 1, its client in
+# guest 2; each side prints a PASS line per check (client 10, server 5).
+flush_guests() {
+	qr_server_client f 18520 1 "qroce-flush -d qroce_0 -g 1 -s 7 -l" \
+		2 "qroce-flush -d qroce_0 -g 1 -s 7 10.0.0.1" 60 &&
+		! grep -q '^FAIL' "$QR_DIR/f.cli" "$QR_DIR/f.srv" &&
+		[ "$(grep -c '^PASS' "$QR_DIR/f.cli")" -eq 10 ] &&
+		[ "$(grep -c '^PASS' "$QR_DIR/f.srv")" -eq 5 ] &&
+		grep -q '^PASS FLUSH of the MR: IBV_WC_FLUSH' "$QR_DIR/f.cli" &&
+		grep -q '^PASS ATOMIC WRITE of 8 bytes: IBV_WC_ATOMIC_WRITE' \
+			"$QR_DIR/f.cli" &&
+		grep -q '^PASS FLUSH to an MR without FLUSH_GLOBAL: IBV_WC_REM_ACCESS_ERR' \
+			"$QR_DIR/f.cli" &&
+		grep -q '^PASS server: target memory equals' "$QR_DIR/f.srv"
+}
+
+# ibv_devinfo -v: device_cap_flags_ex has bit 38 (FLUSH_GLOBAL) and bit
+# 40 (ATOMIC_WRITE)
+devinfo_caps() {
+	qr_exec 1 'ibv_devinfo -v -d qroce_0' >"$QR_DIR/devinfo.out" || return 1
+	f=$(sed -n 's/.*device_cap_flags_ex:[^0-9]*\(0x[0-9A-Fa-f]*\).*/\1/p' \
+		"$QR_DIR/devinfo.out" | head -1)
+	echo "device_cap_flags_ex: ${f:-none}"
+	[ -n "$f" ] && [ $(((f >> 38) & 1)) -eq 1 ] && [ $(((f >> 40) & 1)) -eq 1 ]
+}
+
 qr_check "READ back random multi-SGE WRITEs, READs in flight, atomics, access errors" one_guest
 qr_check "two guests: 2 x 10000 FETCH_ADD = 20000, CMP_SWAP lock" qr_atomics 10000 300
+qr_check "two guests: FLUSH range and MR, ATOMIC WRITE, READ back, FLUSH access error" flush_guests
+qr_check "ibv_devinfo -v: FLUSH_GLOBAL and ATOMIC_WRITE capability bits" devinfo_caps
 qr_check "ib_read_bw -s 65536" qr_perftest ib_read_bw -s 65536 -n 100
 qr_check "ib_read_lat -s 8" qr_perftest ib_read_lat -s 8 -n 100
 qr_check "ib_atomic_bw (FETCH_ADD)" qr_perftest ib_atomic_bw -n 200

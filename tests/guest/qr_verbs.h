@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <infiniband/verbs.h>
 
 #define BUF 8192
@@ -186,6 +187,22 @@ static inline int post_recv(struct ibv_qp *qp, uint64_t addr, uint32_t len,
                        *bad;
 
     return ibv_post_recv(qp, &wr, &bad);
+}
+
+/*
+ * The options every program takes, from getopt() returning @c: -d DEVICE
+ * (into *@dev) and -g GID_INDEX.  False if @c is neither.
+ */
+static inline int qr_common_opt(int c, const char **dev)
+{
+    if (c == 'd') {
+        *dev = optarg;
+    } else if (c == 'g') {
+        gid_index = atoi(optarg);
+    } else {
+        return 0;
+    }
+    return 1;
 }
 
 /* Open DEVICE by name; sets ctx, pd, buf and mr. */

@@ -80,7 +80,8 @@ static uint32_t icrc_ref(const uint8_t *l3, size_t len, int v6)
 /*
  * Bytes of extension headers after the BTH for BTH opcode @op (IBA vol 1
  * ch. 9, RoCEv2 annex), or -1 for an opcode this checker does not know.
- * RETH 16, AETH 4, ImmDt 4, IETH 4, AtomicETH 28, AtomicAckETH 8, DETH 8.
+ * RETH 16, AETH 4, ImmDt 4, IETH 4, FETH 4, AtomicETH 28, AtomicAckETH 8,
+ * DETH 8.
  */
 static int ext_len(uint8_t op)
 {
@@ -95,7 +96,10 @@ static int ext_len(uint8_t op)
         [0x13] = 28, [0x14] = 28,                           /* atomics */
         [0x15] = -1,
         [0x16] = 4, [0x17] = 4,                 /* SEND with Invalidate */
-        [0x18 ... 0x1f] = -1,
+        [0x18 ... 0x1b] = -1,
+        [0x1c] = 20,                            /* FLUSH: FETH, RETH */
+        [0x1d] = 16,                            /* ATOMIC WRITE: RETH */
+        [0x1e ... 0x1f] = -1,
     };
 
     switch (op >> 5) {

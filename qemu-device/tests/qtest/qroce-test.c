@@ -4077,6 +4077,326 @@ static void test_frmr_errors(void)
     g_assert_cmpuint(simple(&e.t, QROCE_CMD_DEREG_MR, fkey | 2, NULL), ==, 0);
     stop(&e.t);
 }
+
+/* ---- FLUSH and ATOMIC WRITE (IBTA 1.5) ---- */
+
+#define FR_FL QROCE_ACCESS_FLUSH_GLOBAL
+
+static void fa_put_aw(FrEnv *e, FrQP *q, uint64_t raddr, uint32_t rkey,
+                      const uint8_t v[8])
+{
+    struct qroce_send_wqe h = { .opcode = QROCE_WR_ATOMIC_WRITE,
+                                .flags = QROCE_WQE_SIGNALED };
+
+    h.rdma.remote_addr = cpu_to_le64(raddr);
+    h.rdma.rkey = cpu_to_le32(rkey);
+    memcpy(&h.rdma.compare_add, v, 8);
+    fr_put(e, q, &h, 0, 0, 0);
+}
+
+static void fa_put_flush(FrEnv *e, FrQP *q, uint64_t raddr, uint32_t rkey,
+                         uint32_t len, uint8_t type, uint8_t level)
+{
+    struct qroce_send_wqe h = { .opcode = QROCE_WR_FLUSH,
+                                .flags = QROCE_WQE_SIGNALED };
+
+    h.flush.remote_addr = cpu_to_le64(raddr);
+    h.flush.rkey = cpu_to_le32(rkey);
+    h.flush.length = cpu_to_le32(len);
+    h.flush.type = type;
+    h.flush.level = level;
+    fr_put(e, q, &h, 0, 0, 0);
+}
+
+/* The 8 bytes at @a are @v (and the 8 bytes either side are @around). */
+static void fa_check8(FrEnv *e, uint64_t a, const uint8_t v[8],
+                      uint8_t around)
+{
+    uint8_t got[24], side[8];
+
+    qtest_memread(e->t.qts, a - 8, got, sizeof(got));
+    memset(side, around, 8);
+    g_assert_true(!memcmp(got + 8, v, 8));
+    g_assert_true(!memcmp(got, side, 8));
+    g_assert_true(!memcmp(got + 16, side, 8));
+}
+
+/*
+ * Through the device (loopback): ATOMIC_WRITE lands its 8 bytes as they
+ * are in the WQE; FLUSH of a range and of the whole MR complete with CQE
+ * opcode FLUSH; WRITE, FLUSH, ATOMIC_WRITE and a READ of the written
+ * bytes posted at once complete in order (max_rd_atomic 1).  Errors: a
+ * FLUSH to an MR without ACCESS_FLUSH_GLOBAL or outside the MR is
+ * REM_ACCESS_ERR, a persistent FLUSH and a misaligned ATOMIC_WRITE are
+ * REM_INV_REQ_ERR, ATOMIC_WRITE to an MR without remote write is
+ * REM_ACCESS_ERR; the target is unchanged.  UC and UD refuse both with
+ * LOC_QP_OP_ERR.
+ */
+static void test_flush_atomic_write(void)
+{
+    static const uint8_t v1[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+    static const uint8_t v2[8] = { 0xf0, 0xe1, 0xd2, 0xc3,
+                                   0xb4, 0xa5, 0x96, 0x87 };
+    FrEnv e;
+    FrQP a, b, q;
+    struct qroce_cqe cqe;
+    uint64_t tgt, nofl;
+    uint32_t tkey, nkey, rokey;
+    uint8_t pat[100], got[100];
+    unsigned i;
+
+    fr_setup(&e, "");
+    g_assert_true(rd(&e.t, QROCE_REG_FEATURES) & QROCE_FEAT_FLUSH);
+    g_assert_true(rd(&e.t, QROCE_REG_FEATURES) & QROCE_FEAT_ATOMIC_WRITE);
+    tgt = page(&e.t, 2);
+    tkey = mk_mr(&e.t, e.pdn, tgt, 2, FR_LW | FR_RW | FR_RR | FR_FL);
+    nofl = page(&e.t, 1);
+    nkey = mk_mr(&e.t, e.pdn, nofl, 1, FR_LW | FR_RW | FR_RR);
+    rokey = mk_mr(&e.t, e.pdn, nofl, 1, FR_RR | FR_FL);
+    qtest_memset(e.t.qts, nofl, 0x77, 4096);
+    fr_pair(&e, &a, &b, 1);
+
+    /* ATOMIC_WRITE: the 8 bytes, nothing around them */
+    fa_put_aw(&e, &a, tgt + 64, tkey, v1);
+    fr_ring(&e, &a);
+    fr_cqe(&e, &a, QROCE_CQE_ATOMIC_WRITE, QROCE_WC_SUCCESS, &cqe);
+    g_assert_true(cqe.flags & QROCE_CQE_F_SQ);
+    fa_check8(&e, tgt + 64, v1, 0);
+
+    /* FLUSH of a range, then of the whole MR (address and length unused) */
+    fa_put_flush(&e, &a, tgt + 100, tkey, 4000, QROCE_FLUSH_GLOBAL,
+                 QROCE_FLUSH_RANGE);
+    fa_put_flush(&e, &a, 0, tkey, 0, QROCE_FLUSH_GLOBAL, QROCE_FLUSH_MR);
+    fr_ring(&e, &a);
+    fr_cqe(&e, &a, QROCE_CQE_FLUSH, QROCE_WC_SUCCESS, NULL);
+    fr_cqe(&e, &a, QROCE_CQE_FLUSH, QROCE_WC_SUCCESS, NULL);
+
+    /* WRITE, FLUSH, ATOMIC_WRITE, READ back: in order, each right */
+    for (i = 0; i < sizeof(pat); i++) {
+        pat[i] = i * 13 + 1;
+    }
+    qtest_memwrite(e.t.qts, e.buf, pat, sizeof(pat));
+    fr_put_rdma(&e, &a, QROCE_WR_RDMA_WRITE, tgt + 4096, tkey, e.buf,
+                sizeof(pat));
+    fa_put_flush(&e, &a, tgt + 4096, tkey, sizeof(pat), QROCE_FLUSH_GLOBAL,
+                 QROCE_FLUSH_RANGE);
+    fa_put_aw(&e, &a, tgt + 4096 + 16, tkey, v2);
+    fr_put_rdma(&e, &a, QROCE_WR_RDMA_READ, tgt + 4096, tkey, e.buf + 8192,
+                sizeof(pat));
+    fr_ring(&e, &a);
+    fr_cqe(&e, &a, QROCE_CQE_RDMA_WRITE, QROCE_WC_SUCCESS, NULL);
+    fr_cqe(&e, &a, QROCE_CQE_FLUSH, QROCE_WC_SUCCESS, NULL);
+    fr_cqe(&e, &a, QROCE_CQE_ATOMIC_WRITE, QROCE_WC_SUCCESS, NULL);
+    fr_cqe(&e, &a, QROCE_CQE_RDMA_READ, QROCE_WC_SUCCESS, &cqe);
+    g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, sizeof(pat));
+    memcpy(pat + 16, v2, 8);
+    qtest_memread(e.t.qts, e.buf + 8192, got, sizeof(got));
+    g_assert_true(!memcmp(got, pat, sizeof(pat)));
+    qtest_memread(e.t.qts, tgt + 4096, got, sizeof(got));
+    g_assert_true(!memcmp(got, pat, sizeof(pat)));
+    g_assert_cmpuint(query_state(&e.t, a.qpn), ==, QROCE_QPS_RTS);
+    g_assert_cmpuint(query_state(&e.t, b.qpn), ==, QROCE_QPS_RTS);
+
+    /* an MR without ACCESS_FLUSH_GLOBAL, at either level */
+    fr_pair(&e, &a, &b, 1);
+    fa_put_flush(&e, &a, nofl, nkey, 64, QROCE_FLUSH_GLOBAL,
+                 QROCE_FLUSH_RANGE);
+    fr_expect_err(&e, &a, QROCE_WC_REM_ACCESS_ERR);
+    fr_pair(&e, &a, &b, 1);
+    fa_put_flush(&e, &a, 0, nkey, 0, QROCE_FLUSH_GLOBAL, QROCE_FLUSH_MR);
+    fr_expect_err(&e, &a, QROCE_WC_REM_ACCESS_ERR);
+    /* a range past the end of the MR */
+    fr_pair(&e, &a, &b, 1);
+    fa_put_flush(&e, &a, tgt + 4096, tkey, 4097, QROCE_FLUSH_GLOBAL,
+                 QROCE_FLUSH_RANGE);
+    fr_expect_err(&e, &a, QROCE_WC_REM_ACCESS_ERR);
+    /* persistent placement (2) and type 0 are not supported */
+    fr_pair(&e, &a, &b, 1);
+    fa_put_flush(&e, &a, tgt, tkey, 8, 2, QROCE_FLUSH_RANGE);
+    fr_expect_err(&e, &a, QROCE_WC_REM_INV_REQ_ERR);
+    fr_pair(&e, &a, &b, 1);
+    fa_put_flush(&e, &a, tgt, tkey, 8, 0, QROCE_FLUSH_MR);
+    fr_expect_err(&e, &a, QROCE_WC_REM_INV_REQ_ERR);
+    g_assert_cmpuint(query_state(&e.t, b.qpn), ==, QROCE_QPS_ERR);
+
+    /* ATOMIC_WRITE: misaligned, to an MR without remote write */
+    fr_pair(&e, &a, &b, 1);
+    fa_put_aw(&e, &a, tgt + 64 + 4, tkey, v2);
+    fr_expect_err(&e, &a, QROCE_WC_REM_INV_REQ_ERR);
+    fa_check8(&e, tgt + 64, v1, 0);
+    fr_pair(&e, &a, &b, 1);
+    fa_put_aw(&e, &a, nofl + 64, rokey, v2);
+    fr_expect_err(&e, &a, QROCE_WC_REM_ACCESS_ERR);
+    qtest_memread(e.t.qts, nofl + 56, got, 24);
+    for (i = 0; i < 24; i++) {
+        g_assert_cmphex(got[i], ==, 0x77);
+    }
+
+    /* not on UC or UD */
+    fr_qp(&e, QROCE_QPT_UC, e.pdn, &q);
+    uc_connect(&e.t, q.qpn, q.qpn);
+    fa_put_flush(&e, &q, tgt, tkey, 8, QROCE_FLUSH_GLOBAL, QROCE_FLUSH_RANGE);
+    fr_expect_err(&e, &q, QROCE_WC_LOC_QP_OP_ERR);
+    fr_qp(&e, QROCE_QPT_UC, e.pdn, &q);
+    uc_connect(&e.t, q.qpn, q.qpn);
+    fa_put_aw(&e, &q, tgt + 64, tkey, v2);
+    fr_expect_err(&e, &q, QROCE_WC_LOC_QP_OP_ERR);
+    fr_qp(&e, QROCE_QPT_UD, e.pdn, &q);
+    ud_ready(&e.t, q.qpn, QROCE_QPT_UD, 0x11111111);
+    fa_put_flush(&e, &q, tgt, tkey, 8, QROCE_FLUSH_GLOBAL, QROCE_FLUSH_MR);
+    fr_expect_err(&e, &q, QROCE_WC_LOC_QP_OP_ERR);
+    fr_qp(&e, QROCE_QPT_UD, e.pdn, &q);
+    ud_ready(&e.t, q.qpn, QROCE_QPT_UD, 0x11111111);
+    fa_put_aw(&e, &q, tgt + 64, tkey, v2);
+    fr_expect_err(&e, &q, QROCE_WC_LOC_QP_OP_ERR);
+    fa_check8(&e, tgt + 64, v1, 0);
+    stop(&e.t);
+}
+
+/* The peer's next frame that is not an ACK nor a CNP. */
+static void fa_peer_req(Peer *pr, uint8_t *f, RocePktIn *p)
+{
+    do {
+        peer_recv(pr, f, p);
+    } while (p->opcode == ROCE_ACK || p->opcode == ROCE_CNP);
+}
+
+/* The device's answer to the peer's request @psn: a READ response, empty */
+static void fa_peer_empty_resp(Peer *pr, uint32_t psn)
+{
+    uint8_t f[2048];
+    RocePktIn p;
+
+    peer_recv(pr, f, &p);
+    g_assert_cmphex(p.opcode, ==, ROCE_READ_RESP_ONLY);
+    g_assert_cmpuint(p.psn, ==, psn);
+    g_assert_cmpuint(p.paylen, ==, 0);
+    g_assert_cmpuint(ROCE_AETH_TYPE(p.aeth_syndrome), ==, 0);
+}
+
+/*
+ * On the wire, against a peer: the device's FLUSH is opcode 0x1C with the
+ * FETH (type, level) and RETH, its ATOMIC WRITE 0x1D with a RETH of
+ * length 8 and the WQE's 8 bytes; empty READ responses complete them.
+ * As responder the device answers the peer's ATOMIC WRITE with an empty
+ * READ response, and a duplicate again without writing; a FLUSH too; a
+ * FLUSH with another placement type gets an Invalid Request NAK.
+ */
+static void test_flush_atomic_write_wire(void)
+{
+    static const uint8_t v[8] = { 0x10, 0x32, 0x54, 0x76,
+                                  0x98, 0xba, 0xdc, 0xfe };
+    QRoceTest t;
+    Peer pr;
+    struct qroce_send_wqe h = { .flags = QROCE_WQE_SIGNALED };
+    struct qroce_cqe cqe;
+    RocePktOut o;
+    RocePktIn p;
+    uint8_t f[2048], got[8], side[8];
+    uint64_t cq, buf, sq, rq;
+    uint32_t pdn, cqn, key, qpn, idx = 0;
+
+    peer_start(&t, &pr);
+    objs_setup(&t, QROCE_ACCESS_LOCAL_WRITE | QROCE_ACCESS_REMOTE_WRITE |
+               QROCE_ACCESS_REMOTE_READ | QROCE_ACCESS_FLUSH_GLOBAL, &pdn,
+               &cqn, &cq, &buf, &key);
+    g_assert_cmpuint(mk_qp_rings(&t, QROCE_QPT_RC, pdn, cqn, cqn, 0, &qpn, &sq,
+                                 &rq), ==, 0);
+    peer_connect(&t, &pr, qpn, 0x77);
+
+    /* requester: FLUSH (MR level), then ATOMIC WRITE */
+    h.opcode = QROCE_WR_FLUSH;
+    h.flush.remote_addr = cpu_to_le64(0x123456789000ull);
+    h.flush.rkey = cpu_to_le32(0xabcd);
+    h.flush.length = cpu_to_le32(0x10000);
+    h.flush.type = QROCE_FLUSH_GLOBAL;
+    h.flush.level = QROCE_FLUSH_MR;
+    qtest_memwrite(t.qts, sq, &h, sizeof(h));
+    memset(&h, 0, sizeof(h));
+    h.opcode = QROCE_WR_ATOMIC_WRITE;
+    h.flags = QROCE_WQE_SIGNALED;
+    h.rdma.remote_addr = cpu_to_le64(0x2000);
+    h.rdma.rkey = cpu_to_le32(0x5678);
+    memcpy(&h.rdma.compare_add, v, 8);
+    qtest_memwrite(t.qts, sq + 64, &h, sizeof(h));
+    qpci_io_writeq(t.dev, t.db, QROCE_DB_SQ, qroce_db_value(qpn, 2));
+    fa_peer_req(&pr, f, &p);
+    g_assert_cmphex(p.opcode, ==, ROCE_FLUSH);
+    g_assert_cmpuint(p.psn, ==, 2000);
+    g_assert_cmphex(p.feth, ==, 0x11);      /* level MR << 4 | GLOBAL */
+    g_assert_cmphex(p.reth_va, ==, 0x123456789000ull);
+    g_assert_cmphex(p.reth_rkey, ==, 0xabcd);
+    g_assert_cmphex(p.reth_len, ==, 0x10000);
+    g_assert_cmpuint(p.paylen, ==, 0);
+    g_assert_true(p.icrc_ok);
+    peer_out(&pr, &o, qpn, 2000, ROCE_READ_RESP_ONLY);
+    o.aeth_syndrome = ROCE_AETH_ACK_NO_CREDIT;
+    peer_send(&pr, &o, 0, false);
+    next_send_cqe(&t, cq, &idx, qpn, &cqe);
+    g_assert_cmpuint(cqe.status, ==, QROCE_WC_SUCCESS);
+    g_assert_cmphex(cqe.opcode, ==, QROCE_CQE_FLUSH);
+    /* max_rd_atomic 1: the ATOMIC WRITE went only now */
+    fa_peer_req(&pr, f, &p);
+    g_assert_cmphex(p.opcode, ==, ROCE_ATOMIC_WRITE);
+    g_assert_cmpuint(p.psn, ==, 2001);
+    g_assert_cmphex(p.reth_va, ==, 0x2000);
+    g_assert_cmphex(p.reth_rkey, ==, 0x5678);
+    g_assert_cmpuint(p.reth_len, ==, 8);
+    g_assert_cmpuint(p.paylen, ==, 8);
+    g_assert_true(!memcmp(p.payload, v, 8));
+    g_assert_true(p.icrc_ok);
+    peer_out(&pr, &o, qpn, 2001, ROCE_READ_RESP_ONLY);
+    o.aeth_syndrome = ROCE_AETH_ACK_NO_CREDIT;
+    peer_send(&pr, &o, 0, false);
+    next_send_cqe(&t, cq, &idx, qpn, &cqe);
+    g_assert_cmpuint(cqe.status, ==, QROCE_WC_SUCCESS);
+    g_assert_cmphex(cqe.opcode, ==, QROCE_CQE_ATOMIC_WRITE);
+
+    /* responder: ATOMIC WRITE of 8 x 0x5a, answered, written */
+    peer_out(&pr, &o, qpn, 1000, ROCE_ATOMIC_WRITE);
+    o.reth_va = buf + 808;
+    o.reth_rkey = key;
+    o.reth_len = 8;
+    peer_send(&pr, &o, 8, false);
+    fa_peer_empty_resp(&pr, 1000);
+    memset(side, 0x5a, 8);
+    qtest_memread(t.qts, buf + 808, got, 8);
+    g_assert_true(!memcmp(got, side, 8));
+    g_assert_cmphex(qtest_readq(t.qts, buf + 800), ==, 0);
+    g_assert_cmphex(qtest_readq(t.qts, buf + 816), ==, 0);
+    /* asked again (its response lost): answered, not written again */
+    qtest_writeq(t.qts, buf + 808, 0x1111111111111111ull);
+    peer_send(&pr, &o, 8, false);
+    fa_peer_empty_resp(&pr, 1000);
+    g_assert_cmphex(qtest_readq(t.qts, buf + 808), ==, 0x1111111111111111ull);
+    /* FLUSH of a range, and of the MR */
+    peer_out(&pr, &o, qpn, 1001, ROCE_FLUSH);
+    o.feth = ROCE_FETH(QROCE_FLUSH_GLOBAL, QROCE_FLUSH_RANGE);
+    o.reth_va = buf;
+    o.reth_rkey = key;
+    o.reth_len = 8192;
+    peer_send(&pr, &o, 0, false);
+    fa_peer_empty_resp(&pr, 1001);
+    peer_out(&pr, &o, qpn, 1002, ROCE_FLUSH);
+    o.feth = ROCE_FETH(QROCE_FLUSH_GLOBAL, QROCE_FLUSH_MR);
+    o.reth_rkey = key;
+    peer_send(&pr, &o, 0, false);
+    fa_peer_empty_resp(&pr, 1002);
+    /* a FLUSH of the persistent type: Invalid Request, the QP to ERR */
+    peer_out(&pr, &o, qpn, 1003, ROCE_FLUSH);
+    o.feth = ROCE_FETH(2, QROCE_FLUSH_RANGE);
+    o.reth_va = buf;
+    o.reth_rkey = key;
+    o.reth_len = 8;
+    peer_send(&pr, &o, 0, false);
+    peer_recv(&pr, f, &p);
+    g_assert_cmphex(p.opcode, ==, ROCE_ACK);
+    g_assert_cmphex(p.aeth_syndrome, ==, ROCE_AETH_NAK_INV);
+    g_assert_cmpuint(p.psn, ==, 1003);
+    g_assert_cmpuint(query_state(&t, qpn), ==, QROCE_QPS_ERR);
+    close(pr.fd);
+    stop(&t);
+}
 #undef M
 
 /* ---- memory windows ---- */
@@ -4824,6 +5144,9 @@ static const QRoceCase qroce_cases[] = {
     { "mw", test_mw, NULL, NULL },
     { "frmr/errors", test_frmr_errors,
       "-global qroce.max-bt-pages=1000", NULL },
+    { "flush-atomic-write", test_flush_atomic_write, NULL, NULL },
+    { "flush-atomic-write-wire", test_flush_atomic_write_wire, NULL,
+      peer_prepare },
     { "inject/cmd", test_inject_cmd,
       "-global qroce.inject-cmd-status=4", NULL },
     { "inject/wqe", test_inject_wqe, NULL, NULL },

@@ -158,6 +158,17 @@ int qroce_dp_read_wqe(QRoceState *s, QRoceQP *qp, uint32_t idx, RcWqe *w)
     if (qroce_dp_op_local(w->hdr.opcode)) {
         return QROCE_WC_SUCCESS;    /* no SGEs: qroce_dp_local_exec() */
     }
+    if (rc_op_empty_read(w->hdr.opcode)) {
+        /* no SGEs either: what they send is in the header */
+        if (w->hdr.opcode == QROCE_WR_FLUSH &&
+            (w->hdr.flush.type > 0xf || w->hdr.flush.level > 3)) {
+            return qroce_dp_wqe_bad(qp, idx, "flush type/level",
+                                    w->hdr.flush.type << 8 |
+                                    w->hdr.flush.level,
+                                    QROCE_WC_LOC_QP_OP_ERR);
+        }
+        return QROCE_WC_SUCCESS;
+    }
     /* READ responses and atomic results are written to the SGEs */
     access = rc_op_reads(w->hdr.opcode) ? QROCE_ACCESS_LOCAL_WRITE : 0;
     if ((w->hdr.flags & QROCE_WQE_INLINE) && access) {

@@ -16,10 +16,19 @@
 
 #include "qroce_data_state.h"
 
+/*
+ * FLUSH and ATOMIC_WRITE (RC only): no SGEs, answered with an empty READ
+ * response, and like a READ they count against max_rd_atomic.
+ */
+static inline bool rc_op_empty_read(uint8_t op)
+{
+    return op == QROCE_WR_FLUSH || op == QROCE_WR_ATOMIC_WRITE;
+}
+
 static inline bool rc_op_reads(uint8_t op)
 {
     return op == QROCE_WR_RDMA_READ || op == QROCE_WR_ATOMIC_CMP_SWP ||
-           op == QROCE_WR_ATOMIC_FETCH_ADD;
+           op == QROCE_WR_ATOMIC_FETCH_ADD || rc_op_empty_read(op);
 }
 
 /* A local operation: executed by the device, nothing goes on the wire. */

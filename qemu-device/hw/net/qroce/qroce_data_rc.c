@@ -24,6 +24,9 @@
  * thread, so they are atomic against every other QP of the device
  * (IBV_ATOMIC_HCA); a duplicate atomic is answered from a history of the
  * last results, never executed twice; a duplicate READ is read again.
+ * FLUSH and ATOMIC WRITE (IBTA 1.5) go the way of a READ of no bytes:
+ * counted against max_rd_atomic, answered with an empty READ response,
+ * and a duplicate is answered again, not executed again.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -137,13 +140,46 @@ static QRoceRcInflight *rc_inflight_add(QRoceQP *qp, uint32_t idx,
     return e;
 }
 
-/* Send a READ request or an atomic: one packet, no payload. */
+/*
+ * A FLUSH (FETH and RETH) or an ATOMIC WRITE (RETH and the WQE's 8 bytes
+ * as payload): an in-flight READ of no bytes, which the empty READ
+ * response that answers it completes.  *@paylen: the payload's length.
+ */
+static QRoceRcInflight *rc_empty_read_req(QRoceState *s, QRoceQP *qp,
+                                          uint32_t idx, const RcWqe *w,
+                                          RocePktOut *o, uint32_t *paylen)
+{
+    bool flush = w->hdr.opcode == QROCE_WR_FLUSH;
+
+    if (flush) {
+        o->opcode = ROCE_FLUSH;
+        o->feth = ROCE_FETH(w->hdr.flush.type, w->hdr.flush.level);
+        o->reth_va = le64_to_cpu(w->hdr.flush.remote_addr);
+        o->reth_rkey = le32_to_cpu(w->hdr.flush.rkey);
+        o->reth_len = le32_to_cpu(w->hdr.flush.length);
+        *paylen = 0;
+    } else {
+        o->opcode = ROCE_ATOMIC_WRITE;
+        o->reth_len = *paylen = 8;
+        memcpy(s->rc->pkt + roce_hdr_len(o->opcode,
+                                         !roce_gid_is_v4(o->dgid)),
+               &w->hdr.rdma.compare_add, 8);
+    }
+    return rc_inflight_add(qp, idx, w, flush ? QROCE_CQE_FLUSH :
+                           QROCE_CQE_ATOMIC_WRITE, RC_KIND_READ);
+}
+
+/*
+ * Send a READ request or an atomic (one packet, no payload), or a FLUSH
+ * or an ATOMIC WRITE.
+ */
 static void rc_send_rd_atomic(QRoceState *s, QRoceQP *qp, uint32_t idx,
                               const RcWqe *w, RocePktOut *o)
 {
     QRoceRcQP *r = &qp->rc;
     uint8_t op = w->hdr.opcode;
     QRoceRcInflight *e;
+    uint32_t paylen = 0;
 
     o->reth_va = le64_to_cpu(w->hdr.rdma.remote_addr);
     o->reth_rkey = le32_to_cpu(w->hdr.rdma.rkey);
@@ -154,6 +190,8 @@ static void rc_send_rd_atomic(QRoceState *s, QRoceQP *qp, uint32_t idx,
         o->reth_len = w->len;
         e = rc_inflight_add(qp, idx, w, QROCE_CQE_RDMA_READ, RC_KIND_READ);
         e->last_psn = psn_add(r->npsn, rc_read_pkts(qp, w->len) - 1);
+    } else if (rc_op_empty_read(op)) {
+        e = rc_empty_read_req(s, qp, idx, w, o, &paylen);
     } else if (op == QROCE_WR_ATOMIC_CMP_SWP) {
         o->opcode = ROCE_CMP_SWAP;
         o->atomic_compare = le64_to_cpu(w->hdr.rdma.compare_add);
@@ -166,7 +204,7 @@ static void rc_send_rd_atomic(QRoceState *s, QRoceQP *qp, uint32_t idx,
     }
     r->npsn = psn_add(e->last_psn, 1);
     r->sq_sent++;
-    qroce_dp_tx(s, qp, o, 0);
+    qroce_dp_tx(s, qp, o, paylen);
 }
 
 /* The in-flight entry of the message being segmented, if any. */
@@ -1002,6 +1040,89 @@ static uint32_t rc_rd_atomic_queued(QRoceQP *qp)
 }
 
 /*
+ * A new FLUSH: global placement only, at level RANGE or MR; the MR needs
+ * ACCESS_FLUSH_GLOBAL and, at level RANGE, must hold the range (a memory
+ * window cannot give the flush right, so its key is refused).  Data is
+ * placed as it arrives, so there is nothing more to do.  0, or the
+ * syndrome of the NAK that refuses it.
+ */
+static uint8_t rc_flush_exec(QRoceState *s, QRoceQP *qp, RocePktIn *p)
+{
+    bool range = ROCE_FETH_LEVEL(p->feth) == QROCE_FLUSH_RANGE;
+    QRoceMR *mr;
+
+    if (ROCE_FETH_TYPE(p->feth) != QROCE_FLUSH_GLOBAL ||
+        ROCE_FETH_LEVEL(p->feth) > QROCE_FLUSH_MR || p->paylen) {
+        return ROCE_AETH_NAK_INV;
+    }
+    if (qroce_mr_check(s, p->reth_rkey, qp->pdn, range ? p->reth_va : 0,
+                       range ? p->reth_len : 0, QROCE_ACCESS_FLUSH_GLOBAL,
+                       &mr)) {
+        return ROCE_AETH_NAK_ACCESS;
+    }
+    return 0;
+}
+
+/*
+ * A new ATOMIC WRITE: 8 bytes at an aligned address, written with one
+ * access.  0, or the syndrome of the NAK that refuses it.
+ */
+static uint8_t rc_atomic_write_exec(QRoceState *s, QRoceQP *qp, RocePktIn *p)
+{
+    QRoceMR *mr;
+
+    if (!(qp->access_flags & QROCE_ACCESS_REMOTE_WRITE) ||
+        p->reth_len != 8 || p->paylen != 8 || (p->reth_va & 7)) {
+        return ROCE_AETH_NAK_INV;
+    }
+    if (qroce_rkey_check(s, qp, p->reth_rkey, p->reth_va, 8,
+                         QROCE_ACCESS_REMOTE_WRITE, &mr) ||
+        qroce_mr_rw(s, mr, p->reth_va, (void *)p->payload, 8, true)) {
+        return ROCE_AETH_NAK_ACCESS;
+    }
+    return 0;
+}
+
+/*
+ * A FLUSH or an ATOMIC WRITE, new (@dup false) or asked again: answered
+ * with a READ response of no payload, like a READ of 0 bytes.  One asked
+ * again is answered again, not executed again.  Returns false if it was
+ * refused and the QP moved to ERR.
+ */
+static bool rc_empty_read_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p,
+                             bool dup)
+{
+    QRoceRcQP *r = &qp->rc;
+    QRoceRcRsp e = { .kind = RC_RSP_READ, .first_psn = p->psn,
+                     .psn = p->psn };
+    uint8_t syn;
+
+    if (dup) {
+        rc_rsp_trim(qp, p->psn);
+        rc_rsp_push(s, qp, &e);
+        return true;
+    }
+    if (rc_rd_atomic_queued(qp) >= MAX(qp->max_dest_rd_atomic, 1)) {
+        syn = ROCE_AETH_NAK_INV;
+    } else if (p->opcode == ROCE_FLUSH) {
+        syn = rc_flush_exec(s, qp, p);
+    } else {
+        syn = rc_atomic_write_exec(s, qp, p);
+    }
+    trace_qroce_rc_empty_read(qp->qpn, p->opcode, p->psn, p->reth_va,
+                              p->reth_len, p->feth, syn);
+    if (syn) {
+        rc_resp_fatal(s, qp, syn, p->psn, syn == ROCE_AETH_NAK_INV ?
+                      QROCE_EQE_QP_REQ_ERR : QROCE_EQE_QP_ACCESS_ERR);
+        return false;
+    }
+    r->epsn = psn_add(r->epsn, 1);
+    r->msn++;
+    rc_rsp_push(s, qp, &e);
+    return true;
+}
+
+/*
  * A READ request or an atomic, new (@dup false) or asked again.  Returns
  * false if it was refused and the QP moved to ERR.
  */
@@ -1020,6 +1141,9 @@ static bool rc_rd_atomic_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p,
     uint64_t orig;
     uint32_t i;
 
+    if (p->opcode == ROCE_FLUSH || p->opcode == ROCE_ATOMIC_WRITE) {
+        return rc_empty_read_rx(s, qp, p, dup);
+    }
     if (dup) {
         rc_rsp_trim(qp, p->psn);
         if (!read) {
@@ -1258,7 +1382,8 @@ void qroce_rc_responder_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p)
     QRoceRcQP *r = &qp->rc;
     uint8_t op = p->opcode;
     bool rd_atomic = op == ROCE_READ_REQ || op == ROCE_CMP_SWAP ||
-                     op == ROCE_FETCH_ADD;
+                     op == ROCE_FETCH_ADD || op == ROCE_FLUSH ||
+                     op == ROCE_ATOMIC_WRITE;
     bool write = op >= ROCE_WRITE_FIRST && op <= ROCE_WRITE_ONLY_IMM;
     bool first = qroce_dp_op_first(op), last = qroce_dp_op_last(op);
     bool needs_wqe = !write || p->has_imm;

@@ -85,7 +85,8 @@ static uint32_t qroce_rd_const(QRoceState *s, hwaddr addr)
                QROCE_FEAT_IPV6 | QROCE_FEAT_ATOMIC | QROCE_FEAT_SRQ |
                QROCE_FEAT_FRMR | QROCE_FEAT_MCAST |
                QROCE_FEAT_RESIZE_CQ | QROCE_FEAT_REREG_MR |
-               QROCE_FEAT_RESIZE_SRQ | QROCE_FEAT_MW;
+               QROCE_FEAT_RESIZE_SRQ | QROCE_FEAT_MW |
+               QROCE_FEAT_FLUSH | QROCE_FEAT_ATOMIC_WRITE;
     case QROCE_REG_CAP_MAX_QP:
         return s->max_qp;
     case QROCE_REG_CAP_MAX_CQ:

@@ -314,6 +314,7 @@ bool roce_gid_is_v4(const uint8_t *gid)
 #define X_DETH   64
 #define X_CNP    128
 #define X_IETH   256
+#define X_FETH   512     /* before the RETH */
 
 static unsigned roce_ext(uint8_t opcode)
 {
@@ -365,6 +366,10 @@ static unsigned roce_ext(uint8_t opcode)
     case ROCE_SEND_LAST_INV:
     case ROCE_SEND_ONLY_INV:
         return X_VALID | X_IETH;
+    case ROCE_FLUSH:
+        return X_VALID | X_FETH | X_RETH;
+    case ROCE_ATOMIC_WRITE:
+        return X_VALID | X_RETH;
     }
     return 0;
 }
@@ -372,6 +377,7 @@ static unsigned roce_ext(uint8_t opcode)
 static size_t roce_ext_len(unsigned x)
 {
     return (x & X_DETH ? ROCE_DETH_LEN : 0) +
+           (x & X_FETH ? ROCE_FETH_LEN : 0) +
            (x & X_RETH ? ROCE_RETH_LEN : 0) + (x & X_AETH ? ROCE_AETH_LEN : 0) +
            (x & X_IMM ? ROCE_IMMDT_LEN : 0) +
            (x & X_IETH ? ROCE_IETH_LEN : 0) +
@@ -456,6 +462,10 @@ static uint8_t *roce_build_ext(uint8_t *e, const RocePktOut *p, unsigned x)
         e[4] = 0;
         put24(e + 5, p->deth_sqp);
         e += ROCE_DETH_LEN;
+    }
+    if (x & X_FETH) {
+        put32(e, p->feth);
+        e += ROCE_FETH_LEN;
     }
     if (x & X_RETH) {
         put64(e, p->reth_va);
@@ -621,6 +631,10 @@ static const uint8_t *roce_parse_ext(const uint8_t *e, unsigned x,
         p->deth_qkey = get32(e);
         p->deth_sqp = get24(e + 5);
         e += ROCE_DETH_LEN;
+    }
+    if (x & X_FETH) {
+        p->feth = get32(e);
+        e += ROCE_FETH_LEN;
     }
     if (x & X_RETH) {
         p->reth_va = get64(e);

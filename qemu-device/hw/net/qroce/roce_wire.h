@@ -22,6 +22,7 @@
 #define ROCE_AETH_LEN       4
 #define ROCE_IMMDT_LEN      4
 #define ROCE_IETH_LEN       4
+#define ROCE_FETH_LEN       4
 #define ROCE_ATOMICETH_LEN  28
 #define ROCE_ATOMICACK_LEN  8
 #define ROCE_DETH_LEN       8
@@ -54,11 +55,18 @@ enum {
     ROCE_FETCH_ADD = 0x14,
     ROCE_SEND_LAST_INV = 0x16,      /* with an IETH; RC only */
     ROCE_SEND_ONLY_INV = 0x17,
+    ROCE_FLUSH = 0x1c,              /* FETH and RETH; RC only */
+    ROCE_ATOMIC_WRITE = 0x1d,       /* RETH and 8 bytes; RC only */
     ROCE_UD_SEND_ONLY = 0x64,
     ROCE_UD_SEND_ONLY_IMM = 0x65,
     ROCE_CNP = 0x81,                /* Congestion Notification Packet */
 };
 #define ROCE_CNP_LEN        16      /* reserved bytes after the BTH */
+
+/* FETH: placement type in bits 3..0, selectivity level in bits 5..4 */
+#define ROCE_FETH(type, level)  (((type) & 0xf) | ((level) & 3) << 4)
+#define ROCE_FETH_TYPE(f)       ((f) & 0xf)
+#define ROCE_FETH_LEVEL(f)      (((f) >> 4) & 3)
 
 /* ECN codepoints: the low two bits of the IPv4 TOS / IPv6 traffic class. */
 #define ROCE_ECN_MASK       3
@@ -94,6 +102,7 @@ typedef struct RocePktOut {
     uint32_t aeth_msn;
     uint32_t imm;                   /* as on the wire (big-endian value) */
     uint32_t ieth;                  /* IETH: the rkey to invalidate */
+    uint32_t feth;                  /* FETH (FLUSH): ROCE_FETH() */
     uint64_t atomic_orig;           /* AtomicAckETH */
     uint64_t atomic_swap_add, atomic_compare;   /* AtomicETH (+reth_va/rkey) */
     uint32_t deth_qkey, deth_sqp;   /* DETH (UD) */
@@ -119,6 +128,7 @@ typedef struct RocePktIn {
     uint32_t imm;
     bool has_ieth;                  /* SEND with Invalidate */
     uint32_t ieth;
+    uint32_t feth;                  /* FLUSH */
     uint64_t atomic_orig;
     uint64_t atomic_swap_add, atomic_compare;   /* AtomicETH (+reth_va/rkey) */
     uint32_t deth_qkey, deth_sqp;
