@@ -240,10 +240,10 @@ int main(int argc, char **argv)
     ia.cap.max_inline_data = 64;
     ia.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
     ia.pd = pd;
-    ia.send_ops_flags = IBV_QP_EX_WITH_LOCAL_INV;
+    ia.send_ops_flags = IBV_QP_EX_WITH_TSO;     /* no LSO on RoCE QPs */
     errno = 0;
     check(!ibv_create_qp_ex(ctx, &ia) && errno == EOPNOTSUPP,
-          "create_qp_ex with LOCAL_INV: EOPNOTSUPP");
+          "create_qp_ex with TSO: EOPNOTSUPP");
     ia.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
                         IBV_QP_EX_WITH_RDMA_WRITE |
                         IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
@@ -454,10 +454,10 @@ int main(int argc, char **argv)
         p = find(c, n, 106);
         check(p && p->byte_len == 0 && (p->flags & IBV_WC_WITH_IMM) &&
               p->imm == htobe32(7), "zero-length send with immediate");
-        wr0.opcode = IBV_WR_LOCAL_INV;
+        wr0.opcode = IBV_WR_TSO;
         wr0.next = NULL;
         check(ibv_post_send(qa, &wr0, &bad) == EINVAL && bad == &wr0,
-              "post_send LOCAL_INV: EINVAL, bad_wr set");
+              "post_send TSO: EINVAL, bad_wr set");
     }
 
     /* 7: poster thread + polling thread (B's 8 receives used up above:

@@ -16,18 +16,34 @@
  *  - a kernel SRQ resized with IB_SRQ_MAX_WR with receives posted.
  * Each check prints "qroce_ktest: PASS ..." or "qroce_ktest: FAIL ...",
  * and a last line "qroce_ktest: N passed, N failed".
+ *
+ * With role=target or role=initiator the same atomics, inline SENDs and
+ * fenced READ run between two guests instead (the SRQ check stays a
+ * loopback one).  Each side makes one QP on insmod and prints its QPN;
+ * the script then writes the other side's "QPN IPv4 MAC" (the initiator:
+ * also "RKEY ADDR" of the target's buffer) into the parameter "peer":
+ * the target connects, registers its buffer and posts two receives and
+ * prints the rkey and address; the initiator connects and runs the
+ * checks, reading the target's memory back with RDMA READs.  Reading the
+ * target's parameter "check" waits for the two SENDs and checks their
+ * bytes and the atomics' result in its own memory.
  */
 #include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/sysfs.h>
 #include <linux/slab.h>
 #include <linux/delay.h>
 #include <linux/etherdevice.h>
 #include <linux/scatterlist.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_cache.h>
+#include <net/ipv6.h>
 
 #define KT_PSN		100
 #define KT_BUF		4096
 #define KT_INLINE	40
+#define KT_RECV_PLAIN	1024	/* the target's receive of the plain SEND */
+#define KT_RECV_FENCED	1536	/* and of the fenced one */
 
 struct kt {
 	struct ib_device *dev;
@@ -41,7 +57,17 @@ struct kt {
 	u32 gid_index;
 	union ib_gid gid;
 	u8 mac[ETH_ALEN];
+	/* the other end: this device (loopback) or the peer guest's */
+	union ib_gid dgid;
+	u8 dmac[ETH_ALEN];
+	u32 rkey;		/* of the atomic target, at raddr */
+	u64 raddr;
+	bool remote;		/* the initiator of the two-guest mode */
 };
+
+static char *role = "";
+module_param(role, charp, 0444);
+MODULE_PARM_DESC(role, "empty: loopback in one device; target or initiator: two guests");
 
 static int kt_pass, kt_fail;
 
@@ -91,7 +117,7 @@ static struct ib_qp *kt_qp(struct kt *t)
 	return ib_create_qp(t->pd, &ia);
 }
 
-/* @qp to RTS, connected to QP @dqpn of the same device. */
+/* @qp to RTS, connected to QP @dqpn at t->dgid and t->dmac. */
 static int kt_connect(struct kt *t, struct ib_qp *qp, u32 dqpn)
 {
 	struct ib_qp_attr a = {};
@@ -114,8 +140,8 @@ static int kt_connect(struct kt *t, struct ib_qp *qp, u32 dqpn)
 	a.min_rnr_timer = 12;
 	a.ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
 	rdma_ah_set_port_num(&a.ah_attr, 1);
-	rdma_ah_set_grh(&a.ah_attr, &t->gid, 0, t->gid_index, 64, 0);
-	ether_addr_copy(a.ah_attr.roce.dmac, t->mac);
+	rdma_ah_set_grh(&a.ah_attr, &t->dgid, 0, t->gid_index, 64, 0);
+	ether_addr_copy(a.ah_attr.roce.dmac, t->dmac);
 	err = ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_AV | IB_QP_PATH_MTU |
 			   IB_QP_DEST_QPN | IB_QP_RQ_PSN |
 			   IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER);
@@ -157,8 +183,29 @@ static int kt_poll(struct kt *t, int n, struct ib_wc *wc)
 	return kt_poll_cq(t->cq, n, wc);
 }
 
+/* RDMA READ of the target's first 8 bytes into buf + 2048; ~0 on error. */
+static u64 kt_read_target(struct kt *t)
+{
+	struct ib_sge gs = { .addr = t->dma + 2048, .length = 8,
+			     .lkey = t->pd->local_dma_lkey };
+	struct ib_rdma_wr rd = {
+		.wr = { .wr_id = 13, .opcode = IB_WR_RDMA_READ, .sg_list = &gs,
+			.num_sge = 1, .send_flags = IB_SEND_SIGNALED },
+		.remote_addr = t->raddr, .rkey = t->rkey,
+	};
+	struct ib_wc wc;
+
+	if (ib_post_send(t->a, &rd.wr, NULL) || kt_poll(t, 1, &wc) != 1)
+		return ~0ULL;
+	ib_dma_sync_single_for_cpu(t->dev, t->dma, KT_BUF, DMA_BIDIRECTIONAL);
+	return *(u64 *)(t->buf + 2048);
+}
+
+/* The atomic target's value: in this memory, or read from the peer's. */
 static u64 kt_target(struct kt *t)
 {
+	if (t->remote)
+		return kt_read_target(t);
 	ib_dma_sync_single_for_cpu(t->dev, t->dma, KT_BUF, DMA_BIDIRECTIONAL);
 	return *(u64 *)t->buf;
 }
@@ -172,8 +219,8 @@ static u64 kt_atomic(struct kt *t, enum ib_wr_opcode op, u64 cmp_add,
 	struct ib_atomic_wr wr = {
 		.wr = { .wr_id = 1, .opcode = op, .sg_list = &sge,
 			.num_sge = 1, .send_flags = IB_SEND_SIGNALED },
-		.remote_addr = t->mr->iova, .compare_add = cmp_add, .swap = swap,
-		.rkey = t->mr->rkey,
+		.remote_addr = t->raddr, .compare_add = cmp_add, .swap = swap,
+		.rkey = t->rkey,
 	};
 	struct ib_wc wc;
 
@@ -226,10 +273,10 @@ static void kt_inline(struct kt *t, bool fence)
 	struct ib_rdma_wr read = {
 		.wr = { .wr_id = 12, .opcode = IB_WR_RDMA_READ, .sg_list = &gs,
 			.num_sge = 1, .send_flags = IB_SEND_SIGNALED },
-		.remote_addr = t->mr->iova, .rkey = t->mr->rkey,
+		.remote_addr = t->raddr, .rkey = t->rkey,
 	};
 	struct ib_wc wc[3];
-	int i, n = fence ? 3 : 2, got;
+	int i, n = (fence ? 3 : 2) - t->remote, got;	/* the RECV: here? */
 	bool ok;
 
 	if (!msg) {
@@ -247,13 +294,14 @@ static void kt_inline(struct kt *t, bool fence)
 		read.wr.next = &swr;
 		swr.send_flags |= IB_SEND_FENCE;
 	}
-	ok = !ib_post_recv(t->b, &rwr, NULL) &&
+	/* two guests: the target posted its receives and checks the bytes */
+	ok = (t->remote || !ib_post_recv(t->b, &rwr, NULL)) &&
 	     !ib_post_send(t->a, fence ? &read.wr : &swr, NULL);
 	/* the inline bytes were copied into the WQE: reuse the buffer now */
 	memset(msg, 0, KT_INLINE);
 	got = ok ? kt_poll(t, n, wc) : 0;
 	ib_dma_sync_single_for_cpu(t->dev, t->dma, KT_BUF, DMA_BIDIRECTIONAL);
-	for (i = 0; i < KT_INLINE && got == n; i++)
+	for (i = 0; i < KT_INLINE && got == n && !t->remote; i++)
 		ok &= t->buf[1024 + i] == (u8)(i * 3 + (fence ? 1 : 2));
 	for (i = 0; i < got; i++)
 		if (wc[i].wr_id == 10)
@@ -262,6 +310,7 @@ static void kt_inline(struct kt *t, bool fence)
 		ok &= *(u64 *)(t->buf + 2048) == 0x1234;
 	kt_check(ok && got == n, fence ?
 		 "RDMA READ then a fenced inline SEND: both complete, data right" :
+		 t->remote ? "inline SEND from kernel memory: completed" :
 		 "inline SEND from kernel memory: received byte for byte");
 	kfree(msg);
 }
@@ -425,8 +474,8 @@ out:
 	kt_srq_teardown(&q);
 }
 
-/* The buffer as a fast-registration MR with remote access, from QP A. */
-static int kt_reg(struct kt *t)
+/* The buffer as a fast-registration MR with remote access, from @qp. */
+static int kt_reg(struct kt *t, struct ib_qp *qp)
 {
 	struct ib_reg_wr reg = {
 		.wr = { .wr_id = 2, .opcode = IB_WR_REG_MR,
@@ -448,26 +497,27 @@ static int kt_reg(struct kt *t)
 		return kt_err("ib_map_mr_sg", n);
 	reg.mr = t->mr;
 	reg.key = t->mr->rkey;
-	n = ib_post_send(t->a, &reg.wr, NULL);
+	n = ib_post_send(qp, &reg.wr, NULL);
 	if (n || kt_poll(t, 1, &wc) != 1)
 		return kt_err("IB_WR_REG_MR", n ? n : -EIO);
+	t->rkey = t->mr->rkey;
+	t->raddr = t->mr->iova;
 	return 0;
 }
 
-static int kt_setup(struct kt *t)
+/* PD, CQ, QP A (@a) and B (@b), the buffer mapped, the device's GID. */
+static int kt_setup_objs(struct kt *t, bool a, bool b)
 {
-	int err;
-
 	t->pd = ib_alloc_pd(t->dev, 0);
 	if (IS_ERR(t->pd))
 		return kt_err("ib_alloc_pd", PTR_ERR(t->pd));
 	t->cq = ib_alloc_cq(t->dev, NULL, 64, 0, IB_POLL_DIRECT);
 	if (IS_ERR(t->cq))
 		return kt_err("ib_alloc_cq", PTR_ERR(t->cq));
-	t->a = kt_qp(t);
+	t->a = a ? kt_qp(t) : NULL;
 	if (IS_ERR(t->a))
 		return kt_err("ib_create_qp", PTR_ERR(t->a));
-	t->b = kt_qp(t);
+	t->b = b ? kt_qp(t) : NULL;
 	if (IS_ERR(t->b))
 		return kt_err("ib_create_qp", PTR_ERR(t->b));
 	t->buf = kzalloc(KT_BUF, GFP_KERNEL);
@@ -482,12 +532,23 @@ static int kt_setup(struct kt *t)
 		pr_info("qroce_ktest: no RoCEv2 IPv4 GID\n");
 		return -ENOENT;
 	}
+	return 0;
+}
+
+static int kt_setup(struct kt *t)
+{
+	int err = kt_setup_objs(t, true, true);
+
+	if (err)
+		return err;
+	t->dgid = t->gid;
+	ether_addr_copy(t->dmac, t->mac);
 	err = kt_connect(t, t->a, t->b->qp_num);
 	if (!err)
 		err = kt_connect(t, t->b, t->a->qp_num);
 	if (err)
 		return kt_err("connecting the QPs", err);
-	return kt_reg(t);		/* a work request: the QP is in RTS */
+	return kt_reg(t, t->a);	/* a work request: the QP is in RTS */
 }
 
 static void kt_teardown(struct kt *t)
@@ -507,6 +568,163 @@ static void kt_teardown(struct kt *t)
 		ib_dealloc_pd(t->pd);
 }
 
+/* ------------------------------------------------------------------ */
+/* Two guests (role=target, role=initiator)                            */
+/* ------------------------------------------------------------------ */
+
+static struct kt kt_two;		/* this side's objects */
+static DEFINE_MUTEX(kt_two_lock);
+static bool kt_two_ready;		/* kt_two set up, not yet torn down */
+
+/* The peer from "QPN A.B.C.D MAC [RKEY ADDR]": its QPN, GID and MAC. */
+static int kt_parse_peer(struct kt *t, const char *val, u32 *qpn)
+{
+	u8 ip[4], *m = t->dmac;
+	int n;
+
+	n = sscanf(val, "%u %hhu.%hhu.%hhu.%hhu %hhx:%hhx:%hhx:%hhx:%hhx:%hhx %x %llx",
+		   qpn, &ip[0], &ip[1], &ip[2], &ip[3], &m[0], &m[1], &m[2],
+		   &m[3], &m[4], &m[5], &t->rkey, &t->raddr);
+	if (n != 11 && n != 13)
+		return -EINVAL;
+	ipv6_addr_set_v4mapped(*(__be32 *)ip, (struct in6_addr *)t->dgid.raw);
+	return n;
+}
+
+/* The target: connect B, register the buffer, post both receives. */
+static int kt_target_peer(struct kt *t, u32 qpn)
+{
+	struct ib_sge rs[2] = {
+		{ .addr = t->dma + KT_RECV_PLAIN, .length = 256,
+		  .lkey = t->pd->local_dma_lkey },
+		{ .addr = t->dma + KT_RECV_FENCED, .length = 256,
+		  .lkey = t->pd->local_dma_lkey },
+	};
+	struct ib_recv_wr rwr[2] = {
+		{ .wr_id = 30, .sg_list = &rs[0], .num_sge = 1, .next = &rwr[1] },
+		{ .wr_id = 31, .sg_list = &rs[1], .num_sge = 1 },
+	};
+	int err = kt_connect(t, t->b, qpn);
+
+	if (err)
+		return kt_err("connecting to the initiator", err);
+	*(u64 *)t->buf = 5;
+	ib_dma_sync_single_for_device(t->dev, t->dma, KT_BUF,
+				      DMA_BIDIRECTIONAL);
+	err = kt_reg(t, t->b);
+	if (!err)
+		err = ib_post_recv(t->b, rwr, NULL);
+	if (err)
+		return err;
+	pr_info("qroce_ktest: target rkey=0x%x addr=0x%llx\n", t->rkey,
+		t->raddr);
+	return 0;
+}
+
+/* The initiator: connect A and run the checks on the target's memory. */
+static int kt_initiator_peer(struct kt *t, u32 qpn)
+{
+	int err = kt_connect(t, t->a, qpn);
+
+	kt_check(!err, "connected to the target's QP in the other guest");
+	if (!err) {
+		kt_atomics(t);
+		kt_inline(t, false);
+		kt_inline(t, true);
+	}
+	pr_info("qroce_ktest: %d passed, %d failed\n", kt_pass, kt_fail);
+	return 0;
+}
+
+static int kt_peer_set(const char *val, const struct kernel_param *kp)
+{
+	struct kt *t = &kt_two;
+	u32 qpn;
+	int n, err = -ENODEV;
+
+	mutex_lock(&kt_two_lock);
+	if (!kt_two_ready)
+		goto out;
+	n = kt_parse_peer(t, val, &qpn);
+	err = n < 0 ? n : t->remote && n != 13 ? -EINVAL : 0;
+	if (!err)
+		err = t->remote ? kt_initiator_peer(t, qpn) :
+				  kt_target_peer(t, qpn);
+out:
+	mutex_unlock(&kt_two_lock);
+	return err;
+}
+
+static const struct kernel_param_ops kt_peer_ops = { .set = kt_peer_set };
+module_param_cb(peer, &kt_peer_ops, NULL, 0200);
+MODULE_PARM_DESC(peer, "two guests: the peer's \"QPN IPv4 MAC [RKEY ADDR]\"");
+
+/*
+ * Reading "check" on the target: the two inline SENDs arrived byte for
+ * byte (the fenced one after the READ), and the atomics left 0x1234.
+ */
+static int kt_check_get(char *buf, const struct kernel_param *kp)
+{
+	struct kt *t = &kt_two;
+	struct ib_wc wc[2];
+	int i, got;
+	bool ok;
+
+	mutex_lock(&kt_two_lock);
+	if (!kt_two_ready || t->remote) {
+		mutex_unlock(&kt_two_lock);
+		return -ENODEV;
+	}
+	got = kt_poll(t, 2, wc);
+	ib_dma_sync_single_for_cpu(t->dev, t->dma, KT_BUF, DMA_BIDIRECTIONAL);
+	ok = got == 2 && wc[0].wr_id == 30 && wc[1].wr_id == 31 &&
+	     wc[0].byte_len == KT_INLINE && wc[1].byte_len == KT_INLINE;
+	for (i = 0; i < KT_INLINE; i++) {
+		ok &= t->buf[KT_RECV_PLAIN + i] == (u8)(i * 3 + 2);
+		ok &= t->buf[KT_RECV_FENCED + i] == (u8)(i * 3 + 1);
+	}
+	kt_check(ok, "target: both inline SENDs received byte for byte, in order");
+	kt_check(*(u64 *)t->buf == 0x1234,
+		 "target: the atomics left 0x1234 in its memory");
+	pr_info("qroce_ktest: target: %d passed, %d failed\n", kt_pass, kt_fail);
+	i = sysfs_emit(buf, "%d passed, %d failed\n", kt_pass, kt_fail);
+	mutex_unlock(&kt_two_lock);
+	return i;
+}
+
+static const struct kernel_param_ops kt_check_ops = { .get = kt_check_get };
+module_param_cb(check, &kt_check_ops, NULL, 0444);
+MODULE_PARM_DESC(check, "two guests, target: read to check what arrived");
+
+/* role=target or role=initiator: one QP, waiting for "peer". */
+static int kt_two_add(struct ib_device *dev, bool target)
+{
+	struct kt *t = &kt_two;
+	int err;
+
+	mutex_lock(&kt_two_lock);
+	if (kt_two_ready) {		/* one device per guest is enough */
+		mutex_unlock(&kt_two_lock);
+		return -EOPNOTSUPP;
+	}
+	memset(t, 0, sizeof(*t));
+	t->dev = dev;
+	t->remote = !target;
+	err = kt_setup_objs(t, !target, target);
+	kt_check(!err, target ? "target set-up: PD, CQ, an RC QP, a buffer" :
+		 "initiator set-up: PD, CQ, an RC QP, a buffer");
+	if (err) {
+		kt_teardown(t);
+		mutex_unlock(&kt_two_lock);
+		return err;
+	}
+	pr_info("qroce_ktest: %s qpn=%u\n", target ? "target" : "initiator",
+		(target ? t->b : t->a)->qp_num);
+	kt_two_ready = true;
+	mutex_unlock(&kt_two_lock);
+	return 0;
+}
+
 static int kt_add(struct ib_device *dev)
 {
 	struct kt t = { .dev = dev };
@@ -514,6 +732,8 @@ static int kt_add(struct ib_device *dev)
 
 	if (strncmp(dev_name(&dev->dev), "qroce", 5))
 		return -EOPNOTSUPP;
+	if (!strcmp(role, "target") || !strcmp(role, "initiator"))
+		return kt_two_add(dev, !strcmp(role, "target"));
 	err = kt_setup(&t);
 	kt_check(!err, "set-up: PD, CQ, two connected RC QPs, a REG_MR MR");
 	if (!err) {
@@ -529,6 +749,12 @@ static int kt_add(struct ib_device *dev)
 
 static void kt_remove(struct ib_device *dev, void *data)
 {
+	mutex_lock(&kt_two_lock);
+	if (kt_two_ready && kt_two.dev == dev) {
+		kt_teardown(&kt_two);
+		kt_two_ready = false;
+	}
+	mutex_unlock(&kt_two_lock);
 }
 
 static struct ib_client kt_client = {
