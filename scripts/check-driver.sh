@@ -1,7 +1,7 @@
 #!/bin/sh
 # The kernel driver's style gate: Linux's checkpatch.pl --strict on
-# linux-driver/, then the module built with W=1, sparse (C=2) and -Werror
-# in a scratch copy.  Any diagnostic from either fails it.
+# linux-driver/ and tests/kmod/, then both modules built with W=1, sparse
+# (C=2) and -Werror in a scratch copy.  Any diagnostic fails it.
 #
 #   sh scripts/check-driver.sh      (run from the top of the tree; make check)
 set -eu
@@ -44,19 +44,27 @@ cp linux-driver/Kbuild linux-driver/Makefile linux-driver/qroce*.c \
 	linux-driver/qroce*.h "$tmp/linux-driver/"
 rm -f "$tmp/linux-driver/qroce.mod.c"
 cp -r include "$tmp/include"
-log=$tmp/build.log
-if ! make -C "$KDIR" M="$tmp/linux-driver" W=1 C=2 modules >"$log" 2>&1; then
-	cat "$log"
-	echo "FAIL: module build (W=1 C=2 -Werror)"
-	fail=1
-elif grep -Ev '^make(\[[0-9]+\])?: (Entering|Leaving) directory|^  [A-Z]+ *(\[M\])? +' \
-	"$log" >"$tmp/diag"; then
-	cat "$tmp/diag"
-	echo "FAIL: module build (W=1 C=2 -Werror): diagnostics above"
-	fail=1
-else
-	echo "PASS: module build (W=1 C=2 -Werror, sparse clean)"
-fi
+mkdir "$tmp/kmod"
+cp tests/kmod/Kbuild tests/kmod/qroce*.c "$tmp/kmod/"
+# build DIR WHAT: one module directory with W=1 and sparse; any diagnostic
+# (beyond make's own lines) fails it
+build() {
+	log=$tmp/build.log
+	if ! make -C "$KDIR" M="$1" W=1 C=2 modules >"$log" 2>&1; then
+		cat "$log"
+		echo "FAIL: $2 build (W=1 C=2 -Werror)"
+		fail=1
+	elif grep -Ev '^make(\[[0-9]+\])?: (Entering|Leaving) directory|^  [A-Z]+ *(\[M\])? +' \
+		"$log" >"$tmp/diag"; then
+		cat "$tmp/diag"
+		echo "FAIL: $2 build (W=1 C=2 -Werror): diagnostics above"
+		fail=1
+	else
+		echo "PASS: $2 build (W=1 C=2 -Werror, sparse clean)"
+	fi
+}
+build "$tmp/linux-driver" module
+build "$tmp/kmod" "tests/kmod module"
 
 [ $fail -eq 0 ] && echo "RESULT: check-driver passed" || echo "RESULT: check-driver failed"
 exit $fail

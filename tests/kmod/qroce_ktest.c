@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * qroce_ktest: the kernel post path of qroce, as a kernel ULP uses it.
- * Not part of qroce.ko; tests/t-kverbs.sh loads it in a guest.
+ * Not part of qroce.ko; tests/t-kverbs.sh loads it in guests.
  *
- * For each qroce device: a PD, one CQ polled directly, and two RC QPs
- * connected to each other through the device (its own RoCEv2 IPv4 GID);
- * a kernel buffer registered for remote access with a fast-registration
- * MR (ib_alloc_mr, ib_map_mr_sg, IB_WR_REG_MR), as ULPs do (the device
- * gives get_dma_mr no remote access, so no unsafe global rkey).  Then,
- * checking every result:
+ * role=loopback (the default), on insmod, for each qroce device: a PD, one
+ * CQ polled directly, and two RC QPs connected to each other through the
+ * device (its own RoCEv2 IPv4 GID); a kernel buffer registered for remote
+ * access with a fast-registration MR (ib_alloc_mr, ib_map_mr_sg,
+ * IB_WR_REG_MR), as ULPs do (the device gives get_dma_mr no remote access,
+ * so no unsafe global rkey).  Then, checking every result:
  *  - FETCH_AND_ADD and CMP_AND_SWP (one that swaps, one that does not) on
  *    the buffer, through the MR's rkey;
  *  - a SEND with IB_SEND_INLINE whose SGE names kernel virtual memory;
@@ -17,89 +17,146 @@
  * Each check prints "qroce_ktest: PASS ..." or "qroce_ktest: FAIL ...",
  * and a last line "qroce_ktest: N passed, N failed".
  *
- * With role=target or role=initiator the same atomics, inline SENDs and
- * fenced READ run between two guests instead (the SRQ check stays a
- * loopback one).  Each side makes one QP on insmod and prints its QPN;
- * the script then writes the other side's "QPN IPv4 MAC" (the initiator:
- * also "RKEY ADDR" of the target's buffer) into the parameter "peer":
- * the target connects, registers its buffer and posts two receives and
- * prints the rkey and address; the initiator connects and runs the
- * checks, reading the target's memory back with RDMA READs.  Reading the
- * target's parameter "check" waits for the two SENDs and checks their
- * bytes and the atomics' result in its own memory.
+ * role=target and role=initiator: the same atomics and SENDs between two
+ * guests, one RC QP in each, on the first qroce device.  On insmod each
+ * side sets up (the target also maps its buffer into an MR) and prints
+ *   qroce_ktest: ROLE: me: QPN GID MAC RKEY ADDR
+ * (GID in 32 hex digits; RKEY and ADDR of the target's buffer, 0 on the
+ * initiator), and stays loaded, its QP in RESET.  The test script then
+ * writes each side's "me:" fields to the other's parameter "peer"
+ * (/sys/module/qroce_ktest/parameters/peer), and writes 1 to parameters
+ * that run the steps in the writer's process context:
+ *  - "run" on the target: connect to the initiator, REG_MR the buffer,
+ *    put 5 in its atomic target and post two receives;
+ *  - "run" on the initiator: connect to the target, then the atomics on the
+ *    target's buffer through its rkey (each old value compared, and the
+ *    value left read back with an RDMA READ), an inline SEND from kernel
+ *    memory, and an RDMA READ followed by a fenced inline SEND (the bytes
+ *    each SEND left in the target's receive buffer read back and compared);
+ *  - "check" on the target: both receives completed in order with the
+ *    bytes sent, and the atomics left 0x1234.
+ * The lines are "qroce_ktest: ROLE: PASS ..." or "... FAIL ...", and each
+ * step's last line "qroce_ktest: ROLE: N passed, N failed" (counting since
+ * insmod).  A step's write fails only if it could not run (no device, no
+ * peer, or run already); rmmod tears down either side.
  */
 #include <linux/module.h>
+#include <linux/moduleparam.h>
 #include <linux/mutex.h>
-#include <linux/sysfs.h>
 #include <linux/slab.h>
 #include <linux/delay.h>
 #include <linux/etherdevice.h>
 #include <linux/scatterlist.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_cache.h>
-#include <net/ipv6.h>
 
 #define KT_PSN		100
 #define KT_BUF		4096
 #define KT_INLINE	40
-#define KT_RECV_PLAIN	1024	/* the target's receive of the plain SEND */
-#define KT_RECV_FENCED	1536	/* and of the fenced one */
+#define KT_RECV		1024	/* receive buffers, 256 bytes (a target: 2) */
+#define KT_RECV_ID	30	/* wr_id of a target's first receive */
+
+enum kt_role { KT_LOOPBACK, KT_TARGET, KT_INITIATOR };
+
+/* the steps of a target or an initiator */
+enum kt_state { KT_NONE, KT_READY, KT_RUN, KT_CHECKED };
 
 struct kt {
 	struct ib_device *dev;
 	struct ib_pd *pd;
 	struct ib_cq *cq;
-	struct ib_qp *a, *b;
+	struct ib_qp *a, *b;	/* B in loopback only */
 	struct ib_mr *mr;	/* the buffer, for remote access */
 	struct scatterlist sg;
-	u8 *buf;		/* [0, 64): atomic target, [64, 128): result */
+	/*
+	 * [0, 64): atomic target, [64, 128): result, [128, 136): the
+	 * target's value read back, KT_RECV: receive buffers, 2048: READ
+	 */
+	u8 *buf;
 	dma_addr_t dma;
 	u32 gid_index;
 	union ib_gid gid;
 	u8 mac[ETH_ALEN];
-	/* the other end: this device (loopback) or the peer guest's */
+	/* the other side: this device in loopback, else the peer guest */
 	union ib_gid dgid;
 	u8 dmac[ETH_ALEN];
-	u32 rkey;		/* of the atomic target, at raddr */
+	u32 rkey;		/* its buffer, for atomics and READs */
 	u64 raddr;
-	bool remote;		/* the initiator of the two-guest mode */
+	enum kt_state state;
 };
 
-static char *role = "";
-module_param(role, charp, 0444);
-MODULE_PARM_DESC(role, "empty: loopback in one device; target or initiator: two guests");
+/* What the other guest printed on its "me:" line, written to "peer". */
+struct kt_peer {
+	u32 qpn;
+	union ib_gid gid;
+	u8 mac[ETH_ALEN];
+	u32 rkey;
+	u64 addr;
+	int fields;		/* how many were given; 0: none yet */
+};
 
+static char kt_role_name[16] = "loopback";
+module_param_string(role, kt_role_name, sizeof(kt_role_name), 0444);
+MODULE_PARM_DESC(role, "loopback (default), or target or initiator (two guests)");
+
+static enum kt_role kt_role;
+static const char *kt_who = "";	/* "target: ", "initiator: " */
 static int kt_pass, kt_fail;
+
+/* a target or an initiator: its device's state, and its peer */
+static DEFINE_MUTEX(kt_lock);
+static struct kt kt_one;
+static struct kt_peer kt_peer;
 
 static void kt_check(bool ok, const char *what)
 {
-	pr_info("qroce_ktest: %s %s\n", ok ? "PASS" : "FAIL", what);
+	pr_info("qroce_ktest: %s%s %s\n", kt_who, ok ? "PASS" : "FAIL", what);
 	if (ok)
 		kt_pass++;
 	else
 		kt_fail++;
 }
 
+static void kt_summary(void)
+{
+	pr_info("qroce_ktest: %s%d passed, %d failed\n", kt_who, kt_pass,
+		kt_fail);
+}
+
+/* Byte @i of the inline SEND (@fence: the one behind the RDMA READ). */
+static u8 kt_byte(int i, bool fence)
+{
+	return i * 3 + (fence ? 1 : 2);
+}
+
 /* The device's RoCEv2 GID of an IPv4 address, and its MAC. */
 static int kt_gid(struct kt *t)
 {
 	const struct ib_gid_attr *attr;
+	struct net_device *ndev;
+	int err;
 	u32 i;
 
 	for (i = 0; i < t->dev->port_data[1].immutable.gid_tbl_len; i++) {
 		attr = rdma_get_gid_attr(t->dev, 1, i);
 		if (IS_ERR(attr))
 			continue;
+		err = -ENOENT;
 		if (attr->gid_type == IB_GID_TYPE_ROCE_UDP_ENCAP &&
-		    ipv6_addr_v4mapped((struct in6_addr *)attr->gid.raw) &&
-		    attr->ndev) {
-			t->gid = attr->gid;
-			t->gid_index = i;
-			ether_addr_copy(t->mac, attr->ndev->dev_addr);
-			rdma_put_gid_attr(attr);
-			return 0;
+		    ipv6_addr_v4mapped((struct in6_addr *)attr->gid.raw)) {
+			rcu_read_lock();
+			ndev = rdma_read_gid_attr_ndev_rcu(attr);
+			if (!IS_ERR(ndev)) {
+				ether_addr_copy(t->mac, ndev->dev_addr);
+				t->gid = attr->gid;
+				t->gid_index = i;
+				err = 0;
+			}
+			rcu_read_unlock();
 		}
 		rdma_put_gid_attr(attr);
+		if (!err)
+			return 0;
 	}
 	return -ENOENT;
 }
@@ -117,7 +174,7 @@ static struct ib_qp *kt_qp(struct kt *t)
 	return ib_create_qp(t->pd, &ia);
 }
 
-/* @qp to RTS, connected to QP @dqpn at t->dgid and t->dmac. */
+/* @qp to RTS, connected to QP @dqpn of the other side (dgid, dmac). */
 static int kt_connect(struct kt *t, struct ib_qp *qp, u32 dqpn)
 {
 	struct ib_qp_attr a = {};
@@ -183,29 +240,32 @@ static int kt_poll(struct kt *t, int n, struct ib_wc *wc)
 	return kt_poll_cq(t->cq, n, wc);
 }
 
-/* RDMA READ of the target's first 8 bytes into buf + 2048; ~0 on error. */
-static u64 kt_read_target(struct kt *t)
+/* An RDMA READ of @len bytes at @roff of the other side's buffer to @loff. */
+static bool kt_read(struct kt *t, u32 roff, u32 loff, u32 len)
 {
-	struct ib_sge gs = { .addr = t->dma + 2048, .length = 8,
-			     .lkey = t->pd->local_dma_lkey };
-	struct ib_rdma_wr rd = {
-		.wr = { .wr_id = 13, .opcode = IB_WR_RDMA_READ, .sg_list = &gs,
-			.num_sge = 1, .send_flags = IB_SEND_SIGNALED },
-		.remote_addr = t->raddr, .rkey = t->rkey,
+	struct ib_sge sge = { .addr = t->dma + loff, .length = len,
+			      .lkey = t->pd->local_dma_lkey };
+	struct ib_rdma_wr wr = {
+		.wr = { .wr_id = 13, .opcode = IB_WR_RDMA_READ,
+			.sg_list = &sge, .num_sge = 1,
+			.send_flags = IB_SEND_SIGNALED },
+		.remote_addr = t->raddr + roff, .rkey = t->rkey,
 	};
 	struct ib_wc wc;
+	bool ok;
 
-	if (ib_post_send(t->a, &rd.wr, NULL) || kt_poll(t, 1, &wc) != 1)
-		return ~0ULL;
+	ib_dma_sync_single_for_device(t->dev, t->dma, KT_BUF,
+				      DMA_BIDIRECTIONAL);
+	ok = !ib_post_send(t->a, &wr.wr, NULL) && kt_poll(t, 1, &wc) == 1;
 	ib_dma_sync_single_for_cpu(t->dev, t->dma, KT_BUF, DMA_BIDIRECTIONAL);
-	return *(u64 *)(t->buf + 2048);
+	return ok;
 }
 
-/* The atomic target's value: in this memory, or read from the peer's. */
+/* The atomic target's value: in the buffer, or read from the target's. */
 static u64 kt_target(struct kt *t)
 {
-	if (t->remote)
-		return kt_read_target(t);
+	if (kt_role == KT_INITIATOR)
+		return kt_read(t, 0, 128, 8) ? *(u64 *)(t->buf + 128) : ~0ULL;
 	ib_dma_sync_single_for_cpu(t->dev, t->dma, KT_BUF, DMA_BIDIRECTIONAL);
 	return *(u64 *)t->buf;
 }
@@ -234,33 +294,38 @@ static u64 kt_atomic(struct kt *t, enum ib_wr_opcode op, u64 cmp_add,
 
 static void kt_atomics(struct kt *t)
 {
-	u64 old;
+	u64 old, now;
 	char msg[96];
 
-	*(u64 *)t->buf = 5;
+	if (kt_role == KT_LOOPBACK)
+		*(u64 *)t->buf = 5;	/* a target puts it in its own */
 	old = kt_atomic(t, IB_WR_ATOMIC_FETCH_AND_ADD, 7, 0);
+	now = kt_target(t);
 	snprintf(msg, sizeof(msg), "FETCH_AND_ADD 7 to 5: old %llu, now %llu",
-		 old, kt_target(t));
-	kt_check(old == 5 && kt_target(t) == 12, msg);
+		 old, now);
+	kt_check(old == 5 && now == 12, msg);
 	old = kt_atomic(t, IB_WR_ATOMIC_CMP_AND_SWP, 12, 0x1234);
+	now = kt_target(t);
 	snprintf(msg, sizeof(msg), "CMP_AND_SWP 12 -> 0x1234: old %llu, now 0x%llx",
-		 old, kt_target(t));
-	kt_check(old == 12 && kt_target(t) == 0x1234, msg);
+		 old, now);
+	kt_check(old == 12 && now == 0x1234, msg);
 	old = kt_atomic(t, IB_WR_ATOMIC_CMP_AND_SWP, 99, 1);
+	now = kt_target(t);
 	snprintf(msg, sizeof(msg), "CMP_AND_SWP 99 -> 1 (no match): old 0x%llx, now 0x%llx",
-		 old, kt_target(t));
-	kt_check(old == 0x1234 && kt_target(t) == 0x1234, msg);
+		 old, now);
+	kt_check(old == 0x1234 && now == 0x1234, msg);
 }
 
 /*
  * An inline SEND from A (its SGE a kernel virtual address) into a RECV
- * on B; with @fence, an RDMA READ of the target goes first and the SEND
- * is fenced behind it.
+ * on B, or on the target's QP (its receive buffer read back); with
+ * @fence, an RDMA READ of the target goes first and the SEND is fenced
+ * behind it.
  */
 static void kt_inline(struct kt *t, bool fence)
 {
 	u8 *msg = kmalloc(KT_INLINE, GFP_KERNEL);
-	struct ib_sge rs = { .addr = t->dma + 1024, .length = 256,
+	struct ib_sge rs = { .addr = t->dma + KT_RECV, .length = 256,
 			     .lkey = t->pd->local_dma_lkey };
 	struct ib_recv_wr rwr = { .wr_id = 10, .sg_list = &rs, .num_sge = 1 };
 	struct ib_sge ss = { .length = KT_INLINE };
@@ -275,18 +340,18 @@ static void kt_inline(struct kt *t, bool fence)
 			.num_sge = 1, .send_flags = IB_SEND_SIGNALED },
 		.remote_addr = t->raddr, .rkey = t->rkey,
 	};
+	bool loop = kt_role == KT_LOOPBACK, ok;
+	int i, n = (fence ? 2 : 1) + loop, got;
 	struct ib_wc wc[3];
-	int i, n = (fence ? 3 : 2) - t->remote, got;	/* the RECV: here? */
-	bool ok;
 
 	if (!msg) {
 		kt_check(false, "inline SEND: no memory");
 		return;
 	}
 	for (i = 0; i < KT_INLINE; i++)
-		msg[i] = i * 3 + (fence ? 1 : 2);
+		msg[i] = kt_byte(i, fence);
 	ss.addr = (u64)(uintptr_t)msg;
-	memset(t->buf + 1024, 0, 256);
+	memset(t->buf + KT_RECV, 0, 256);
 	memset(t->buf + 2048, 0, 8);
 	ib_dma_sync_single_for_device(t->dev, t->dma, KT_BUF,
 				      DMA_BIDIRECTIONAL);
@@ -294,15 +359,17 @@ static void kt_inline(struct kt *t, bool fence)
 		read.wr.next = &swr;
 		swr.send_flags |= IB_SEND_FENCE;
 	}
-	/* two guests: the target posted its receives and checks the bytes */
-	ok = (t->remote || !ib_post_recv(t->b, &rwr, NULL)) &&
+	ok = (!loop || !ib_post_recv(t->b, &rwr, NULL)) &&
 	     !ib_post_send(t->a, fence ? &read.wr : &swr, NULL);
 	/* the inline bytes were copied into the WQE: reuse the buffer now */
 	memset(msg, 0, KT_INLINE);
 	got = ok ? kt_poll(t, n, wc) : 0;
+	/* the target's receive buffer (its second one for the fenced SEND) */
+	if (!loop && got == n)
+		ok &= kt_read(t, KT_RECV + (fence ? 256 : 0), KT_RECV, KT_INLINE);
 	ib_dma_sync_single_for_cpu(t->dev, t->dma, KT_BUF, DMA_BIDIRECTIONAL);
-	for (i = 0; i < KT_INLINE && got == n && !t->remote; i++)
-		ok &= t->buf[1024 + i] == (u8)(i * 3 + (fence ? 1 : 2));
+	for (i = 0; i < KT_INLINE && got == n; i++)
+		ok &= t->buf[KT_RECV + i] == kt_byte(i, fence);
 	for (i = 0; i < got; i++)
 		if (wc[i].wr_id == 10)
 			ok &= wc[i].byte_len == KT_INLINE;
@@ -310,14 +377,13 @@ static void kt_inline(struct kt *t, bool fence)
 		ok &= *(u64 *)(t->buf + 2048) == 0x1234;
 	kt_check(ok && got == n, fence ?
 		 "RDMA READ then a fenced inline SEND: both complete, data right" :
-		 t->remote ? "inline SEND from kernel memory: completed" :
 		 "inline SEND from kernel memory: received byte for byte");
 	kfree(msg);
 }
 
 static int kt_err(const char *what, long err)
 {
-	pr_info("qroce_ktest: %s: %ld\n", what, err);
+	pr_info("qroce_ktest: %s%s: %ld\n", kt_who, what, err);
 	return err;
 }
 
@@ -474,16 +540,9 @@ out:
 	kt_srq_teardown(&q);
 }
 
-/* The buffer as a fast-registration MR with remote access, from @qp. */
-static int kt_reg(struct kt *t, struct ib_qp *qp)
+/* The buffer in a fast-registration MR, for kt_reg to register. */
+static int kt_map(struct kt *t)
 {
-	struct ib_reg_wr reg = {
-		.wr = { .wr_id = 2, .opcode = IB_WR_REG_MR,
-			.send_flags = IB_SEND_SIGNALED },
-		.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ |
-			  IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC,
-	};
-	struct ib_wc wc;
 	int n;
 
 	t->mr = ib_alloc_mr(t->pd, IB_MR_TYPE_MEM_REG, 1);
@@ -494,19 +553,33 @@ static int kt_reg(struct kt *t, struct ib_qp *qp)
 	sg_dma_len(&t->sg) = KT_BUF;
 	n = ib_map_mr_sg(t->mr, &t->sg, 1, NULL, PAGE_SIZE);
 	if (n != 1)
-		return kt_err("ib_map_mr_sg", n);
-	reg.mr = t->mr;
-	reg.key = t->mr->rkey;
-	n = ib_post_send(qp, &reg.wr, NULL);
-	if (n || kt_poll(t, 1, &wc) != 1)
-		return kt_err("IB_WR_REG_MR", n ? n : -EIO);
-	t->rkey = t->mr->rkey;
-	t->raddr = t->mr->iova;
+		return kt_err("ib_map_mr_sg", n < 0 ? n : -EIO);
 	return 0;
 }
 
-/* PD, CQ, QP A (@a) and B (@b), the buffer mapped, the device's GID. */
-static int kt_setup_objs(struct kt *t, bool a, bool b)
+/* IB_WR_REG_MR of the MR with remote access, from QP A (in RTS). */
+static int kt_reg(struct kt *t)
+{
+	struct ib_reg_wr reg = {
+		.wr = { .wr_id = 2, .opcode = IB_WR_REG_MR,
+			.send_flags = IB_SEND_SIGNALED },
+		.mr = t->mr, .key = t->mr->rkey,
+		.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ |
+			  IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC,
+	};
+	struct ib_wc wc;
+	int err;
+
+	ib_dma_sync_single_for_device(t->dev, t->dma, KT_BUF,
+				      DMA_BIDIRECTIONAL);
+	err = ib_post_send(t->a, &reg.wr, NULL);
+	if (err || kt_poll(t, 1, &wc) != 1)
+		return kt_err("IB_WR_REG_MR", err ? err : -EIO);
+	return 0;
+}
+
+/* PD, CQ, QP A (and B in loopback), the buffer, our GID and MAC. */
+static int kt_setup_qps(struct kt *t)
 {
 	t->pd = ib_alloc_pd(t->dev, 0);
 	if (IS_ERR(t->pd))
@@ -514,12 +587,14 @@ static int kt_setup_objs(struct kt *t, bool a, bool b)
 	t->cq = ib_alloc_cq(t->dev, NULL, 64, 0, IB_POLL_DIRECT);
 	if (IS_ERR(t->cq))
 		return kt_err("ib_alloc_cq", PTR_ERR(t->cq));
-	t->a = a ? kt_qp(t) : NULL;
+	t->a = kt_qp(t);
 	if (IS_ERR(t->a))
 		return kt_err("ib_create_qp", PTR_ERR(t->a));
-	t->b = b ? kt_qp(t) : NULL;
-	if (IS_ERR(t->b))
-		return kt_err("ib_create_qp", PTR_ERR(t->b));
+	if (kt_role == KT_LOOPBACK) {
+		t->b = kt_qp(t);
+		if (IS_ERR(t->b))
+			return kt_err("ib_create_qp", PTR_ERR(t->b));
+	}
 	t->buf = kzalloc(KT_BUF, GFP_KERNEL);
 	if (!t->buf)
 		return -ENOMEM;
@@ -529,15 +604,16 @@ static int kt_setup_objs(struct kt *t, bool a, bool b)
 		return -ENOMEM;
 	}
 	if (kt_gid(t)) {
-		pr_info("qroce_ktest: no RoCEv2 IPv4 GID\n");
+		pr_info("qroce_ktest: %sno RoCEv2 IPv4 GID\n", kt_who);
 		return -ENOENT;
 	}
 	return 0;
 }
 
+/* Loopback: A and B connected through the device, the MR registered. */
 static int kt_setup(struct kt *t)
 {
-	int err = kt_setup_objs(t, true, true);
+	int err = kt_setup_qps(t);
 
 	if (err)
 		return err;
@@ -548,7 +624,12 @@ static int kt_setup(struct kt *t)
 		err = kt_connect(t, t->b, t->a->qp_num);
 	if (err)
 		return kt_err("connecting the QPs", err);
-	return kt_reg(t, t->a);	/* a work request: the QP is in RTS */
+	err = kt_map(t);
+	if (err)
+		return err;
+	t->rkey = t->mr->rkey;
+	t->raddr = t->mr->iova;
+	return kt_reg(t);		/* a work request: the QP is in RTS */
 }
 
 static void kt_teardown(struct kt *t)
@@ -568,162 +649,200 @@ static void kt_teardown(struct kt *t)
 		ib_dealloc_pd(t->pd);
 }
 
-/* ------------------------------------------------------------------ */
-/* Two guests (role=target, role=initiator)                            */
-/* ------------------------------------------------------------------ */
-
-static struct kt kt_two;		/* this side's objects */
-static DEFINE_MUTEX(kt_two_lock);
-static bool kt_two_ready;		/* kt_two set up, not yet torn down */
-
-/* The peer from "QPN A.B.C.D MAC [RKEY ADDR]": its QPN, GID and MAC. */
-static int kt_parse_peer(struct kt *t, const char *val, u32 *qpn)
+/* A target or an initiator on @dev: set up, "me:" printed, QP in RESET. */
+static int kt_add_one(struct ib_device *dev)
 {
-	u8 ip[4], *m = t->dmac;
-	int n;
+	struct kt *t = &kt_one;
+	int err;
 
-	n = sscanf(val, "%u %hhu.%hhu.%hhu.%hhu %hhx:%hhx:%hhx:%hhx:%hhx:%hhx %x %llx",
-		   qpn, &ip[0], &ip[1], &ip[2], &ip[3], &m[0], &m[1], &m[2],
-		   &m[3], &m[4], &m[5], &t->rkey, &t->raddr);
-	if (n != 11 && n != 13)
-		return -EINVAL;
-	ipv6_addr_set_v4mapped(*(__be32 *)ip, (struct in6_addr *)t->dgid.raw);
-	return n;
+	mutex_lock(&kt_lock);
+	if (t->dev) {		/* the first qroce device only */
+		mutex_unlock(&kt_lock);
+		return -EOPNOTSUPP;
+	}
+	t->dev = dev;
+	err = kt_setup_qps(t);
+	if (!err && kt_role == KT_TARGET)
+		err = kt_map(t);
+	kt_check(!err, kt_role == KT_TARGET ?
+		 "set-up: PD, CQ, an RC QP, the buffer mapped into an MR" :
+		 "set-up: PD, CQ, an RC QP");
+	if (err) {
+		kt_teardown(t);
+		memset(t, 0, sizeof(*t));
+	} else {
+		t->state = KT_READY;
+		pr_info("qroce_ktest: %sme: %u %16phN %pM 0x%x 0x%llx\n",
+			kt_who, t->a->qp_num, t->gid.raw, t->mac,
+			t->mr ? t->mr->rkey : 0, t->mr ? t->mr->iova : 0);
+	}
+	mutex_unlock(&kt_lock);
+	return err;
 }
 
-/* The target: connect B, register the buffer, post both receives. */
-static int kt_target_peer(struct kt *t, u32 qpn)
+/*
+ * "QPN GID MAC [RKEY ADDR]": the other guest's "me:" fields (an initiator
+ * needs the target's RKEY and ADDR: its "run" checks there are 5).
+ */
+static int kt_peer_set(const char *val, const struct kernel_param *kp)
 {
-	struct ib_sge rs[2] = {
-		{ .addr = t->dma + KT_RECV_PLAIN, .length = 256,
-		  .lkey = t->pd->local_dma_lkey },
-		{ .addr = t->dma + KT_RECV_FENCED, .length = 256,
-		  .lkey = t->pd->local_dma_lkey },
-	};
-	struct ib_recv_wr rwr[2] = {
-		{ .wr_id = 30, .sg_list = &rs[0], .num_sge = 1, .next = &rwr[1] },
-		{ .wr_id = 31, .sg_list = &rs[1], .num_sge = 1 },
-	};
-	int err = kt_connect(t, t->b, qpn);
+	struct kt_peer p = {};
+	char gid[33], mac[18];
+	int n;
 
-	if (err)
-		return kt_err("connecting to the initiator", err);
-	*(u64 *)t->buf = 5;
-	ib_dma_sync_single_for_device(t->dev, t->dma, KT_BUF,
-				      DMA_BIDIRECTIONAL);
-	err = kt_reg(t, t->b);
-	if (!err)
-		err = ib_post_recv(t->b, rwr, NULL);
-	if (err)
-		return err;
-	pr_info("qroce_ktest: target rkey=0x%x addr=0x%llx\n", t->rkey,
-		t->raddr);
+	n = sscanf(val, "%u %32s %17s %x %llx", &p.qpn, gid, mac, &p.rkey,
+		   &p.addr);
+	if (n < 3 || strlen(gid) != 32 || hex2bin(p.gid.raw, gid, 16) ||
+	    !mac_pton(mac, p.mac))
+		return -EINVAL;
+	p.fields = n;
+	mutex_lock(&kt_lock);
+	kt_peer = p;
+	mutex_unlock(&kt_lock);
 	return 0;
 }
 
-/* The initiator: connect A and run the checks on the target's memory. */
-static int kt_initiator_peer(struct kt *t, u32 qpn)
+static int kt_peer_get(char *buf, const struct kernel_param *kp)
 {
-	int err = kt_connect(t, t->a, qpn);
+	int n;
 
-	kt_check(!err, "connected to the target's QP in the other guest");
+	mutex_lock(&kt_lock);
+	n = scnprintf(buf, PAGE_SIZE, "%u %16phN %pM 0x%x 0x%llx\n",
+		      kt_peer.qpn, kt_peer.gid.raw, kt_peer.mac, kt_peer.rkey,
+		      kt_peer.addr);
+	mutex_unlock(&kt_lock);
+	return n;
+}
+
+static const struct kernel_param_ops kt_peer_ops = {
+	.set = kt_peer_set,
+	.get = kt_peer_get,
+};
+
+module_param_cb(peer, &kt_peer_ops, NULL, 0644);
+MODULE_PARM_DESC(peer, "the other guest's \"me:\" fields: QPN GID MAC [RKEY ADDR]");
+
+/* QP A to RTS, connected to the peer; its buffer's rkey and address. */
+static int kt_connect_peer(struct kt *t)
+{
+	t->dgid = kt_peer.gid;
+	ether_addr_copy(t->dmac, kt_peer.mac);
+	t->rkey = kt_peer.rkey;
+	t->raddr = kt_peer.addr;
+	return kt_connect(t, t->a, kt_peer.qpn);
+}
+
+/* The target: connected, the MR registered, 5 to add to, two receives. */
+static void kt_target_run(struct kt *t)
+{
+	int i, err;
+
+	*(u64 *)t->buf = 5;
+	err = kt_connect_peer(t);
+	if (!err)
+		err = kt_reg(t);	/* syncs the 5 for the device */
+	for (i = 0; i < 2 && !err; i++) {
+		struct ib_sge sge = { .addr = t->dma + KT_RECV + i * 256,
+				      .length = 256,
+				      .lkey = t->pd->local_dma_lkey };
+		struct ib_recv_wr wr = { .wr_id = KT_RECV_ID + i,
+					 .sg_list = &sge, .num_sge = 1 };
+
+		err = ib_post_recv(t->a, &wr, NULL);
+	}
+	kt_check(!err, "connected to the initiator, REG_MR done, two receives posted");
+	kt_summary();
+}
+
+/* The initiator: connected, then atomics, inline SEND, READ + fence. */
+static void kt_initiator_run(struct kt *t)
+{
+	int err = kt_connect_peer(t);
+
+	kt_check(!err, "connected to the target");
 	if (!err) {
 		kt_atomics(t);
 		kt_inline(t, false);
 		kt_inline(t, true);
 	}
-	pr_info("qroce_ktest: %d passed, %d failed\n", kt_pass, kt_fail);
-	return 0;
+	kt_summary();
 }
 
-static int kt_peer_set(const char *val, const struct kernel_param *kp)
+/*
+ * The target, after the initiator's run: both inline SENDs arrived in
+ * order, byte for byte, and the atomics left 0x1234.
+ */
+static void kt_target_check(struct kt *t)
 {
-	struct kt *t = &kt_two;
-	u32 qpn;
-	int n, err = -ENODEV;
+	struct ib_wc wc[2];
+	int got = kt_poll(t, 2, wc), i, k;
+	char msg[96];
+	bool ok;
+	u64 now;
 
-	mutex_lock(&kt_two_lock);
-	if (!kt_two_ready)
+	ib_dma_sync_single_for_cpu(t->dev, t->dma, KT_BUF, DMA_BIDIRECTIONAL);
+	for (i = 0; i < 2; i++) {
+		ok = i < got && wc[i].wr_id == KT_RECV_ID + i &&
+		     wc[i].opcode == IB_WC_RECV && wc[i].byte_len == KT_INLINE;
+		for (k = 0; k < KT_INLINE && ok; k++)
+			ok = t->buf[KT_RECV + i * 256 + k] == kt_byte(k, i == 1);
+		kt_check(ok, i ? "the fenced inline SEND: received byte for byte" :
+			 "the inline SEND: received byte for byte");
+	}
+	now = *(u64 *)t->buf;
+	snprintf(msg, sizeof(msg), "the atomics left 0x%llx in the buffer",
+		 now);
+	kt_check(now == 0x1234, msg);
+	kt_summary();
+}
+
+/*
+ * A step of a target or an initiator, in the writer's process context:
+ * "run" (both) from READY, "check" (a target) after "run".
+ */
+static int kt_step(enum kt_state from, enum kt_state to)
+{
+	struct kt *t = &kt_one;
+	int err = 0;
+
+	mutex_lock(&kt_lock);
+	if (kt_role == KT_LOOPBACK || !t->dev)
+		err = -ENODEV;
+	else if (t->state != from)
+		err = -EBUSY;
+	else if (kt_peer.fields < (kt_role == KT_INITIATOR ? 5 : 3))
+		err = -EDESTADDRREQ;
+	if (err)
 		goto out;
-	n = kt_parse_peer(t, val, &qpn);
-	err = n < 0 ? n : t->remote && n != 13 ? -EINVAL : 0;
-	if (!err)
-		err = t->remote ? kt_initiator_peer(t, qpn) :
-				  kt_target_peer(t, qpn);
+	t->state = to;
+	if (to == KT_CHECKED)
+		kt_target_check(t);
+	else if (kt_role == KT_TARGET)
+		kt_target_run(t);
+	else
+		kt_initiator_run(t);
 out:
-	mutex_unlock(&kt_two_lock);
+	mutex_unlock(&kt_lock);
 	return err;
 }
 
-static const struct kernel_param_ops kt_peer_ops = { .set = kt_peer_set };
-module_param_cb(peer, &kt_peer_ops, NULL, 0200);
-MODULE_PARM_DESC(peer, "two guests: the peer's \"QPN IPv4 MAC [RKEY ADDR]\"");
-
-/*
- * Reading "check" on the target: the two inline SENDs arrived byte for
- * byte (the fenced one after the READ), and the atomics left 0x1234.
- */
-static int kt_check_get(char *buf, const struct kernel_param *kp)
+static int kt_run_set(const char *val, const struct kernel_param *kp)
 {
-	struct kt *t = &kt_two;
-	struct ib_wc wc[2];
-	int i, got;
-	bool ok;
-
-	mutex_lock(&kt_two_lock);
-	if (!kt_two_ready || t->remote) {
-		mutex_unlock(&kt_two_lock);
-		return -ENODEV;
-	}
-	got = kt_poll(t, 2, wc);
-	ib_dma_sync_single_for_cpu(t->dev, t->dma, KT_BUF, DMA_BIDIRECTIONAL);
-	ok = got == 2 && wc[0].wr_id == 30 && wc[1].wr_id == 31 &&
-	     wc[0].byte_len == KT_INLINE && wc[1].byte_len == KT_INLINE;
-	for (i = 0; i < KT_INLINE; i++) {
-		ok &= t->buf[KT_RECV_PLAIN + i] == (u8)(i * 3 + 2);
-		ok &= t->buf[KT_RECV_FENCED + i] == (u8)(i * 3 + 1);
-	}
-	kt_check(ok, "target: both inline SENDs received byte for byte, in order");
-	kt_check(*(u64 *)t->buf == 0x1234,
-		 "target: the atomics left 0x1234 in its memory");
-	pr_info("qroce_ktest: target: %d passed, %d failed\n", kt_pass, kt_fail);
-	i = sysfs_emit(buf, "%d passed, %d failed\n", kt_pass, kt_fail);
-	mutex_unlock(&kt_two_lock);
-	return i;
+	return kt_step(KT_READY, KT_RUN);
 }
 
-static const struct kernel_param_ops kt_check_ops = { .get = kt_check_get };
-module_param_cb(check, &kt_check_ops, NULL, 0444);
-MODULE_PARM_DESC(check, "two guests, target: read to check what arrived");
-
-/* role=target or role=initiator: one QP, waiting for "peer". */
-static int kt_two_add(struct ib_device *dev, bool target)
+static int kt_check_set(const char *val, const struct kernel_param *kp)
 {
-	struct kt *t = &kt_two;
-	int err;
-
-	mutex_lock(&kt_two_lock);
-	if (kt_two_ready) {		/* one device per guest is enough */
-		mutex_unlock(&kt_two_lock);
-		return -EOPNOTSUPP;
-	}
-	memset(t, 0, sizeof(*t));
-	t->dev = dev;
-	t->remote = !target;
-	err = kt_setup_objs(t, !target, target);
-	kt_check(!err, target ? "target set-up: PD, CQ, an RC QP, a buffer" :
-		 "initiator set-up: PD, CQ, an RC QP, a buffer");
-	if (err) {
-		kt_teardown(t);
-		mutex_unlock(&kt_two_lock);
-		return err;
-	}
-	pr_info("qroce_ktest: %s qpn=%u\n", target ? "target" : "initiator",
-		(target ? t->b : t->a)->qp_num);
-	kt_two_ready = true;
-	mutex_unlock(&kt_two_lock);
-	return 0;
+	return kt_role == KT_TARGET ? kt_step(KT_RUN, KT_CHECKED) : -EINVAL;
 }
+
+static const struct kernel_param_ops kt_run_ops = { .set = kt_run_set };
+static const struct kernel_param_ops kt_check_ops = { .set = kt_check_set };
+
+module_param_cb(run, &kt_run_ops, NULL, 0200);
+MODULE_PARM_DESC(run, "write 1: connect to the peer and run (target first)");
+module_param_cb(check, &kt_check_ops, NULL, 0200);
+MODULE_PARM_DESC(check, "write 1 (target, after the initiator's run): check");
 
 static int kt_add(struct ib_device *dev)
 {
@@ -732,8 +851,8 @@ static int kt_add(struct ib_device *dev)
 
 	if (strncmp(dev_name(&dev->dev), "qroce", 5))
 		return -EOPNOTSUPP;
-	if (!strcmp(role, "target") || !strcmp(role, "initiator"))
-		return kt_two_add(dev, !strcmp(role, "target"));
+	if (kt_role != KT_LOOPBACK)
+		return kt_add_one(dev);
 	err = kt_setup(&t);
 	kt_check(!err, "set-up: PD, CQ, two connected RC QPs, a REG_MR MR");
 	if (!err) {
@@ -743,18 +862,18 @@ static int kt_add(struct ib_device *dev)
 		kt_srq_resize(&t);
 	}
 	kt_teardown(&t);
-	pr_info("qroce_ktest: %d passed, %d failed\n", kt_pass, kt_fail);
+	kt_summary();
 	return 0;
 }
 
 static void kt_remove(struct ib_device *dev, void *data)
 {
-	mutex_lock(&kt_two_lock);
-	if (kt_two_ready && kt_two.dev == dev) {
-		kt_teardown(&kt_two);
-		kt_two_ready = false;
+	mutex_lock(&kt_lock);
+	if (kt_role != KT_LOOPBACK && kt_one.dev == dev) {
+		kt_teardown(&kt_one);
+		memset(&kt_one, 0, sizeof(kt_one));
 	}
-	mutex_unlock(&kt_two_lock);
+	mutex_unlock(&kt_lock);
 }
 
 static struct ib_client kt_client = {
@@ -765,6 +884,15 @@ static struct ib_client kt_client = {
 
 static int __init kt_init(void)
 {
+	if (sysfs_streq(kt_role_name, "target")) {
+		kt_role = KT_TARGET;
+		kt_who = "target: ";
+	} else if (sysfs_streq(kt_role_name, "initiator")) {
+		kt_role = KT_INITIATOR;
+		kt_who = "initiator: ";
+	} else if (!sysfs_streq(kt_role_name, "loopback")) {
+		return -EINVAL;
+	}
 	return ib_register_client(&kt_client);
 }
 
