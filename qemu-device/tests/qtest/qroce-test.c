@@ -4663,6 +4663,106 @@ static uint32_t injected(QRoceTest *t)
     return rd(t, QROCE_REG_CNT(QROCE_CNT_INJECTED_FAULTS));
 }
 
+
+/* ---- DCQCN: the congestion window's reaction to CNPs ---- */
+
+/*
+ * The device's next @n request packets, PSNs @psn on, and then nothing:
+ * its congestion window is full.
+ */
+static void cw_window(Peer *pr, uint32_t psn, uint32_t n)
+{
+    struct timeval quiet = { .tv_usec = 300 * 1000 }, tv = { .tv_sec = 10 };
+    uint8_t f[2048];
+    RocePktIn p;
+    uint32_t i;
+
+    for (i = 0; i < n; i++) {
+        peer_recv(pr, f, &p);
+        g_assert_cmpuint(p.psn, ==, psn + i);
+        g_assert_true(p.opcode == ROCE_SEND_FIRST ||
+                      p.opcode == ROCE_SEND_MIDDLE);
+    }
+    setsockopt(pr->fd, SOL_SOCKET, SO_RCVTIMEO, &quiet, sizeof(quiet));
+    g_assert_cmpint(recv(pr->fd, f, sizeof(f), 0), <, 0);
+    setsockopt(pr->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+}
+
+static void cw_send(Peer *pr, uint32_t qpn, uint32_t psn, uint8_t opcode)
+{
+    RocePktOut o;
+
+    peer_out(pr, &o, qpn, psn, opcode);
+    o.aeth_syndrome = ROCE_AETH_ACK_NO_CREDIT;
+    peer_send(pr, &o, 0, false);
+}
+
+/* A fresh RC QP to the peer, streaming a 256 KiB SEND: its first window. */
+static uint32_t cw_qp(QRoceTest *t, Peer *pr, uint32_t pdn, uint32_t cqn,
+                      uint64_t big, uint32_t bkey)
+{
+    uint64_t sq, rq;
+    uint32_t qpn;
+
+    g_assert_cmpuint(mk_qp_rings(t, QROCE_QPT_RC, pdn, cqn, cqn, 0, &qpn, &sq,
+                                 &rq), ==, 0);
+    peer_connect(t, pr, qpn, 0x77);
+    post_send(t, sq, 0, big, BP_MSG, bkey, QROCE_WQE_SIGNALED);
+    qpci_io_writeq(t->dev, t->db, QROCE_DB_SQ, qroce_db_value(qpn, 1));
+    cw_window(pr, 2000, 16);            /* the initial window */
+    return qpn;
+}
+
+/*
+ * DCQCN's window (docs/hw-spec.md section 14), against a peer that ACKs
+ * whole windows by hand, with QEMU's virtual clock (and so the rate
+ * timers) standing still: two CNPs in one window cut the window of a new
+ * QP once, by half (16 -> 8, then +2 for the 16 PSNs acknowledged); each
+ * window acknowledged without a CNP grows it by one PSN and decays the
+ * window's alpha by 1/16, so that after eight quiet windows a CNP cuts
+ * 18 PSNs by alpha / 2 = 608 / 2048 to 12.66, not to 9, and the 18 PSNs
+ * acknowledged then open 14.  With dcqcn off, the CNP is counted and the
+ * window keeps growing (16 -> 32).
+ */
+static void test_cnp_window(void)
+{
+    QRoceTest t;
+    Peer pr;
+    uint64_t cq, buf, big;
+    uint32_t pdn, cqn, key, bkey, qpn, psn = 2016, w = 10, k;
+
+    peer_start(&t, &pr);
+    objs_setup(&t, QROCE_ACCESS_LOCAL_WRITE, &pdn, &cqn, &cq, &buf, &key);
+    big = page(&t, BP_MSG / 4096);
+    bkey = mk_mr(&t, pdn, big, BP_MSG / 4096, QROCE_ACCESS_LOCAL_WRITE);
+    qpn = cw_qp(&t, &pr, pdn, cqn, big, bkey);
+    cw_send(&pr, qpn, 0, ROCE_CNP);
+    cw_send(&pr, qpn, 0, ROCE_CNP);
+    cw_send(&pr, qpn, 2015, ROCE_ACK);
+    cw_window(&pr, psn, w);
+    for (k = 0; k < 8; k++) {
+        cw_send(&pr, qpn, psn + w - 1, ROCE_ACK);
+        psn += w++;
+        cw_window(&pr, psn, w);
+    }
+    g_assert_cmpuint(w, ==, 18);
+    cw_send(&pr, qpn, 0, ROCE_CNP);
+    cw_send(&pr, qpn, 0, ROCE_CNP);
+    cw_send(&pr, qpn, psn + w - 1, ROCE_ACK);
+    cw_window(&pr, psn + w, 14);
+    g_assert_cmpuint(rd(&t, QROCE_REG_CNT(QROCE_CNT_CNP_HANDLED)), ==, 4);
+    g_assert_cmpuint(rd(&t, QROCE_REG_CNT(QROCE_CNT_RATE_CUTS)), ==, 4);
+
+    qom_set_bool(&t, "dcqcn", false);
+    qpn = cw_qp(&t, &pr, pdn, cqn, big, bkey);
+    cw_send(&pr, qpn, 0, ROCE_CNP);
+    cw_send(&pr, qpn, 2015, ROCE_ACK);
+    cw_window(&pr, 2016, 32);
+    g_assert_cmpuint(rd(&t, QROCE_REG_CNT(QROCE_CNT_CNP_HANDLED)), ==, 5);
+    g_assert_cmpuint(rd(&t, QROCE_REG_CNT(QROCE_CNT_RATE_CUTS)), ==, 4);
+    stop(&t);
+}
+
 /*
  * inject-cmd-fail: the next command of one opcode fails with the chosen
  * status, others and the one after succeed.  inject-cmd-swallow: a
@@ -5133,6 +5233,7 @@ static const QRoceCase qroce_cases[] = {
       NULL },
     { "eth-mc-filter", test_eth_mc_filter, NULL, peer_prepare },
     { "wire-backpressure", test_wire_backpressure, NULL, bp_prepare },
+    { "cnp-window", test_cnp_window, NULL, peer_prepare },
     { "cq-resize", test_cq_resize, NULL, NULL },
     { "srq-resize", test_srq_resize, NULL, NULL },
     { "rereg-mr", test_rereg_mr, NULL, NULL },

@@ -204,6 +204,9 @@ typedef struct QRoceRcQP {
     /* loss recovery: congestion window in PSNs (8 fractional bits) */
     uint32_t cwnd, ssthresh;
     uint32_t cut_psn;       /* no window cut by a CNP before una passes it */
+    uint32_t walpha;        /* the window's alpha (1/1024), once a window */
+    uint32_t wnd_end;       /* the PSN that ends the current window */
+    bool wnd_cnp;           /* a CNP in the current window */
     uint32_t backoff;       /* consecutive timeouts: the timeout doubles */
     /* DCQCN reaction point (rates in bit/s, alpha in 1/1024) */
     uint64_t rate_cur, rate_tgt;
@@ -292,6 +295,7 @@ struct QRoceState {
     bool dcqcn;
     uint32_t dcqcn_line_mbps, dcqcn_min_mbps, dcqcn_ai_mbps, dcqcn_hai_mbps;
     uint32_t dcqcn_g, dcqcn_alpha_us, dcqcn_timer_us, dcqcn_byte_kb, dcqcn_f;
+    uint32_t dcqcn_wnd_g;
     /* wire faults for tests (docs/hw-spec.md §15), in parts per million */
     uint64_t fault_seed;
     uint32_t fault_ppm[2][4];   /* [QROCE_DIR_TX/RX][QROCE_FAULT_*] */

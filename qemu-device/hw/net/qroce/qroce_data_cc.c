@@ -37,6 +37,9 @@ void qroce_dc_reset(QRoceState *s, QRoceQP *qp)
     r->pace_at = 0;
     r->meas_at = 0;
     r->meas_bytes = r->meas_rate = 0;
+    r->walpha = 1024;
+    r->wnd_end = r->npsn;
+    r->wnd_cnp = false;
 }
 
 /* A rate increase event (timer or byte counter). */
@@ -124,15 +127,20 @@ void qroce_dc_cnp(QRoceState *s, QRoceQP *qp)
     r->rate_cur = r->rate_cur * (2048 - r->alpha) / 2048;
     r->rate_cur = MAX(r->rate_cur, dc_mbps(MAX(s->dcqcn_min_mbps, 1)));
     /*
-     * The window shrinks by the same factor (as DCTCP's does): a rate
-     * limit alone lags an RTT of an emulated guest by many rate periods.
+     * The window shrinks too, as DCTCP's does, by its own alpha: a rate
+     * limit alone lags the round trip of an emulated guest (milliseconds)
+     * by many rate periods, and the rate's alpha, kept on the rate
+     * clocks, has decayed long before the next round trip.
      */
+    r->wnd_cnp = true;
     if (psn_cmp(r->una_psn, r->cut_psn) >= 0) {
         /* at most once a window: the CNPs of one window are one signal */
-        r->cwnd = MAX((uint64_t)r->cwnd * (2048 - r->alpha) / 2048,
+        r->cwnd = MAX((uint64_t)r->cwnd * (2048 - r->walpha) / 2048,
                       2 * RC_CWND_ONE);
         r->ssthresh = r->cwnd;
         r->cut_psn = r->npsn;
+        trace_qroce_rc_cwnd(qp->qpn, r->cwnd / RC_CWND_ONE,
+                            r->ssthresh / RC_CWND_ONE, false);
     }
     r->alpha = (r->alpha * (1024 - g) + g * 1024) / 1024;
     r->dc_t = r->dc_bc = 0;
@@ -207,10 +215,25 @@ void qroce_dc_sent(QRoceState *s, QRoceQP *qp, size_t bytes)
 /* Congestion window                                                   */
 /* ------------------------------------------------------------------ */
 
-/* Congestion window: grow by @n acknowledged PSNs (slow start, then AIMD). */
-void qroce_cc_cwnd_grow(QRoceQP *qp, uint32_t n)
+/*
+ * The responder has everything before @una, past the QP's oldest
+ * unacknowledged PSN: grow the congestion window by the PSNs acknowledged
+ * (slow start, then additive increase), and once a window has been
+ * acknowledged, update the window's alpha from whether a CNP came in it
+ * (DCTCP's estimate, with CNPs for marks: walpha = (1 - g) walpha + g F).
+ */
+void qroce_cc_acked(QRoceState *s, QRoceQP *qp, uint32_t una)
 {
     QRoceRcQP *r = &qp->rc;
+    uint32_t n = psn_sub(una, r->una_psn);
+    uint32_t g = MIN(s->dcqcn_wnd_g, 1024);
+
+    if (psn_cmp(una, r->wnd_end) >= 0) {
+        r->walpha = (r->walpha * (1024 - g) + (r->wnd_cnp ? g * 1024 : 0)) /
+                    1024;
+        r->wnd_cnp = false;
+        r->wnd_end = r->npsn;
+    }
 
     if (r->cwnd < r->ssthresh) {
         r->cwnd += n * RC_CWND_ONE;

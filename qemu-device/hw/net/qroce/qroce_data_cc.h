@@ -18,7 +18,7 @@ void qroce_dc_cnp(QRoceState *s, QRoceQP *qp);
 bool qroce_dc_may_send(QRoceState *s, QRoceQP *qp);
 void qroce_dc_sent(QRoceState *s, QRoceQP *qp, size_t bytes);
 /* the congestion window */
-void qroce_cc_cwnd_grow(QRoceQP *qp, uint32_t n);
+void qroce_cc_acked(QRoceState *s, QRoceQP *qp, uint32_t una);
 void qroce_cc_cwnd_cut(QRoceState *s, QRoceQP *qp, bool timeout);
 /* congestion point */
 bool qroce_cc_congested(QRoceState *s, RocePktIn *p, bool wire);

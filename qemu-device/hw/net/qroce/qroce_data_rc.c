@@ -565,12 +565,12 @@ static void rc_complete_head(QRoceState *s, QRoceQP *qp)
 }
 
 /* The responder has everything before @una: forward progress. */
-static void rc_progress(QRoceQP *qp, uint32_t una)
+static void rc_progress(QRoceState *s, QRoceQP *qp, uint32_t una)
 {
     QRoceRcQP *r = &qp->rc;
 
     if (psn_cmp(una, r->una_psn) > 0) {
-        qroce_cc_cwnd_grow(qp, psn_sub(una, r->una_psn));
+        qroce_cc_acked(s, qp, una);
         r->una_psn = una;
         r->resync = false;
         r->backoff = 0;
@@ -726,7 +726,7 @@ static void rc_read_response(QRoceState *s, QRoceQP *qp, RocePktIn *p)
         }
         e->resp_off += p->paylen;
     }
-    rc_progress(qp, psn_add(p->psn, 1));
+    rc_progress(s, qp, psn_add(p->psn, 1));
     if (last) {
         r->rdw_valid = false;
         rc_complete_head(s, qp);
@@ -818,7 +818,7 @@ void qroce_rc_requester_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p)
         rc_retry(s, qp);        /* READ responses or atomic ACK lost */
         return;
     }
-    rc_progress(qp, psn_add(acked, 1));
+    rc_progress(s, qp, psn_add(acked, 1));
     switch (ROCE_AETH_TYPE(syn)) {
     case 0:
         break;

@@ -475,6 +475,7 @@ static const QRoceKnob qroce_knobs[] = {
     KNOB("dcqcn-timer-us", dcqcn_timer_us, 55),
     KNOB("dcqcn-byte-kb", dcqcn_byte_kb, 1024),
     KNOB("dcqcn-f", dcqcn_f, 5),
+    KNOB("dcqcn-wnd-g", dcqcn_wnd_g, 64),
     KNOB("tx-drop-ppm", fault_ppm[QROCE_DIR_TX][QROCE_FAULT_DROP], 0),
     KNOB("tx-dup-ppm", fault_ppm[QROCE_DIR_TX][QROCE_FAULT_DUP], 0),
     KNOB("tx-reorder-ppm", fault_ppm[QROCE_DIR_TX][QROCE_FAULT_REORDER], 0),
