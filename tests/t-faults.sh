@@ -84,14 +84,15 @@ for cfg in "1% drop:0:tx-drop-ppm=10000" \
 done
 
 # ECN, CNPs and DCQCN on the wire: a congestion point that marks at a
-# backlog of 2 frames, so that guest 1, receiving ib_write_bw's WRITEs,
+# backlog of 2 frames, so that guest 1, receiving the WRITEs of
+# ib_write_bw's two QPs (fan-in: one QP's frames alone are never marked),
 # marks CE and sends CNPs; guest 2 handles them and cuts its rate.  The
 # frames are ECT(0), the CNPs are opcode 0x81 as tshark decodes them, and
 # every frame passes the wire checker.
 . "$(dirname "$0")/wire-lib.sh"
 if QR_DEVOPTS="ecn-threshold=2,cnp-interval-us=200" qr_boot 2 pcap; then
-	qr_check "ib_write_bw -s 65536 with an eager congestion point" \
-		qr_perftest ib_write_bw -s 65536 -n 300
+	qr_check "ib_write_bw -s 65536 -q 2 with an eager congestion point" \
+		qr_perftest ib_write_bw -s 65536 -n 300 -q 2
 	cnp() {
 		m=$(qr_counter 1 ecn_marked) c=$(qr_counter 1 cnp_sent)
 		h=$(qr_counter 2 cnp_handled) r=$(qr_counter 2 rate_cuts)

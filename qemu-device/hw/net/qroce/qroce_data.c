@@ -540,6 +540,7 @@ void qroce_data_reset(QRoceState *s)
         rc_unschedule(s, qp);
     }
     s->rc->rx_burst = 0;
+    s->rc->burst_data = s->rc->burst_fan_in = false;
     s->rc->stall_until = 0;
     timer_del(s->rc->stall_timer);
 }

@@ -263,17 +263,24 @@ void qroce_cc_burst_bh(void *opaque)
     QRoceState *s = opaque;
 
     s->rc->rx_burst = 0;
+    s->rc->burst_data = s->rc->burst_fan_in = false;
 }
 
 /*
- * Congestion point: a frame that arrives while more than ecn-threshold
- * RoCE frames came in since the engine last ran (the receive backlog of
- * the port) is marked CE, as a switch marks when its queue towards this
- * port is long.  Only ECN-capable frames are marked.
+ * Congestion point: a data frame (a request or READ response, not an ACK
+ * or CNP) that arrives while more than ecn-threshold RoCE frames came in
+ * since the engine last ran (the receive backlog of the port), and data
+ * frames for two QPs or more are in that backlog, is marked CE -- as a
+ * switch marks when its queue towards this port is long because several
+ * flows converge on it.  One QP's frames alone are not congestion: its
+ * own window bounds them (a port holds a window), and its loss recovery
+ * handles the rest.  Only ECN-capable frames are marked.
  */
 bool qroce_cc_congested(QRoceState *s, RocePktIn *p, bool wire)
 {
     QRoceRc *rc = s->rc;
+    bool data = p->opcode != ROCE_ACK && p->opcode != ROCE_ATOMIC_ACK &&
+                p->opcode != ROCE_CNP;
 
     if (!wire) {
         return p->ecn == ROCE_ECN_CE;   /* loopback: no port queue */
@@ -281,11 +288,17 @@ bool qroce_cc_congested(QRoceState *s, RocePktIn *p, bool wire)
     if (rc->rx_burst++ == 0) {
         qemu_bh_schedule(rc->burst_bh);
     }
+    if (data && !rc->burst_data) {
+        rc->burst_data = true;
+        rc->burst_qpn = p->dqpn;
+    } else if (data && p->dqpn != rc->burst_qpn) {
+        rc->burst_fan_in = true;
+    }
     if (p->ecn == ROCE_ECN_CE) {
         return true;                    /* marked on the way */
     }
-    if (p->ecn != ROCE_ECN_NOT_ECT && s->ecn_threshold &&
-        rc->rx_burst > s->ecn_threshold) {
+    if (p->ecn != ROCE_ECN_NOT_ECT && s->ecn_threshold && data &&
+        rc->burst_fan_in && rc->rx_burst > s->ecn_threshold) {
         qroce_count(s, QROCE_CNT_ECN_MARKED);
         trace_qroce_ecn_mark(p->dqpn, p->psn, rc->rx_burst);
         return true;

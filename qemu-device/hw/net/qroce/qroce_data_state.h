@@ -40,8 +40,14 @@ typedef struct QRoceRc {
     QEMUBH *bh;
     QTAILQ_HEAD(, QRoceQP) runq;
     uint8_t *pkt;               /* one frame */
-    /* congestion point: RoCE frames received since the engine last ran */
+    /*
+     * congestion point: RoCE frames received since the engine last ran,
+     * the QP the first data frame among them was for, and whether data
+     * frames for another QP came too (fan-in)
+     */
     uint32_t rx_burst;
+    uint32_t burst_qpn;
+    bool burst_data, burst_fan_in;
     QEMUBH *burst_bh;
     /* inject-stall-us: QP @stall_qpn (0: all) sends nothing until then */
     int64_t stall_until;
