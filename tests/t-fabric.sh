@@ -41,6 +41,7 @@
 #                   this ring on the hub)
 #   QR_FABRIC_QLEN  the incast receiver's switch port buffer, in frames
 #                   (default 128; the rings keep qr_boot's 1000)
+#   QR_FABRIC_IN    iterations per flow of the incasts (default 2000)
 #   QR_FABRIC_ROUNDS  pairs of the DCQCN on/off incast at least (default 1;
 #                   a second is run if the first does not settle it)
 . "$(dirname "$0")/lib.sh"
@@ -203,6 +204,12 @@ if boot 4; then
 	for g in 1 2 3 4; do
 		[ $dcqcn = 1 ] && qr_qom_set $g dcqcn true
 	done
+	# the incast moves twice the data of a ring flow: the drops with
+	# DCQCN off grow with it, those with it on mostly come from the
+	# flows' start (slow start, before the first CNP comes back)
+	RN=$N
+	N=${QR_FABRIC_IN:-2000}
+	CMD="ib_write_bw -x 1 -F -s $S -n $N"
 	run incast-switch 2:1 3:1 4:1
 	if grep -q '^cnt 1 [a-z_]*cnp' "$QR_DIR/incast-switch.res"; then
 		qr_check "incast-switch: CNPs sent by the receiver and handled by the senders" \
@@ -213,7 +220,8 @@ if boot 4; then
 	if [ $dcqcn = 1 ]; then
 		# the same incast with DCQCN off, in the same guests: the
 		# receiver's port must drop more.  One pair usually settles it
-		# (2026-11-25, -n 1000: on 151 361 116, off 658 850 586); if
+		# (2026-11-25, -n 2000: on 64 and 988, off 1639 and 2250;
+		# at -n 1000 once 712 on, 678 off, then 92/598); if
 		# not, a second pair (off first, so that a burst of host load
 		# falls on both), and the sums decide
 		qr_log "incast-switch (DCQCN on): receiver's drops $(drops incast-switch 1)"
@@ -233,6 +241,8 @@ if boot 4; then
 	elif [ $dcqcn = 0 ]; then
 		qr_log "the device has no dcqcn property: the incast with DCQCN off not run"
 	fi
+	N=$RN
+	CMD="ib_write_bw -x 1 -F -s $S -n $N"
 fi
 qr_cleanup
 if boot 3 hub; then

@@ -86,11 +86,20 @@ done
 # ECN, CNPs and DCQCN on the wire: a congestion point that marks at a
 # backlog of 2 frames, so that guest 1, receiving the WRITEs of
 # ib_write_bw's two QPs (fan-in: one QP's frames alone are never marked),
-# marks CE and sends CNPs; guest 2 handles them and cuts its rate.  The
+# marks CE and sends CNPs; guest 2 handles them and cuts its rate.  A
+# single QP's ib_write_bw before it must draw no mark and no CNP.  The
 # frames are ECT(0), the CNPs are opcode 0x81 as tshark decodes them, and
 # every frame passes the wire checker.
 . "$(dirname "$0")/wire-lib.sh"
 if QR_DEVOPTS="ecn-threshold=2,cnp-interval-us=200" qr_boot 2 pcap; then
+	# one QP's frames alone are never marked, however eager the point
+	lone() {
+		qr_perftest ib_write_bw -s 65536 -n 300 || return 1
+		m=$(qr_counter 1 ecn_marked) c=$(qr_counter 1 cnp_sent)
+		echo "one QP: $m frames marked CE, $c CNPs sent"
+		[ "$m" = 0 ] && [ "$c" = 0 ]
+	}
+	qr_check "ib_write_bw -s 65536, one QP: no frame marked CE, no CNP" lone
 	qr_check "ib_write_bw -s 65536 -q 2 with an eager congestion point" \
 		qr_perftest ib_write_bw -s 65536 -n 300 -q 2
 	cnp() {

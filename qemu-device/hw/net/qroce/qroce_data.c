@@ -226,6 +226,27 @@ static void rc_notify(QRoceState *s, QRoceQP *qp)
     qroce_dp_tx(s, qp, &o, 0);
 }
 
+/*
+ * The end of a receive backlog: the QPs whose frames the congestion point
+ * marked get a CNP each (the notification point), if they are still
+ * there and connected.
+ */
+static void rc_burst_bh(void *opaque)
+{
+    QRoceState *s = opaque;
+    uint32_t qpns[QROCE_CC_BURST_QPS];
+    uint32_t i, n = qroce_cc_burst_end(s, qpns);
+
+    for (i = 0; i < n; i++) {
+        QRoceQP *qp = qroce_qp_get(s, qpns[i]);
+
+        if (qp && qroce_transports[qp->type].connected &&
+            qp->state >= QROCE_QPS_RTR && qp->state != QROCE_QPS_ERR) {
+            rc_notify(s, qp);
+        }
+    }
+}
+
 /* Checks common to every RoCE packet: false if it is dropped. */
 static bool rc_rx_check(QRoceState *s, int ret, RocePktIn *p)
 {
@@ -524,7 +545,7 @@ void qroce_data_init(QRoceState *s)
     rc->pkt = g_malloc(QROCE_ETH_MAX_FRAME + 64);
     rc->bh = qemu_bh_new_guarded(rc_bh, s,
                                  &DEVICE(s)->mem_reentrancy_guard);
-    rc->burst_bh = qemu_bh_new_guarded(qroce_cc_burst_bh, s,
+    rc->burst_bh = qemu_bh_new_guarded(rc_burst_bh, s,
                                        &DEVICE(s)->mem_reentrancy_guard);
     rc->stall_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, rc_stall_timer, s);
     s->rc = rc;
@@ -539,8 +560,7 @@ void qroce_data_reset(QRoceState *s)
     QTAILQ_FOREACH_SAFE(qp, &s->rc->runq, rc.runq_link, next) {
         rc_unschedule(s, qp);
     }
-    s->rc->rx_burst = 0;
-    s->rc->burst_data = s->rc->burst_fan_in = false;
+    s->rc->rx_burst = s->rc->burst_nqp = 0;
     s->rc->stall_until = 0;
     timer_del(s->rc->stall_timer);
 }

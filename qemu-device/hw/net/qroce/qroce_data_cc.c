@@ -258,29 +258,18 @@ void qroce_cc_cwnd_cut(QRoceState *s, QRoceQP *qp, bool timeout)
 /* Congestion point                                                    */
 /* ------------------------------------------------------------------ */
 
-void qroce_cc_burst_bh(void *opaque)
-{
-    QRoceState *s = opaque;
-
-    s->rc->rx_burst = 0;
-    s->rc->burst_data = s->rc->burst_fan_in = false;
-}
-
 /*
- * Congestion point: a data frame (a request or READ response, not an ACK
- * or CNP) that arrives while more than ecn-threshold RoCE frames came in
- * since the engine last ran (the receive backlog of the port), and data
- * frames for two QPs or more are in that backlog, is marked CE -- as a
- * switch marks when its queue towards this port is long because several
- * flows converge on it.  One QP's frames alone are not congestion: its
- * own window bounds them (a port holds a window), and its loss recovery
- * handles the rest.  Only ECN-capable frames are marked.
+ * Congestion point, per frame: a frame marked CE on the way counts as
+ * congested at once.  Otherwise the frame joins the port's receive backlog
+ * (the RoCE frames that came in since the engine last ran): the QPs that
+ * its data frames (requests and READ responses, not ACKs or CNPs) are for,
+ * and for each how many ECN-capable ones came past ecn-threshold.  Whether
+ * the device marks them is decided when the backlog ends.
  */
 bool qroce_cc_congested(QRoceState *s, RocePktIn *p, bool wire)
 {
     QRoceRc *rc = s->rc;
-    bool data = p->opcode != ROCE_ACK && p->opcode != ROCE_ATOMIC_ACK &&
-                p->opcode != ROCE_CNP;
+    uint32_t i;
 
     if (!wire) {
         return p->ecn == ROCE_ECN_CE;   /* loopback: no port queue */
@@ -288,20 +277,56 @@ bool qroce_cc_congested(QRoceState *s, RocePktIn *p, bool wire)
     if (rc->rx_burst++ == 0) {
         qemu_bh_schedule(rc->burst_bh);
     }
-    if (data && !rc->burst_data) {
-        rc->burst_data = true;
-        rc->burst_qpn = p->dqpn;
-    } else if (data && p->dqpn != rc->burst_qpn) {
-        rc->burst_fan_in = true;
-    }
     if (p->ecn == ROCE_ECN_CE) {
         return true;                    /* marked on the way */
     }
-    if (p->ecn != ROCE_ECN_NOT_ECT && s->ecn_threshold && data &&
-        rc->burst_fan_in && rc->rx_burst > s->ecn_threshold) {
-        qroce_count(s, QROCE_CNT_ECN_MARKED);
-        trace_qroce_ecn_mark(p->dqpn, p->psn, rc->rx_burst);
-        return true;
+    if (p->opcode == ROCE_ACK || p->opcode == ROCE_ATOMIC_ACK ||
+        p->opcode == ROCE_CNP) {
+        return false;
+    }
+    for (i = 0; i < rc->burst_nqp && rc->burst_qpn[i] != p->dqpn; i++) {
+        /* find the QP */
+    }
+    if (i == rc->burst_nqp) {
+        if (i == QROCE_CC_BURST_QPS) {
+            return false;               /* more QPs than tracked */
+        }
+        rc->burst_qpn[i] = p->dqpn;
+        rc->burst_over[i] = 0;
+        rc->burst_nqp++;
+    }
+    if (p->ecn != ROCE_ECN_NOT_ECT && s->ecn_threshold &&
+        rc->rx_burst > s->ecn_threshold) {
+        rc->burst_over[i]++;
     }
     return false;
+}
+
+/*
+ * Congestion point, when a backlog ends: if data frames of two QPs or
+ * more were in it (fan-in, what builds a switch's queue), every frame that
+ * came past ecn-threshold is marked CE, and the QPs they were for are
+ * returned in @qpns for a CNP each -- also the QP whose frames led the
+ * backlog before the next one joined.  One QP's frames alone are not
+ * marked: its own window bounds them (a port holds a window) and its loss
+ * recovery handles the rest.
+ */
+uint32_t qroce_cc_burst_end(QRoceState *s, uint32_t *qpns)
+{
+    QRoceRc *rc = s->rc;
+    uint32_t i, n = 0;
+
+    if (rc->burst_nqp >= 2) {
+        for (i = 0; i < rc->burst_nqp; i++) {
+            if (!rc->burst_over[i]) {
+                continue;
+            }
+            s->cnt[QROCE_CNT_ECN_MARKED] += rc->burst_over[i];
+            trace_qroce_ecn_mark(rc->burst_qpn[i], rc->burst_over[i],
+                                 rc->rx_burst);
+            qpns[n++] = rc->burst_qpn[i];
+        }
+    }
+    rc->rx_burst = rc->burst_nqp = 0;
+    return n;
 }

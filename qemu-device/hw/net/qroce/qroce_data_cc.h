@@ -22,6 +22,6 @@ void qroce_cc_acked(QRoceState *s, QRoceQP *qp, uint32_t una);
 void qroce_cc_cwnd_cut(QRoceState *s, QRoceQP *qp, bool timeout);
 /* congestion point */
 bool qroce_cc_congested(QRoceState *s, RocePktIn *p, bool wire);
-void qroce_cc_burst_bh(void *opaque);
+uint32_t qroce_cc_burst_end(QRoceState *s, uint32_t *qpns);
 
 #endif

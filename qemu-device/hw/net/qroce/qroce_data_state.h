@@ -14,6 +14,7 @@
 #include "qemu/timer.h"
 #include "qroce.h"
 
+#define QROCE_CC_BURST_QPS 16   /* QPs a receive backlog tracks */
 #define RC_WINDOW       128     /* unacknowledged PSNs */
 #define RC_CWND_ONE     256     /* the congestion window's fixed point */
 
@@ -42,12 +43,13 @@ typedef struct QRoceRc {
     uint8_t *pkt;               /* one frame */
     /*
      * congestion point: RoCE frames received since the engine last ran,
-     * the QP the first data frame among them was for, and whether data
-     * frames for another QP came too (fan-in)
+     * and the QPs that data frames among them were for, with how many of
+     * their ECN-capable frames came past ecn-threshold
      */
     uint32_t rx_burst;
-    uint32_t burst_qpn;
-    bool burst_data, burst_fan_in;
+    uint32_t burst_nqp;
+    uint32_t burst_qpn[QROCE_CC_BURST_QPS];
+    uint32_t burst_over[QROCE_CC_BURST_QPS];
     QEMUBH *burst_bh;
     /* inject-stall-us: QP @stall_qpn (0: all) sends nothing until then */
     int64_t stall_until;
