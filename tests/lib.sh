@@ -20,8 +20,8 @@
 #                           prints the output, returns CMD's exit status
 #   qr_check DESC CMD...    run CMD...; count and print a PASS or FAIL line
 #   qr_finish               print the counts; exit 0 only if nothing failed
-#   qr_bg, qr_bg_wait, qr_wait_listen, qr_wait_cm_listen, qr_pingpong,
-#   qr_counter, qr_perftest, qr_atomics, qr_server_client: see below
+#   qr_bg, qr_bg_wait, qr_wait_listen, qr_wait_cm_free, qr_wait_cm_listen,
+#   qr_pingpong, qr_counter, qr_perftest, qr_atomics, qr_server_client: see below
 #
 # Every QEMU started here is killed by its pid on exit or interruption, and
 # the network namespace of a switch is removed then.  Logs are kept when a
@@ -368,6 +368,15 @@ qr_bg_wait() {
 # qr_wait_listen G PORT: wait until guest G listens on TCP PORT.
 qr_wait_listen() {
 	qr_exec "$1" "i=0; until netstat -ltn | grep -q ':$2 '; do i=\$((i + 1)); [ \$i -gt 100 ] && exit 1; sleep 0.1; done"
+}
+
+# qr_wait_cm_free G PORT: wait until guest G has no RDMA CM id listening on
+# PORT any more: a server that just exited may leave its listener for a
+# moment, and a client that connects to it then is rejected (REJ reason 8,
+# invalid service ID) while the next server waits for ever.  Run it before
+# starting a server on a port that an earlier one used.
+qr_wait_cm_free() {
+	qr_exec "$1" "i=0; while rdma resource show cm_id 2>/dev/null | grep 'state LISTEN' | grep -q ':$2 '; do i=\$((i + 1)); [ \$i -gt 100 ] && { rdma resource show cm_id; exit 1; }; sleep 0.1; done"
 }
 
 # qr_wait_cm_listen G PORT: wait until guest G has an RDMA CM id listening

@@ -60,6 +60,10 @@ qr_check "counter on qroce: 2 x 2000 FETCH_ADD and a CMP_SWAP lock, rxe and qroc
 # xgrun SRV_GUEST SRV_IP PORT SRV_CMD CLI_CMD: server and client exit 0
 xgrun() {
 	xg=$1 ip=$2 port=$3
+	case $port in
+	tcp:*) ;;
+	*) qr_wait_cm_free "$xg" "$port" || return 1 ;;
+	esac
 	qr_bg "$xg" srv "$4" || return 1
 	case $port in
 	tcp:*) qr_wait_listen "$xg" "${port#tcp:}" ;;

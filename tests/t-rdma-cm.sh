@@ -12,6 +12,10 @@ qr_boot 2 || { QR_FAIL=$((QR_FAIL + 1)); qr_finish; }
 # on PORT, or a TCP one with PORT=tcp:N), client in guest 2; both must
 # exit 0.  Outputs in $QR_DIR/p.srv and p.cli.
 pair() {
+	case $1 in
+	tcp:*) ;;
+	*) qr_wait_cm_free 1 "$1" || { echo "an earlier listener on $1 stayed"; return 1; } ;;
+	esac
 	qr_bg 1 srv "$2" || return 1
 	case $1 in
 	tcp:*) qr_wait_listen 1 "${1#tcp:}" ;;
