@@ -210,7 +210,7 @@ static void connect_qp(int i, uint8_t type)
         modify(qpn, M(STATE) | M(SQ_PSN), QROCE_QPS_RTS, &c);
         return;
     }
-    c.modify_qp.access_flags = cpu_to_le32(QROCE_ACCESS_MASK);
+    c.modify_qp.access_flags = cpu_to_le32(QROCE_QP_ACCESS_MASK);
     modify(qpn, M(STATE) | M(PKEY_INDEX) | M(PORT) | M(ACCESS_FLAGS),
            QROCE_QPS_INIT, &c);
     memset(&c, 0, sizeof(c));
