@@ -311,11 +311,14 @@ qr_exec() {
 	id=c$QR_SEQ.$$
 	d=$QR_DIR/g$g
 	start=$(wc -c <"$d/agent.log")
-	printf '%s %s\n' "$id" "$*" >"$d/agent.in"
-	limit=$(($(date +%s) + ${QR_TIMEOUT:-180}))
+	# the guest kills the command after QR_TIMEOUT and answers 124; the
+	# host waits a little longer for that answer
+	tmo=${QR_TIMEOUT:-180}
+	printf '%s %s %s\n' "$id" "$tmo" "$*" >"$d/agent.in"
+	limit=$(($(date +%s) + tmo + 20))
 	while ! tail -c +$((start + 1)) "$d/agent.log" | grep -q "^@@QREND $id "; do
 		if [ "$(date +%s)" -ge $limit ]; then
-			echo "qr_exec: guest $g: timed out: $*" >&2
+			echo "qr_exec: guest $g: timed out, no answer: $*" >&2
 			return 124
 		fi
 		sleep 0.1
@@ -323,6 +326,7 @@ qr_exec() {
 	tail -c +$((start + 1)) "$d/agent.log" | sed "/^@@QREND $id /,\$d"
 	rc=$(tail -c +$((start + 1)) "$d/agent.log" |
 		sed -n "s/^@@QREND $id \([0-9]*\)\$/\1/p" | head -1)
+	[ "$rc" = 124 ] && echo "qr_exec: guest $g: timed out after $tmo s, killed: $*" >&2
 	return "${rc:-1}"
 }
 

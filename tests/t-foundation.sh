@@ -41,6 +41,21 @@ bad_limit() {
 	cat "$QR_DIR/bad2.log"
 	[ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q "max-qp" "$QR_DIR/bad2.log"
 }
+# the harness itself: a command that outlives QR_TIMEOUT is killed in
+# the guest with everything it started, reported as 124, and the next
+# command runs (a hung check must not block every later one)
+agent_timeout() {
+	t0=$(date +%s)
+	QR_TIMEOUT=3 qr_exec 1 'sleep 171 & sleep 172; echo not killed'
+	arc=$?
+	t=$(($(date +%s) - t0))
+	qr_exec 1 'echo next; ps' >"$QR_DIR/after" || return 1
+	grep -c 'sleep 17[12]' "$QR_DIR/after"
+	echo "status $arc after $t s"
+	[ $arc = 124 ] && [ $t -lt 15 ] && grep -q '^next$' "$QR_DIR/after" &&
+		! grep -q 'sleep 17[12]' "$QR_DIR/after"
+}
+
 qr_check "qemu -device qroce without netdev starts and warns" no_netdev
 qr_check "invalid mac property is refused with a message" bad_property
 qr_check "invalid max-qp property is refused with a message" bad_limit
@@ -142,6 +157,7 @@ copy_in() {
 	[ "$want" = "$got" ]
 }
 
+qr_check "harness: a command past QR_TIMEOUT is killed in the guest, the next runs" agent_timeout
 qr_check "guest 1: driver binds 1b36:00e0 as qroce_0" binds 1
 qr_check "guest 2: driver binds 1b36:00e0 as qroce_0" binds 2
 qr_check "guest 1: ibv_devinfo -v shows the port and its RoCEv2 GID" devinfo 1
