@@ -324,9 +324,11 @@ qr_exec() {
 		sleep 0.1
 	done
 	tail -c +$((start + 1)) "$d/agent.log" | sed "/^@@QREND $id /,\$d"
-	rc=$(tail -c +$((start + 1)) "$d/agent.log" |
-		sed -n "s/^@@QREND $id \([0-9]*\)\$/\1/p" | head -1)
-	[ "$rc" = 124 ] && echo "qr_exec: guest $g: timed out after $tmo s, killed: $*" >&2
+	end=$(tail -c +$((start + 1)) "$d/agent.log" | grep "^@@QREND $id " | head -1)
+	rc=$(echo "$end" | sed -n "s/^@@QREND $id \([0-9]*\).*/\1/p")
+	case $end in
+	*" killed") echo "qr_exec: guest $g: timed out after $tmo s, killed: $*" >&2 ;;
+	esac
 	return "${rc:-1}"
 }
 

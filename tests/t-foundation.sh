@@ -46,14 +46,20 @@ bad_limit() {
 # command runs (a hung check must not block every later one)
 agent_timeout() {
 	t0=$(date +%s)
-	QR_TIMEOUT=3 qr_exec 1 'sleep 171 & sleep 172; echo not killed'
+	QR_TIMEOUT=3 qr_exec 1 'sleep 171 & sleep 172; echo not killed' 2>"$QR_DIR/killed"
 	arc=$?
 	t=$(($(date +%s) - t0))
 	qr_exec 1 'echo next; ps' >"$QR_DIR/after" || return 1
 	grep -c 'sleep 17[12]' "$QR_DIR/after"
-	echo "status $arc after $t s"
+	# a command's own status 124 is passed on, and is not a time-out
+	qr_exec 1 'exit 124' 2>"$QR_DIR/own"
+	orc=$?
+	cat "$QR_DIR/killed" "$QR_DIR/own"
+	echo "status $arc after $t s; own 124: $orc"
 	[ $arc = 124 ] && [ $t -lt 15 ] && grep -q '^next$' "$QR_DIR/after" &&
-		! grep -q 'sleep 17[12]' "$QR_DIR/after"
+		! grep -q 'sleep 17[12]' "$QR_DIR/after" &&
+		grep -q 'timed out after 3 s, killed' "$QR_DIR/killed" &&
+		[ $orc = 124 ] && ! grep -q 'timed out' "$QR_DIR/own"
 }
 
 qr_check "qemu -device qroce without netdev starts and warns" no_netdev
