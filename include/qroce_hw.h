@@ -768,7 +768,7 @@ struct qroce_send_wqe {
 			__le64 remote_addr;
 			__le32 rkey;
 			__le32 length;
-			__u8 type;		/* QROCE_FLUSH_GLOBAL */
+			__u8 type;		/* QROCE_FLUSH_GLOBAL, _PERSISTENT */
 			__u8 level;		/* QROCE_FLUSH_RANGE or _MR */
 			__u8 rsvd[14];
 		} flush;
@@ -778,13 +778,16 @@ QROCE_HW_ASSERT_SIZE(struct qroce_send_wqe, 48);
 
 /* FLUSH: placement type and selectivity level, as in the FETH. */
 #define QROCE_FLUSH_GLOBAL	1u
+#define QROCE_FLUSH_PERSISTENT	2u	/* no MR qualifies: an access NAK */
 #define QROCE_FLUSH_RANGE	0u
 #define QROCE_FLUSH_MR		1u
 
 /* Receive WQE: 16-byte header, then num_sge SGEs.  Stride 1 << rq_wqe_shift. */
 struct qroce_recv_wqe {
 	__u8 num_sge;
-	__u8 rsvd[15];
+	__u8 rsvd0[3];
+	__le32 srq_tag;		/* SRQ: the CQE's wqe_index (§8), any value */
+	__u8 rsvd[8];
 };
 QROCE_HW_ASSERT_SIZE(struct qroce_recv_wqe, 16);
 
@@ -837,11 +840,11 @@ enum qroce_cqe_opcode {
 #define QROCE_CQE_F_INV		0x02u	/* imm_data holds the invalidated rkey */
 #define QROCE_CQE_F_GRH		0x04u	/* UD: 40-byte GRH area written first */
 #define QROCE_CQE_F_SQ		0x08u	/* completion of a send WQE */
-#define QROCE_CQE_F_SRQ		0x10u	/* wqe_index is an SRQ index */
+#define QROCE_CQE_F_SRQ		0x10u	/* wqe_index is an SRQ WQE's srq_tag */
 #define QROCE_CQE_F_IPV4	0x20u	/* UD/GSI: the packet came over IPv4 */
 
 struct qroce_cqe {
-	__le32 wqe_index;	/* free-running WQE counter of the SQ, RQ or SRQ */
+	__le32 wqe_index;	/* free-running WQE counter of the SQ or RQ; SRQ: tag */
 	__le32 qpn;
 	__le32 byte_len;
 	__le32 imm_data;	/* raw big-endian immediate or invalidated rkey */

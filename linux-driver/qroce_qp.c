@@ -726,7 +726,7 @@ int qroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		return -EINVAL;
 	}
 	spin_lock_irqsave(&qp->rq_lock, flags);
-	err = qroce_post_recv_wq(to_qdev(ibqp->device), &qp->rq,
+	err = qroce_post_recv_wq(to_qdev(ibqp->device), &qp->rq, NULL,
 				 qp->max_recv_sge, QROCE_DB_RQ, qp->qpn, wr, bad);
 	spin_unlock_irqrestore(&qp->rq_lock, flags);
 	if (unlikely(qroce_dead(to_qdev(ibqp->device))))

@@ -49,13 +49,18 @@ int qroce_create_srq(struct ib_srq *ibsrq,
 		srq->wq.log2 = order_base_2(attr->max_wr);
 		srq->wq.shift = max_t(u32, QROCE_RQ_WQE_MIN_SHIFT,
 				      order_base_2(rb));
-		srq->wq.wrid = kcalloc(1u << srq->wq.log2, sizeof(u64),
-				       GFP_KERNEL);
-		srq->done = kzalloc(1u << srq->wq.log2, GFP_KERNEL);
-		if (!srq->wq.wrid || !srq->done) {
+		u32 n = 1u << srq->wq.log2;
+		struct qroce_srq_tag *tags = kcalloc(n, sizeof(*tags),
+						     GFP_KERNEL);
+		u32 *free_tags = kcalloc(n, sizeof(*free_tags), GFP_KERNEL);
+
+		if (!tags || !free_tags) {
+			kfree(tags);
+			kfree(free_tags);
 			err = -ENOMEM;
 			goto err_mem;
 		}
+		qroce_srq_tags_grow(srq, n, &tags, &free_tags);
 	}
 	if (attr->srq_limit >= (1u << srq->wq.log2)) {
 		err = -EINVAL;
@@ -91,8 +96,8 @@ err_destroy:
 err_ring:
 	qroce_ring_put(dev, &srq->wq.ring);
 err_mem:
-	kfree(srq->wq.wrid);
-	kfree(srq->done);
+	kfree(srq->tags);
+	kfree(srq->free_tags);
 	return err;
 }
 
@@ -107,8 +112,8 @@ int qroce_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 		return err;
 	xa_erase_irq(&dev->srq_xa, srq->srqn);
 	qroce_ring_put(dev, &srq->wq.ring);
-	kfree(srq->wq.wrid);
-	kfree(srq->done);
+	kfree(srq->tags);
+	kfree(srq->free_tags);
 	return 0;
 }
 
@@ -136,26 +141,6 @@ static int qroce_srq_resize_args(struct qroce_dev *dev, struct qroce_srq *srq,
 }
 
 /*
- * A kernel SRQ's wr_ids and polled marks move to the arrays of the new
- * ring, each to the slot of its free-running index.  Called with the
- * SRQ's lock held.
- */
-static void qroce_srq_move(struct qroce_srq *srq, u32 log2, u64 *wrid,
-			   u8 *done)
-{
-	u32 om = (1u << srq->wq.log2) - 1, nm = (1u << log2) - 1, i;
-
-	for (i = srq->wq.ci; i != srq->wq.pi; i++) {
-		wrid[i & nm] = srq->wq.wrid[i & om];
-		done[i & nm] = srq->done[i & om];
-	}
-	swap(srq->wq.wrid, wrid);
-	swap(srq->done, done);
-	kfree(wrid);
-	kfree(done);
-}
-
-/*
  * IB_SRQ_MAX_WR: a new ring; the device moves the WQEs not yet consumed
  * to it.  A kernel SRQ takes no posts meanwhile (they fail with EBUSY);
  * the provider holds its user SRQ's lock the same way.
@@ -168,8 +153,8 @@ static int qroce_srq_resize(struct qroce_dev *dev, struct qroce_srq *srq,
 	struct qroce_ring ring = {}, old;
 	struct qroce_cmd cmd = {};
 	struct qroce_bt_tmp t;
-	u64 *wrid = NULL;
-	u8 *done = NULL;
+	struct qroce_srq_tag *tags = NULL;
+	u32 *free_tags = NULL;
 	unsigned long flags;
 	int err;
 
@@ -180,9 +165,11 @@ static int qroce_srq_resize(struct qroce_dev *dev, struct qroce_srq *srq,
 	    attr->srq_limit >= (1u << req.log2_entries))
 		return -EINVAL;
 	if (!udata) {
-		wrid = kcalloc(1u << req.log2_entries, sizeof(u64), GFP_KERNEL);
-		done = kzalloc(1u << req.log2_entries, GFP_KERNEL);
-		if (!wrid || !done) {
+		tags = kcalloc(1u << req.log2_entries, sizeof(*tags),
+			       GFP_KERNEL);
+		free_tags = kcalloc(1u << req.log2_entries, sizeof(*free_tags),
+				    GFP_KERNEL);
+		if (!tags || !free_tags) {
 			err = -ENOMEM;
 			goto err_mem;
 		}
@@ -210,11 +197,10 @@ static int qroce_srq_resize(struct qroce_dev *dev, struct qroce_srq *srq,
 	spin_lock_irqsave(&srq->lock, flags);
 	old = srq->wq.ring;
 	if (!err) {
-		if (!udata) {
-			qroce_srq_move(srq, req.log2_entries, wrid, done);
-			wrid = NULL;
-			done = NULL;
-		}
+		/* the WQEs keep their tags in the new ring */
+		if (!udata)
+			qroce_srq_tags_grow(srq, 1u << req.log2_entries, &tags,
+					    &free_tags);
 		srq->wq.ring = ring;
 		srq->wq.log2 = req.log2_entries;
 	}
@@ -226,8 +212,8 @@ err_ring:
 	qroce_bt_tmp_free(dev, &t);
 	qroce_ring_put(dev, &ring);
 err_mem:
-	kfree(wrid);
-	kfree(done);
+	kfree(tags);
+	kfree(free_tags);
 	return err;
 }
 
@@ -286,7 +272,7 @@ int qroce_post_srq_recv(struct ib_srq *ibsrq,
 		spin_unlock_irqrestore(&srq->lock, flags);
 		return -EBUSY;
 	}
-	err = qroce_post_recv_wq(to_qdev(ibsrq->device), &srq->wq,
+	err = qroce_post_recv_wq(to_qdev(ibsrq->device), &srq->wq, srq,
 				 srq->max_sge, QROCE_DB_SRQ, srq->srqn, wr, bad);
 	spin_unlock_irqrestore(&srq->lock, flags);
 	return err;

@@ -60,17 +60,29 @@ struct qroce_qp {
 	u32 max_send_sge, max_recv_sge, max_inline;
 };
 
+/* A kernel SRQ WQE's tag (docs/hw-spec.md §8): what its CQE names. */
+struct qroce_srq_tag {
+	u64 wr_id;
+	u32 idx;			/* the ring index it was posted at */
+	bool busy;			/* posted, its CQE not yet polled */
+};
+
 /*
- * A shared receive queue.  The device consumes its WQEs in order, but
- * their CQEs may be polled in any order (from several CQs): a kernel SRQ
- * frees a slot only once every older one has been polled too.
+ * A shared receive queue.  The device takes its WQEs in order, but their
+ * CQEs may be polled in any order (from several CQs, and a QP holds the
+ * WQE its message took until the message ends).  A kernel SRQ's WQEs
+ * carry tags from tags[] (free ones on free_tags[]); wq.ci is one past
+ * the newest WQE a polled CQE proves taken, so a ring slot is reused as
+ * soon as the device has copied its WQE.
  */
 struct qroce_srq {
 	struct ib_srq ibsrq;
 	u32 srqn;
 	struct qroce_wq wq;
-	u8 *done;			/* kernel SRQs: polled, not yet freed */
-	spinlock_t lock;		/* kernel SRQs: wq.pi, wq.ci, done */
+	struct qroce_srq_tag *tags;	/* kernel SRQs */
+	u32 *free_tags;
+	u32 ntags, nfree;
+	spinlock_t lock;		/* kernel SRQs: wq.pi, wq.ci, the tags */
 	bool resizing;			/* kernel SRQs: the ring is being replaced */
 	u32 max_sge;
 };
@@ -186,10 +198,13 @@ void qroce_ring_put(struct qroce_dev *dev, struct qroce_ring *r);
 /* qroce_wq.c: below the QP, SRQ and CQ files */
 void *qroce_wq_slot(struct qroce_wq *wq);
 void qroce_put_sges(struct qroce_sge *sge, const struct ib_sge *sg, int n);
-int qroce_post_recv_wq(struct qroce_dev *dev, struct qroce_wq *wq, u32 max_sge,
-		       u32 db, u32 obj, const struct ib_recv_wr *wr,
+int qroce_post_recv_wq(struct qroce_dev *dev, struct qroce_wq *wq,
+		       struct qroce_srq *srq, u32 max_sge, u32 db, u32 obj,
+		       const struct ib_recv_wr *wr,
 		       const struct ib_recv_wr **bad);
-int qroce_srq_retire(struct qroce_srq *srq, u32 idx, u64 *wr_id);
+int qroce_srq_retire(struct qroce_srq *srq, u32 tag, u64 *wr_id);
+void qroce_srq_tags_grow(struct qroce_srq *srq, u32 n,
+			 struct qroce_srq_tag **tags, u32 **free_tags);
 
 /* qroce_cq.c */
 int qroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,

@@ -25,11 +25,37 @@ void qroce_put_sges(struct qroce_sge *sge, const struct ib_sge *sg, int n)
 }
 
 /*
- * Write receive WQEs for @wr on @wq (of a QP's RQ or an SRQ) and ring
- * doorbell @db for object @obj; the caller holds the queue's lock.
+ * Keep @wr_id for receive WQE @w at ring index @idx: by ring slot for an
+ * RQ, under a free tag the WQE carries for SRQ @srq.  -ENOMEM when the
+ * SRQ has as many WQEs outstanding as it has tags.
+ */
+static int qroce_recv_keep(struct qroce_wq *wq, struct qroce_srq *srq,
+			   struct qroce_recv_wqe *w, u32 idx, u64 wr_id)
+{
+	struct qroce_srq_tag *t;
+	u32 tag;
+
+	if (!srq) {
+		wq->wrid[idx & ((1u << wq->log2) - 1)] = wr_id;
+		return 0;
+	}
+	if (!srq->nfree)
+		return -ENOMEM;
+	tag = srq->free_tags[--srq->nfree];
+	t = &srq->tags[tag];
+	t->wr_id = wr_id;
+	t->idx = idx;
+	t->busy = true;
+	w->srq_tag = cpu_to_le32(tag);
+	return 0;
+}
+
+/*
+ * Write receive WQEs for @wr on @wq (of a QP's RQ, or @srq's ring) and
+ * ring doorbell @db for object @obj; the caller holds the queue's lock.
  */
 int qroce_post_recv_wq(struct qroce_dev *dev, struct qroce_wq *wq,
-		       u32 max_sge, u32 db, u32 obj,
+		       struct qroce_srq *srq, u32 max_sge, u32 db, u32 obj,
 		       const struct ib_recv_wr *wr,
 		       const struct ib_recv_wr **bad)
 {
@@ -48,10 +74,12 @@ int qroce_post_recv_wq(struct qroce_dev *dev, struct qroce_wq *wq,
 		}
 		w = qroce_wq_slot(wq);
 		memset(w, 0, sizeof(*w));
+		err = qroce_recv_keep(wq, srq, w, wq->pi, wr->wr_id);
+		if (err)
+			break;
 		w->num_sge = wr->num_sge;
 		qroce_put_sges((struct qroce_sge *)(w + 1), wr->sg_list,
 			       wr->num_sge);
-		wq->wrid[wq->pi & ((1u << wq->log2) - 1)] = wr->wr_id;
 		wq->pi++;
 	}
 	if (err)
@@ -62,26 +90,53 @@ int qroce_post_recv_wq(struct qroce_dev *dev, struct qroce_wq *wq,
 }
 
 /*
- * The CQE of SRQ WQE @idx was polled: its wr_id, and free the slots that
- * are now polled in order.  Nonzero if @idx is not outstanding.
+ * The CQE of the SRQ WQE with tag @tag was polled: its wr_id; the tag is
+ * free again, and the ring slots up to the one it was posted at (the
+ * device takes WQEs in order).  Nonzero if @tag is not outstanding.
  */
-int qroce_srq_retire(struct qroce_srq *srq, u32 idx, u64 *wr_id)
+int qroce_srq_retire(struct qroce_srq *srq, u32 tag, u64 *wr_id)
 {
-	struct qroce_wq *wq = &srq->wq;
+	struct qroce_srq_tag *t;
 	unsigned long flags;
 	int err = 0;
-	u32 mask;
 
 	spin_lock_irqsave(&srq->lock, flags);
-	mask = (1u << wq->log2) - 1;	/* a resize may change it */
-	if (idx - wq->ci >= wq->pi - wq->ci || srq->done[idx & mask]) {
+	if (tag >= srq->ntags || !srq->tags[tag].busy) {
 		err = -EINVAL;
 	} else {
-		*wr_id = wq->wrid[idx & mask];
-		srq->done[idx & mask] = 1;
-		while (wq->ci != wq->pi && srq->done[wq->ci & mask])
-			srq->done[wq->ci++ & mask] = 0;
+		t = &srq->tags[tag];
+		*wr_id = t->wr_id;
+		t->busy = false;
+		srq->free_tags[srq->nfree++] = tag;
+		if ((s32)(t->idx + 1 - srq->wq.ci) > 0)
+			srq->wq.ci = t->idx + 1;
 	}
 	spin_unlock_irqrestore(&srq->lock, flags);
 	return err;
+}
+
+/*
+ * Give a kernel SRQ @n tags: *@tags and *@free_tags (allocated by the
+ * caller for @n, or NULL to allocate here) take over the old ones, which
+ * are handed back to be freed; tags in use stay as they are.  The caller
+ * holds the SRQ's lock if others may use it.
+ */
+void qroce_srq_tags_grow(struct qroce_srq *srq, u32 n,
+			 struct qroce_srq_tag **tags, u32 **free_tags)
+{
+	u32 i;
+
+	if (n <= srq->ntags)
+		return;
+	if (srq->ntags) {
+		memcpy(*tags, srq->tags, srq->ntags * sizeof(**tags));
+		memcpy(*free_tags, srq->free_tags,
+		       srq->nfree * sizeof(**free_tags));
+	}
+	memset(*tags + srq->ntags, 0, (n - srq->ntags) * sizeof(**tags));
+	for (i = n; i > srq->ntags; i--)
+		(*free_tags)[srq->nfree++] = i - 1;
+	swap(srq->tags, *tags);
+	swap(srq->free_tags, *free_tags);
+	srq->ntags = n;
 }

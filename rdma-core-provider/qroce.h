@@ -59,16 +59,28 @@ struct qroce_wq {
 	pthread_spinlock_t lock;
 };
 
+/* An SRQ WQE's tag (docs/hw-spec.md §8): what its CQE names. */
+struct qroce_srq_tag {
+	uint64_t wr_id;
+	uint32_t idx;			/* the ring index it was posted at */
+	uint8_t busy;			/* posted, its CQE not yet polled */
+};
+
 /*
  * Shared receive queue: a ring the device consumes in order, but whose
- * WQEs complete on any QP's CQ in any order; a slot is reused only when
- * it and every slot before it have been polled (done[]).
+ * WQEs complete on any QP's CQ in any order (a QP holds the WQE its
+ * message took until the message ends).  Each WQE carries a tag from
+ * tags[] (free ones on free_tags[]); wq.ci is one past the newest WQE a
+ * polled CQE proves taken, so ring slots come back as soon as the
+ * device has copied them, whatever is still outstanding.
  */
 struct qroce_srq {
 	struct verbs_srq vsrq;
 	uint32_t srqn;
-	struct qroce_wq wq;		/* wq.lock also guards done[] and ci */
-	uint8_t *done;
+	struct qroce_wq wq;		/* wq.lock also guards the tags */
+	struct qroce_srq_tag *tags;
+	uint32_t *free_tags;
+	uint32_t ntags, nfree;
 	uint32_t max_sge;
 };
 

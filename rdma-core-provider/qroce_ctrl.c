@@ -645,6 +645,32 @@ static int qroce_destroy_qp(struct ibv_qp *ibqp)
 /* SRQ                                                                 */
 /* ------------------------------------------------------------------ */
 
+/*
+ * Give @srq @n tags (never fewer than it has: outstanding WQEs keep
+ * theirs across a resize); the new ones go on the free stack.
+ */
+static int qroce_srq_tags_grow(struct qroce_srq *srq, uint32_t n)
+{
+	struct qroce_srq_tag *tags;
+	uint32_t *free_tags, i;
+
+	if (n <= srq->ntags)
+		return 0;
+	tags = realloc(srq->tags, n * sizeof(*tags));
+	if (!tags)
+		return ENOMEM;
+	srq->tags = tags;
+	free_tags = realloc(srq->free_tags, n * sizeof(*free_tags));
+	if (!free_tags)
+		return ENOMEM;
+	srq->free_tags = free_tags;
+	memset(tags + srq->ntags, 0, (n - srq->ntags) * sizeof(*tags));
+	for (i = n; i > srq->ntags; i--)
+		free_tags[srq->nfree++] = i - 1;
+	srq->ntags = n;
+	return 0;
+}
+
 static struct ibv_srq *qroce_create_srq(struct ibv_pd *pd,
 					struct ibv_srq_init_attr *init)
 {
@@ -676,11 +702,9 @@ static struct ibv_srq *qroce_create_srq(struct ibv_pd *pd,
 	err = qroce_wq_init(&srq->wq, attr->max_wr, bytes);
 	if (err)
 		goto err_free;
-	srq->done = calloc(1u << srq->wq.log2, 1);
-	if (!srq->done) {
-		err = ENOMEM;
+	err = qroce_srq_tags_grow(srq, 1u << srq->wq.log2);
+	if (err)
 		goto err_wq;
-	}
 	attr->max_wr = 1u << srq->wq.log2;
 	attr->max_sge = min_t(uint32_t, ctx->max_sge,
 			      ((1u << srq->wq.shift) -
@@ -694,12 +718,13 @@ static struct ibv_srq *qroce_create_srq(struct ibv_pd *pd,
 	err = ibv_cmd_create_srq(pd, &srq->vsrq.srq, init, &cmd.ibv_cmd,
 				 sizeof(cmd), &resp.ibv_resp, sizeof(resp));
 	if (err)
-		goto err_done;
+		goto err_tags;
 	srq->srqn = resp.srqn;
 	return &srq->vsrq.srq;
 
-err_done:
-	free(srq->done);
+err_tags:
+	free(srq->tags);
+	free(srq->free_tags);
 err_wq:
 	qroce_wq_fini(&srq->wq);
 err_free:
@@ -709,32 +734,20 @@ err_free:
 }
 
 /*
- * After a resize: the new ring (*@buf, @size bytes) and arrays replace the
- * SRQ's, whose wr_ids and polled marks move over, each to the slot of its
- * free-running index; the old ones are handed back to be freed.  Called
- * with the SRQ's lock held.
+ * After a resize: the new ring (*@buf, @size bytes) replaces the SRQ's,
+ * which is handed back to be freed.  The tags stay as they are (the
+ * WQEs carry them to the new ring).  Called with the SRQ's lock held.
  */
 static void qroce_srq_move(struct qroce_srq *srq, uint32_t log2, size_t size,
-			   void **buf, uint64_t **wrid, uint8_t **done)
+			   void **buf)
 {
 	struct qroce_wq *wq = &srq->wq;
-	uint32_t om = (1u << wq->log2) - 1, nm = (1u << log2) - 1, i;
 	void *obuf = wq->buf;
-	uint64_t *owrid = wq->wrid;
-	uint8_t *odone = srq->done;
 
-	for (i = wq->ci; i != wq->pi; i++) {
-		(*wrid)[i & nm] = owrid[i & om];
-		(*done)[i & nm] = odone[i & om];
-	}
 	wq->buf = *buf;
-	wq->wrid = *wrid;
-	srq->done = *done;
 	wq->buf_size = size;
 	wq->log2 = log2;
 	*buf = obuf;
-	*wrid = owrid;
-	*done = odone;
 }
 
 /*
@@ -749,9 +762,7 @@ static int qroce_resize_srq(struct qroce_srq *srq, struct ibv_srq_attr *attr,
 {
 	struct uqroce_modify_srq cmd = {};
 	struct qroce_wq *wq = &srq->wq;
-	uint64_t *wrid;
 	uint32_t log2;
-	uint8_t *done;
 	size_t size;
 	void *buf;
 	int err;
@@ -762,12 +773,13 @@ static int qroce_resize_srq(struct qroce_srq *srq, struct ibv_srq_attr *attr,
 	if ((mask & IBV_SRQ_LIMIT) && attr->srq_limit >= (1u << log2))
 		return EINVAL;
 	buf = qroce_alloc_ring((size_t)1 << (log2 + wq->shift), &size);
-	wrid = calloc(1u << log2, sizeof(*wrid));
-	done = calloc(1u << log2, 1);
 	err = ENOMEM;
-	if (!buf || !wrid || !done)
+	if (!buf)
 		goto out;
 	pthread_spin_lock(&wq->lock);
+	err = qroce_srq_tags_grow(srq, 1u << log2);
+	if (err)
+		goto out_unlock;
 	err = EINVAL;
 	if (wq->pi - wq->ci > (1u << log2))
 		goto out_unlock;
@@ -777,13 +789,11 @@ static int qroce_resize_srq(struct qroce_srq *srq, struct ibv_srq_attr *attr,
 	err = ibv_cmd_modify_srq(&srq->vsrq.srq, attr, mask, &cmd.ibv_cmd,
 				 sizeof(cmd));
 	if (!err)
-		qroce_srq_move(srq, log2, size, &buf, &wrid, &done);
+		qroce_srq_move(srq, log2, size, &buf);
 out_unlock:
 	pthread_spin_unlock(&wq->lock);
 out:
 	free(buf);
-	free(wrid);
-	free(done);
 	return err;
 }
 
@@ -811,7 +821,8 @@ static int qroce_destroy_srq(struct ibv_srq *ibsrq)
 
 	if (err)
 		return err;
-	free(srq->done);
+	free(srq->tags);
+	free(srq->free_tags);
 	qroce_wq_fini(&srq->wq);
 	free(srq);
 	return 0;

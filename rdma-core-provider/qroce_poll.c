@@ -61,29 +61,30 @@ static unsigned int qroce_cqe_wc_flags(const struct qroce_cqe *e)
 }
 
 /*
- * An SRQ WQE completed (on any CQ): take its wr_id, mark it done and hand
- * back every slot up to the first one still outstanding.  EINVAL for an
- * index that names no outstanding WQE.
+ * An SRQ WQE completed (on any CQ): the wr_id of its tag @tag, which is
+ * free again, and the ring slots up to the one it was posted at (the
+ * device takes WQEs in order, so every older one has been taken).
+ * EINVAL for a tag that names no outstanding WQE.
  */
-static int qroce_srq_retire(struct qroce_srq *srq, uint32_t idx,
+static int qroce_srq_retire(struct qroce_srq *srq, uint32_t tag,
 			    uint64_t *wr_id)
 {
 	struct qroce_wq *wq = &srq->wq;
-	uint32_t mask, ci;
+	struct qroce_srq_tag *t;
 	int err = 0;
 
 	pthread_spin_lock(&wq->lock);
-	mask = (1u << wq->log2) - 1;	/* a resize may change it */
-	ci = wq->ci;
-	if (idx - ci >= wq->pi - ci || srq->done[idx & mask]) {
+	if (tag >= srq->ntags || !srq->tags[tag].busy) {
 		err = EINVAL;
 	} else {
-		*wr_id = wq->wrid[idx & mask];
-		srq->done[idx & mask] = 1;
-		while (ci != wq->pi && srq->done[ci & mask])
-			srq->done[ci++ & mask] = 0;
-		atomic_store_explicit((_Atomic(uint32_t) *)&wq->ci, ci,
-				      memory_order_release);
+		t = &srq->tags[tag];
+		*wr_id = t->wr_id;
+		t->busy = 0;
+		srq->free_tags[srq->nfree++] = tag;
+		if ((int32_t)(t->idx + 1 - wq->ci) > 0)
+			atomic_store_explicit((_Atomic(uint32_t) *)&wq->ci,
+					      t->idx + 1,
+					      memory_order_release);
 	}
 	pthread_spin_unlock(&wq->lock);
 	return err;
@@ -133,7 +134,7 @@ static int qroce_cq_pop(struct qroce_cq *cq, struct qroce_cqe *out,
 		if (out->flags & QROCE_CQE_F_SRQ) {
 			if (!qp->srq || qroce_srq_retire(qp->srq, idx, wr_id)) {
 				verbs_debug(verbs_get_ctx(cq->vcq.cq.context),
-					    "qroce: CQ %u: QP %u: stale SRQ index %u\n",
+					    "qroce: CQ %u: QP %u: stale SRQ tag %u\n",
 					    cq->cqn, qpn, idx);
 				continue;
 			}

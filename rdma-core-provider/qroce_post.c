@@ -34,6 +34,8 @@ static const uint8_t qroce_wr_opcode[] = {
 
 #define QROCE_MW_ACCESS (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | \
 			 IBV_ACCESS_REMOTE_ATOMIC)
+/* A window grants remote rights only: local write is accepted and ignored. */
+#define QROCE_MW_ACCESS_IGNORED IBV_ACCESS_LOCAL_WRITE
 
 /*
  * Fill a BIND_MW WQE: @mw gets @rkey (same index, the consumer's variant)
@@ -43,7 +45,8 @@ static const uint8_t qroce_wr_opcode[] = {
 static int qroce_wqe_set_bind(struct qroce_send_wqe *w, struct ibv_mw *mw,
 			      uint32_t rkey, const struct ibv_mw_bind_info *info)
 {
-	if (!mw || (info->mw_access_flags & ~QROCE_MW_ACCESS) ||
+	if (!mw || (info->mw_access_flags &
+		    ~(QROCE_MW_ACCESS | QROCE_MW_ACCESS_IGNORED)) ||
 	    (!info->mr && info->length))
 		return EINVAL;
 	w->bind.mw_key = htole32(mw->rkey);
@@ -51,7 +54,7 @@ static int qroce_wqe_set_bind(struct qroce_send_wqe *w, struct ibv_mw *mw,
 	w->bind.mr_lkey = htole32(info->mr ? info->mr->lkey : 0);
 	w->bind.addr = htole64(info->addr);
 	w->bind.length = htole64(info->length);
-	w->bind.access = htole32(info->mw_access_flags);
+	w->bind.access = htole32(info->mw_access_flags & QROCE_MW_ACCESS);
 	return 0;
 }
 
@@ -396,7 +399,12 @@ static void qroce_wr_atomic_fetch_add(struct ibv_qp_ex *ibqp, uint32_t rkey,
 		qp->cur_wqe->rdma.compare_add = htole64(add);
 }
 
-/* Global placement only: guest memory is not persistent memory. */
+/*
+ * Any placement type goes on the wire: the responder decides, and a
+ * persistent flush to an MR that is not persistent memory (none of a
+ * qroce device's is) completes with a remote access error there, as on
+ * other devices.
+ */
 static void qroce_wr_flush(struct ibv_qp_ex *ibqp, uint32_t rkey,
 			   uint64_t remote_addr, size_t len, uint8_t type,
 			   uint8_t level)
@@ -404,7 +412,9 @@ static void qroce_wr_flush(struct ibv_qp_ex *ibqp, uint32_t rkey,
 	struct qroce_qp *qp = to_qqp_ex(ibqp);
 	struct qroce_send_wqe *w;
 
-	if (!qp->ex_err && (type != IBV_FLUSH_GLOBAL || len > UINT32_MAX ||
+	if (!qp->ex_err && (!type ||
+			    (type & ~(IBV_FLUSH_GLOBAL | IBV_FLUSH_PERSISTENT)) ||
+			    len > UINT32_MAX ||
 			    (level != IBV_FLUSH_RANGE &&
 			     level != IBV_FLUSH_MR))) {
 		qp->ex_err = EINVAL;
@@ -418,7 +428,8 @@ static void qroce_wr_flush(struct ibv_qp_ex *ibqp, uint32_t rkey,
 	w->flush.remote_addr = htole64(remote_addr);
 	w->flush.rkey = htole32(rkey);
 	w->flush.length = htole32(len);
-	w->flush.type = QROCE_FLUSH_GLOBAL;
+	w->flush.type = (type & IBV_FLUSH_GLOBAL ? QROCE_FLUSH_GLOBAL : 0) |
+			(type & IBV_FLUSH_PERSISTENT ? QROCE_FLUSH_PERSISTENT : 0);
 	w->flush.level = level == IBV_FLUSH_MR ? QROCE_FLUSH_MR :
 						 QROCE_FLUSH_RANGE;
 	qp->cur_wqe = NULL;	/* no SGEs or inline data to add */
@@ -613,11 +624,39 @@ void qroce_qp_ex_ops(struct qroce_qp *qp, uint64_t ops)
 }
 
 /*
- * Write a chain of receive WRs into @wq (an RQ or an SRQ) and ring
- * @db_off for object @obj once.  Called without wq->lock held.
+ * Keep @wr_id for the receive WQE @w at ring index @idx: by ring slot for
+ * an RQ, under a free tag the WQE carries for an SRQ (@srq).  ENOMEM when
+ * the SRQ has as many WQEs outstanding as it has tags.
+ */
+static int qroce_recv_keep(struct qroce_wq *wq, struct qroce_srq *srq,
+			   struct qroce_recv_wqe *w, uint32_t idx,
+			   uint64_t wr_id)
+{
+	struct qroce_srq_tag *t;
+	uint32_t tag;
+
+	if (!srq) {
+		wq->wrid[idx & ((1u << wq->log2) - 1)] = wr_id;
+		return 0;
+	}
+	if (!srq->nfree)
+		return ENOMEM;
+	tag = srq->free_tags[--srq->nfree];
+	t = &srq->tags[tag];
+	t->wr_id = wr_id;
+	t->idx = idx;
+	t->busy = 1;
+	w->srq_tag = htole32(tag);
+	return 0;
+}
+
+/*
+ * Write a chain of receive WRs into @wq (an RQ, or the ring of @srq) and
+ * ring @db_off for object @obj once.  Called without wq->lock held.
  */
 static int qroce_post_recv_wq(struct qroce_context *ctx, struct qroce_wq *wq,
-			      uint32_t max_sge, uint32_t db_off, uint32_t obj,
+			      struct qroce_srq *srq, uint32_t max_sge,
+			      uint32_t db_off, uint32_t obj,
 			      struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
 {
 	uint32_t start, mask;
@@ -643,6 +682,11 @@ static int qroce_post_recv_wq(struct qroce_context *ctx, struct qroce_wq *wq,
 		w = (void *)((uint8_t *)wq->buf +
 			     ((size_t)(wq->pi & mask) << wq->shift));
 		memset(w, 0, sizeof(*w));
+		err = qroce_recv_keep(wq, srq, w, wq->pi, wr->wr_id);
+		if (err) {
+			*bad = wr;
+			break;
+		}
 		w->num_sge = wr->num_sge;
 		sge = (struct qroce_sge *)(w + 1);
 		for (i = 0; i < wr->num_sge; i++) {
@@ -650,7 +694,6 @@ static int qroce_post_recv_wq(struct qroce_context *ctx, struct qroce_wq *wq,
 			sge[i].length = htole32(wr->sg_list[i].length);
 			sge[i].lkey = htole32(wr->sg_list[i].lkey);
 		}
-		wq->wrid[wq->pi & mask] = wr->wr_id;
 		wq->pi++;
 	}
 	if (wq->pi != start) {
@@ -670,7 +713,7 @@ int qroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		*bad = wr;
 		return EINVAL;
 	}
-	return qroce_post_recv_wq(to_qctx(ibqp->context), &qp->rq,
+	return qroce_post_recv_wq(to_qctx(ibqp->context), &qp->rq, NULL,
 				  qp->max_recv_sge, QROCE_DB_RQ, qp->qpn, wr,
 				  bad);
 }
@@ -680,7 +723,7 @@ int qroce_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 {
 	struct qroce_srq *srq = to_qsrq(ibsrq);
 
-	return qroce_post_recv_wq(to_qctx(ibsrq->context), &srq->wq,
+	return qroce_post_recv_wq(to_qctx(ibsrq->context), &srq->wq, srq,
 				  srq->max_sge, QROCE_DB_SRQ, srq->srqn, wr,
 				  bad);
 }

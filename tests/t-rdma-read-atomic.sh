@@ -19,17 +19,19 @@ one_guest() {
 }
 
 # FLUSH and ATOMIC WRITE: qroce-flush's server in guest 1, its client in
-# guest 2; each side prints a PASS line per check (client 10, server 5).
+# guest 2; each side prints a PASS line per check (client 12, server 5).
 flush_guests() {
 	qr_server_client f 18520 1 "qroce-flush -d qroce_0 -g 1 -s 7 -l" \
 		2 "qroce-flush -d qroce_0 -g 1 -s 7 10.0.0.1" 60 &&
 		! grep -q '^FAIL' "$QR_DIR/f.cli" "$QR_DIR/f.srv" &&
-		[ "$(grep -c '^PASS' "$QR_DIR/f.cli")" -eq 10 ] &&
+		[ "$(grep -c '^PASS' "$QR_DIR/f.cli")" -eq 12 ] &&
 		[ "$(grep -c '^PASS' "$QR_DIR/f.srv")" -eq 5 ] &&
 		grep -q '^PASS FLUSH of the MR: IBV_WC_FLUSH' "$QR_DIR/f.cli" &&
 		grep -q '^PASS ATOMIC WRITE of 8 bytes: IBV_WC_ATOMIC_WRITE' \
 			"$QR_DIR/f.cli" &&
 		grep -q '^PASS FLUSH to an MR without FLUSH_GLOBAL: IBV_WC_REM_ACCESS_ERR' \
+			"$QR_DIR/f.cli" &&
+		grep -q '^PASS persistent FLUSH to a FLUSH_GLOBAL MR: IBV_WC_REM_ACCESS_ERR' \
 			"$QR_DIR/f.cli" &&
 		grep -q '^PASS server: target memory equals' "$QR_DIR/f.srv"
 }

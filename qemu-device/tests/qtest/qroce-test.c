@@ -1022,6 +1022,7 @@ static void put_recv(QRoceTest *t, uint64_t ring, uint8_t log2, uint32_t idx,
     } w = {};
 
     w.h.num_sge = 1;
+    w.h.srq_tag = cpu_to_le32(idx);     /* an SRQ's CQE names it */
     w.sge.addr = cpu_to_le64(addr);
     w.sge.length = cpu_to_le32(len);
     w.sge.lkey = cpu_to_le32(lkey);
@@ -3393,6 +3394,194 @@ static void test_audit_rx_frames(void)
     close(pr.fd);
     stop(&t);
 }
+/* ---- an SRQ shared by two RC QPs: a message owns its RECV WQE ---- */
+
+/* A SEND packet from the peer whose payload is (@seed + i) & 0xff. */
+static void peer_send_pat(Peer *pr, uint32_t qpn, uint32_t psn, uint8_t op,
+                          uint32_t len, uint8_t seed, bool ackreq)
+{
+    uint8_t f[2048];
+    RocePktOut o;
+    size_t hl, n;
+    uint32_t i;
+
+    peer_out(pr, &o, qpn, psn, op);
+    o.ackreq = ackreq;
+    hl = roce_hdr_len(op, false);
+    for (i = 0; i < len; i++) {
+        f[hl + i] = seed + i;
+    }
+    n = roce_build(f, &o, len);
+    g_assert_cmpint(sendto(pr->fd, f, n, 0, (struct sockaddr *)&pr->qemu,
+                           sizeof(pr->qemu)), ==, n);
+}
+
+/* The next ACK or NAK from the device, for @qpn's peer QP @dqpn. */
+static uint8_t peer_next_ack(Peer *pr, uint32_t dqpn, uint32_t *psn)
+{
+    uint8_t f[2048];
+    RocePktIn p;
+
+    do {
+        peer_recv(pr, f, &p);
+    } while (p.opcode != ROCE_ACK || p.dqpn != dqpn);
+    *psn = p.psn;
+    return p.aeth_syndrome;
+}
+
+/* Guest bytes at @addr are (@seed + i) & 0xff for i < @len. */
+static void check_pat(QRoceTest *t, uint64_t addr, uint32_t len, uint8_t seed)
+{
+    g_autofree uint8_t *b = g_malloc(len);
+    uint32_t i;
+
+    qtest_memread(t->qts, addr, b, len);
+    for (i = 0; i < len; i++) {
+        g_assert_cmphex(b[i], ==, (uint8_t)(seed + i));
+    }
+}
+
+/* An RC QP whose receives come from SRQ @srqn. */
+static uint32_t srq_rc_qp(QRoceTest *t, uint32_t pdn, uint32_t cqn,
+                          uint32_t srqn)
+{
+    struct qroce_cmd c = { .hdr.opcode = QROCE_CMD_CREATE_QP };
+    uint32_t out[6];
+
+    c.create_qp.pdn = cpu_to_le32(pdn);
+    c.create_qp.send_cqn = c.create_qp.recv_cqn = cpu_to_le32(cqn);
+    c.create_qp.srqn = cpu_to_le32(srqn);
+    c.create_qp.type = QROCE_QPT_RC;
+    c.create_qp.flags = QROCE_CREATE_QP_SRQ;
+    c.create_qp.sq_log2_entries = 4;
+    c.create_qp.sq_wqe_shift = 6;
+    c.create_qp.sq = (struct qroce_bt){ cpu_to_le64(page(t, 1)),
+                                        cpu_to_le32(1), 12,
+                                        QROCE_BT_CONTIG, 0 };
+    g_assert_cmpuint(cmd(t, &c, out), ==, QROCE_CMD_OK);
+    return out[0];
+}
+
+/* The next receive CQE: QP @qpn, SRQ WQE @idx, @status, @len bytes. */
+static void srq_recv_cqe(QRoceTest *t, uint64_t cq, uint32_t *ci,
+                         uint32_t qpn, uint32_t idx, uint8_t status,
+                         uint32_t len)
+{
+    struct qroce_cqe e;
+
+    wait_entry(t, cq, sizeof(e), 6, (*ci)++, &e);
+    g_assert_cmpuint(le32_to_cpu(e.qpn), ==, qpn);
+    g_assert_cmpuint(e.status, ==, status);
+    g_assert_true(e.flags & QROCE_CQE_F_SRQ);
+    g_assert_false(e.flags & QROCE_CQE_F_SQ);
+    g_assert_cmpuint(le32_to_cpu(e.wqe_index), ==, idx);
+    if (status == QROCE_WC_SUCCESS) {
+        g_assert_cmpuint(le32_to_cpu(e.byte_len), ==, len);
+    }
+}
+
+#define SS_BUF(i)   (rbuf + (i) * 1024)     /* SRQ WQE i's 1 KiB buffer */
+
+/*
+ * Two RC QPs on one SRQ, path MTU 256.  (a) A SEND of 712 bytes to QP A
+ * (FIRST, MIDDLE, LAST) with a SEND_ONLY to QP B between its packets: A's
+ * message keeps SRQ WQE 0 that its FIRST took, B takes WQE 1; every byte
+ * and both lengths are right.  (b) With one WQE left, A's FIRST takes it
+ * and B's SEND_ONLY finds the SRQ dry: B gets an RNR NAK, A's message
+ * still lands whole in its WQE; B's retry completes once a WQE is posted.
+ * (c) A's FIRST takes a WQE and A goes to ERR: that WQE is flushed on A
+ * (the SRQ's others stay for B).
+ */
+static void test_srq_shared_message(void)
+{
+    QRoceTest t;
+    Peer pr;
+    struct qroce_cmd c = { .hdr.opcode = QROCE_CMD_CREATE_SRQ };
+    uint64_t cq, buf, ring, rbuf;
+    uint32_t pdn, cqn, key, rkey, srqn, a, b, out[6], psn, i, ci = 0;
+    uint8_t syn;
+
+    peer_start(&t, &pr);
+    objs_setup(&t, QROCE_ACCESS_LOCAL_WRITE, &pdn, &cqn, &cq, &buf, &key);
+    rbuf = page(&t, 8);
+    rkey = mk_mr(&t, pdn, rbuf, 8, QROCE_ACCESS_LOCAL_WRITE);
+    ring = page(&t, 1);
+    c.create_srq.pdn = cpu_to_le32(pdn);
+    c.create_srq.log2_entries = 3;
+    c.create_srq.wqe_shift = 5;
+    c.create_srq.ring = (struct qroce_bt){ cpu_to_le64(ring), cpu_to_le32(1),
+                                           12, QROCE_BT_CONTIG, 0 };
+    g_assert_cmpuint(cmd(&t, &c, out), ==, QROCE_CMD_OK);
+    srqn = out[0];
+    a = srq_rc_qp(&t, pdn, cqn, srqn);
+    b = srq_rc_qp(&t, pdn, cqn, srqn);
+    peer_connect(&t, &pr, a, 0x77);
+    peer_connect(&t, &pr, b, 0x78);
+    for (i = 0; i < 2; i++) {
+        put_recv(&t, ring, 3, i, SS_BUF(i), 1024, rkey);
+    }
+    qpci_io_writeq(t.dev, t.db, QROCE_DB_SRQ, qroce_db_value(srqn, 2));
+
+    /* (a) */
+    peer_send_pat(&pr, a, 1000, ROCE_SEND_FIRST, 256, 0x10, false);
+    peer_send_pat(&pr, b, 1000, ROCE_SEND_ONLY, 100, 0x80, true);
+    g_assert_cmphex(peer_next_ack(&pr, 0x78, &psn), ==,
+                    ROCE_AETH_ACK_NO_CREDIT);
+    srq_recv_cqe(&t, cq, &ci, b, 1, QROCE_WC_SUCCESS, 100);
+    check_pat(&t, SS_BUF(1), 100, 0x80);
+    peer_send_pat(&pr, a, 1001, ROCE_SEND_MIDDLE, 256, 0x10, false);
+    peer_send_pat(&pr, a, 1002, ROCE_SEND_LAST, 200, 0x10, true);
+    g_assert_cmphex(peer_next_ack(&pr, 0x77, &psn), ==,
+                    ROCE_AETH_ACK_NO_CREDIT);
+    g_assert_cmpuint(psn, ==, 1002);
+    srq_recv_cqe(&t, cq, &ci, a, 0, QROCE_WC_SUCCESS, 712);
+    check_pat(&t, SS_BUF(0), 256, 0x10);
+    check_pat(&t, SS_BUF(0) + 256, 256, 0x10);
+    check_pat(&t, SS_BUF(0) + 512, 200, 0x10);
+
+    /* (b) */
+    put_recv(&t, ring, 3, 2, SS_BUF(2), 1024, rkey);
+    qpci_io_writeq(t.dev, t.db, QROCE_DB_SRQ, qroce_db_value(srqn, 3));
+    peer_send_pat(&pr, a, 1003, ROCE_SEND_FIRST, 256, 0x20, false);
+    peer_send_pat(&pr, b, 1001, ROCE_SEND_ONLY, 64, 0x90, true);
+    syn = peer_next_ack(&pr, 0x78, &psn);
+    g_assert_cmphex(syn & 0xe0, ==, ROCE_AETH_RNR);
+    g_assert_cmpuint(psn, ==, 1001);
+    peer_send_pat(&pr, a, 1004, ROCE_SEND_MIDDLE, 256, 0x40, false);
+    peer_send_pat(&pr, a, 1005, ROCE_SEND_LAST, 10, 0x60, true);
+    g_assert_cmphex(peer_next_ack(&pr, 0x77, &psn), ==,
+                    ROCE_AETH_ACK_NO_CREDIT);
+    srq_recv_cqe(&t, cq, &ci, a, 2, QROCE_WC_SUCCESS, 522);
+    check_pat(&t, SS_BUF(2), 256, 0x20);
+    check_pat(&t, SS_BUF(2) + 256, 256, 0x40);
+    check_pat(&t, SS_BUF(2) + 512, 10, 0x60);
+    put_recv(&t, ring, 3, 3, SS_BUF(3), 1024, rkey);
+    qpci_io_writeq(t.dev, t.db, QROCE_DB_SRQ, qroce_db_value(srqn, 4));
+    peer_send_pat(&pr, b, 1001, ROCE_SEND_ONLY, 64, 0x90, true);
+    g_assert_cmphex(peer_next_ack(&pr, 0x78, &psn), ==,
+                    ROCE_AETH_ACK_NO_CREDIT);
+    srq_recv_cqe(&t, cq, &ci, b, 3, QROCE_WC_SUCCESS, 64);
+    check_pat(&t, SS_BUF(3), 64, 0x90);
+
+    /* (c) */
+    for (i = 4; i < 6; i++) {
+        put_recv(&t, ring, 3, i, SS_BUF(i), 1024, rkey);
+    }
+    qpci_io_writeq(t.dev, t.db, QROCE_DB_SRQ, qroce_db_value(srqn, 6));
+    peer_send_pat(&pr, a, 1006, ROCE_SEND_FIRST, 256, 0x30, false);
+    peer_send_pat(&pr, b, 1002, ROCE_SEND_ONLY, 32, 0xa0, true);
+    g_assert_cmphex(peer_next_ack(&pr, 0x78, &psn), ==,
+                    ROCE_AETH_ACK_NO_CREDIT);
+    srq_recv_cqe(&t, cq, &ci, b, 5, QROCE_WC_SUCCESS, 32);
+    g_assert_cmpuint(modify(&t, a, M(STATE), QROCE_QPS_ERR, NULL), ==, 0);
+    srq_recv_cqe(&t, cq, &ci, a, 4, QROCE_WC_WR_FLUSH_ERR, 0);
+    g_assert_cmpuint(simple(&t, QROCE_CMD_QUERY_SRQ, srqn, out), ==, 0);
+    g_assert_cmpuint(out[1], ==, 6);
+    close(pr.fd);
+    stop(&t);
+}
+#undef SS_BUF
+
 #undef M
 
 static void test_srq(void)
@@ -4210,10 +4399,18 @@ static void test_flush_atomic_write(void)
     fa_put_flush(&e, &a, tgt + 4096, tkey, 4097, QROCE_FLUSH_GLOBAL,
                  QROCE_FLUSH_RANGE);
     fr_expect_err(&e, &a, QROCE_WC_REM_ACCESS_ERR);
-    /* persistent placement (2) and type 0 are not supported */
+    /*
+     * persistent placement (alone or with global): no MR has that right,
+     * a remote access error; type 0 is an invalid request
+     */
     fr_pair(&e, &a, &b, 1);
-    fa_put_flush(&e, &a, tgt, tkey, 8, 2, QROCE_FLUSH_RANGE);
-    fr_expect_err(&e, &a, QROCE_WC_REM_INV_REQ_ERR);
+    fa_put_flush(&e, &a, tgt, tkey, 8, QROCE_FLUSH_PERSISTENT,
+                 QROCE_FLUSH_RANGE);
+    fr_expect_err(&e, &a, QROCE_WC_REM_ACCESS_ERR);
+    fr_pair(&e, &a, &b, 1);
+    fa_put_flush(&e, &a, tgt, tkey, 8,
+                 QROCE_FLUSH_GLOBAL | QROCE_FLUSH_PERSISTENT, QROCE_FLUSH_MR);
+    fr_expect_err(&e, &a, QROCE_WC_REM_ACCESS_ERR);
     fr_pair(&e, &a, &b, 1);
     fa_put_flush(&e, &a, tgt, tkey, 8, 0, QROCE_FLUSH_MR);
     fr_expect_err(&e, &a, QROCE_WC_REM_INV_REQ_ERR);
@@ -4382,16 +4579,16 @@ static void test_flush_atomic_write_wire(void)
     o.reth_rkey = key;
     peer_send(&pr, &o, 0, false);
     fa_peer_empty_resp(&pr, 1002);
-    /* a FLUSH of the persistent type: Invalid Request, the QP to ERR */
+    /* a FLUSH of the persistent type: remote access NAK, the QP to ERR */
     peer_out(&pr, &o, qpn, 1003, ROCE_FLUSH);
-    o.feth = ROCE_FETH(2, QROCE_FLUSH_RANGE);
+    o.feth = ROCE_FETH(QROCE_FLUSH_PERSISTENT, QROCE_FLUSH_RANGE);
     o.reth_va = buf;
     o.reth_rkey = key;
     o.reth_len = 8;
     peer_send(&pr, &o, 0, false);
     peer_recv(&pr, f, &p);
     g_assert_cmphex(p.opcode, ==, ROCE_ACK);
-    g_assert_cmphex(p.aeth_syndrome, ==, ROCE_AETH_NAK_INV);
+    g_assert_cmphex(p.aeth_syndrome, ==, ROCE_AETH_NAK_ACCESS);
     g_assert_cmpuint(p.psn, ==, 1003);
     g_assert_cmpuint(query_state(&t, qpn), ==, QROCE_QPS_ERR);
     close(pr.fd);
@@ -4449,6 +4646,50 @@ static void mw_write(FrEnv *e, FrQP *a, uint64_t va, uint32_t rkey,
     fr_put_rdma(e, a, QROCE_WR_RDMA_WRITE, va, rkey, e->buf, len);
     fr_ring(e, a);
     fr_cqe(e, a, QROCE_CQE_RDMA_WRITE, status, NULL);
+}
+
+/*
+ * A type 2 window over a fast-registration MR: LOCAL_INV of the MR and a
+ * new REG_MR with the same key over another page leave the window
+ * unusable (nothing reaches the new page through it), and the window no
+ * longer keeps the MR from DEREG_MR.
+ */
+static void mw_over_frmr(FrEnv *e)
+{
+    FrQP a, b;
+    uint64_t pg[2] = { page(&e->t, 1), page(&e->t, 1) };
+    uint64_t pbl0 = fr_pbl(e, pg, 1), pbl1 = fr_pbl(e, pg + 1, 1);
+    uint32_t fkey = fr_alloc(e, e->pdn, 1, QROCE_CMD_OK) | 0x01;
+    uint32_t kw = mw_alloc(e, e->pdn, 2, QROCE_CMD_OK);
+    uint8_t pat[64], got[64], zero[64] = {};
+    unsigned i;
+
+    for (i = 0; i < sizeof(pat); i++) {
+        pat[i] = i * 13 + 1;
+    }
+    fr_pair(e, &a, &b, 1);
+    fr_put_reg(e, &b, fkey, 0x9000, pbl0, 4096, 1, 12,
+               FR_LW | QROCE_ACCESS_MW_BIND);
+    fr_ring(e, &b);
+    fr_cqe(e, &b, QROCE_CQE_REG_MR, QROCE_WC_SUCCESS, NULL);
+    mw_bind(e, &b, kw, kw + 1, fkey, 0x9000, 4096, FR_RW, QROCE_WC_SUCCESS);
+    mw_write(e, &a, 0x9000, kw + 1, 64, QROCE_WC_SUCCESS);
+    qtest_memread(e->t.qts, pg[0], got, sizeof(got));
+    g_assert_true(!memcmp(got, pat, sizeof(got)));
+    fr_put_inv(e, &b, QROCE_WR_LOCAL_INV, fkey, 0);
+    fr_ring(e, &b);
+    fr_cqe(e, &b, QROCE_CQE_LOCAL_INV, QROCE_WC_SUCCESS, NULL);
+    fr_put_reg(e, &b, fkey, 0x9000, pbl1, 4096, 1, 12,
+               FR_LW | QROCE_ACCESS_MW_BIND);
+    fr_ring(e, &b);
+    fr_cqe(e, &b, QROCE_CQE_REG_MR, QROCE_WC_SUCCESS, NULL);
+    qtest_memwrite(e->t.qts, pg[1], zero, sizeof(zero));
+    mw_write(e, &a, 0x9000, kw + 1, 64, QROCE_WC_REM_ACCESS_ERR);
+    qtest_memread(e->t.qts, pg[1], got, sizeof(got));
+    g_assert_true(!memcmp(got, zero, sizeof(got)));
+    g_assert_cmpuint(simple(&e->t, QROCE_CMD_DEREG_MR, fkey, NULL), ==, 0);
+    g_assert_cmpuint(simple(&e->t, QROCE_CMD_DEALLOC_MW, kw + 1, NULL), ==,
+                     0);
 }
 
 /*
@@ -4571,6 +4812,8 @@ static void test_mw(void)
     mw_write(&e, &a4, win, k2 + 2, 64, QROCE_WC_REM_ACCESS_ERR);
     qtest_memread(e.t.qts, win, got, 64);
     g_assert_true(!memcmp(got, zero, 64));
+
+    mw_over_frmr(&e);
 
     /* DEALLOC_MW of every window frees the MR for DEREG_MR */
     g_assert_cmpuint(simple(&e.t, QROCE_CMD_DEALLOC_MW, k2, NULL), ==, 0);
@@ -5236,6 +5479,7 @@ static const QRoceCase qroce_cases[] = {
     { "cnp-window", test_cnp_window, NULL, peer_prepare },
     { "cq-resize", test_cq_resize, NULL, NULL },
     { "srq-resize", test_srq_resize, NULL, NULL },
+    { "srq-shared-message", test_srq_shared_message, NULL, peer_prepare },
     { "rereg-mr", test_rereg_mr, NULL, NULL },
     { "fault-knobs", test_fault_knobs, NULL, NULL },
     { "frmr/rdma", test_frmr_rdma, NULL, NULL },

@@ -93,11 +93,18 @@ typedef struct QRoceMR {
     uint32_t first_page_offset;
     QRoceBT bt;
     uint32_t mw_refs;       /* MR: windows bound to it now */
+    /*
+     * MR: moves on at every registration, invalidation and re-registration
+     * (and across reuse of the slot), so that a window bound to an earlier
+     * one is refused even where the key came back the same.
+     */
+    uint32_t gen;
     /* a memory window (ALLOC_MW): iova, length, access are its range */
     uint8_t mw_type;        /* 0: an MR; 1 or 2: a window of that type */
     bool mw_bound;
     uint32_t mw_qpn;        /* type 2: the QP it is bound to */
     uint32_t mw_mr_key;     /* the MR it opens, its key at bind time */
+    uint32_t mw_mr_gen;     /* ... and its gen at bind time */
 } QRoceMR;
 
 typedef struct QRoceAV {
@@ -227,6 +234,21 @@ typedef struct QRoceRcQP {
     uint32_t msn;
     uint32_t recv_off;      /* bytes of the current message received */
     bool in_msg;            /* between FIRST and LAST of a message */
+    /*
+     * The RECV WQE a message is placed in, taken from the RQ or the SRQ
+     * at the message's first packet (qroce_dp_recv_take(): its SGEs
+     * copied here, the queue advanced) and completed at its last packet,
+     * or flushed if the QP fails first.  No other QP sharing the SRQ can
+     * take it, and the guest cannot change it under the message.
+     */
+    bool rwqe_held;
+    bool rwqe_srq;          /* taken from the SRQ */
+    uint8_t rwqe_nsge;
+    uint8_t rwqe_status;    /* QROCE_WC_*: not SUCCESS if it was unreadable */
+    uint32_t rwqe_idx;      /* its index in the RQ or SRQ */
+    uint32_t rwqe_cqe_idx;  /* what its CQE names: RQ index, SRQ tag */
+    uint32_t rwqe_pdn;      /* the PD its SGEs' keys must belong to */
+    struct qroce_sge rwqe_sge[QROCE_MAX_SGE];
     bool in_write;          /* ... and that message is an RDMA WRITE */
     uint64_t wr_va;         /* RDMA WRITE target (from the RETH) */
     uint32_t wr_rkey, wr_len;

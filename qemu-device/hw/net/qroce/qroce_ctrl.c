@@ -1134,6 +1134,7 @@ static int qroce_cmd_rereg_mr(QRoceState *s, const struct qroce_cmd *c,
     s->pd[pdn].refs++;
     mr->pdn = pdn;
     mr->access = access;
+    mr->gen++;              /* no windows are bound (ERR_BUSY above) */
     return QROCE_CMD_OK;
 }
 

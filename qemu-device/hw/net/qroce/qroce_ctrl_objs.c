@@ -331,8 +331,28 @@ int qroce_rkey_check(QRoceState *s, QRoceQP *qp, uint32_t key, uint64_t va,
         (len && !qroce_range_in(va, len, mw->iova, mw->length))) {
         return QROCE_WC_LOC_PROT_ERR;
     }
-    /* the MR under it as it is now: gone, changed or FREE refuses */
-    return qroce_mr_check(s, mw->mw_mr_key, qp->pdn, va, len, 0, out);
+    /*
+     * The MR under it must be the registration it was bound to: gone,
+     * FREE, invalidated or registered again (even with the same key)
+     * refuses.
+     */
+    if (qroce_mr_check(s, mw->mw_mr_key, qp->pdn, va, len, 0, out) ||
+        (*out)->gen != mw->mw_mr_gen) {
+        *out = NULL;
+        return QROCE_WC_LOC_PROT_ERR;
+    }
+    return QROCE_WC_SUCCESS;
+}
+
+/*
+ * @mr's translation or state changes: windows bound to it so far are
+ * left unusable (qroce_rkey_check() compares the gen) and no longer keep
+ * it from being deregistered.
+ */
+static void qroce_mr_new_gen(QRoceMR *mr)
+{
+    mr->gen++;
+    mr->mw_refs = 0;
 }
 
 int qroce_mr_rw(QRoceState *s, QRoceMR *mr, uint64_t va, void *buf,
@@ -370,6 +390,7 @@ int qroce_frmr_alloc(QRoceState *s, QRoceMR *mr, uint32_t max_pages)
 void qroce_mr_free(QRoceState *s, QRoceMR *mr)
 {
     uint8_t variant = mr->variant;
+    uint32_t gen = mr->gen;
 
     if (mr->frmr) {
         s->bt_pages -= mr->max_pages;
@@ -379,6 +400,7 @@ void qroce_mr_free(QRoceState *s, QRoceMR *mr)
     }
     memset(mr, 0, sizeof(*mr));
     mr->variant = variant;      /* keys of the slot stay unique */
+    mr->gen = gen + 1;
 }
 
 /* Remote write and atomic access need local write (ib_check_mr_access). */
@@ -462,6 +484,7 @@ int qroce_frmr_reg(QRoceState *s, uint32_t pdn,
     mr->bt.npages = npages;
     mr->bt.page_shift = shift;
     mr->frmr_valid = true;
+    qroce_mr_new_gen(mr);
     return QROCE_WC_SUCCESS;
 }
 
@@ -475,11 +498,11 @@ void qroce_mw_unbind(QRoceState *s, QRoceMR *mw)
     uint32_t idx = mw->mw_mr_key >> QROCE_MR_KEY_INDEX_SHIFT;
 
     if (mw->mw_bound && idx < s->max_mr && s->mr[idx].valid &&
-        s->mr[idx].mw_refs) {
+        s->mr[idx].gen == mw->mw_mr_gen && s->mr[idx].mw_refs) {
         s->mr[idx].mw_refs--;
     }
     mw->mw_bound = false;
-    mw->mw_qpn = mw->mw_mr_key = 0;
+    mw->mw_qpn = mw->mw_mr_key = mw->mw_mr_gen = 0;
     mw->iova = mw->length = 0;
     mw->access = 0;
 }
@@ -566,6 +589,7 @@ int qroce_mw_bind(QRoceState *s, QRoceQP *qp, const struct qroce_send_wqe *w,
         mw->mw_bound = true;
         mw->mw_qpn = qp->qpn;
         mw->mw_mr_key = mr_key;
+        mw->mw_mr_gen = mr->gen;
         mw->iova = addr;
         mw->length = length;
         mw->access = access;
@@ -607,6 +631,7 @@ int qroce_frmr_inv(QRoceState *s, uint32_t pdn, uint32_t key,
     mr->access = 0;
     mr->iova = mr->length = 0;
     mr->first_page_offset = 0;
+    qroce_mr_new_gen(mr);
     return QROCE_WC_SUCCESS;
 }
 

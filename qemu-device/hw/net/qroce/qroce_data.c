@@ -68,12 +68,22 @@ static bool rc_flush_wq(QRoceState *s, QRoceQP *qp, QRoceWQ *wq, bool sq,
     return false;
 }
 
-/* A QP in ERR: flush its SQ and RQ, a budget at a time. */
+/*
+ * A QP in ERR: flush its SQ, the RECV WQE a message had taken (from the
+ * RQ or the SRQ: it is the QP's now) and its RQ, a budget at a time.
+ */
 static bool rc_flush(QRoceState *s, QRoceQP *qp, int *budget)
 {
     bool more = rc_flush_wq(s, qp, &qp->sq, true, budget);
 
     qp->rc.sq_sent = qp->sq.ci;
+    if (qp->rc.rwqe_held && *budget > 0) {
+        (*budget)--;
+        trace_qroce_recv_flush_held(qp->qpn, qp->rc.rwqe_idx);
+        qroce_dp_recv_cqe(s, qp, QROCE_CQE_RECV, QROCE_WC_WR_FLUSH_ERR, 0,
+                          false, 0, false);
+    }
+    more |= qp->rc.rwqe_held;
     if (!(qp->flags & QROCE_CREATE_QP_SRQ)) {
         more |= rc_flush_wq(s, qp, &qp->rq, false, budget);
     }
@@ -443,6 +453,7 @@ static void rc_reset_qp(QRoceState *s, QRoceQP *qp)
     r->msn = 0;
     r->recv_off = 0;
     r->in_msg = false;
+    r->rwqe_held = false;       /* RESET discards WQEs without completions */
     r->nak_sent = false;
     r->nrd = 0;
     r->rsp_head = r->rsp_count = 0;

@@ -424,30 +424,75 @@ bool qroce_dp_op_last(uint8_t op)
            op == ROCE_WRITE_ONLY || op == ROCE_WRITE_ONLY_IMM;
 }
 
-/* Scatter @n bytes at offset @off of the current RECV WQE. */
-int qroce_dp_scatter(QRoceState *s, QRoceQP *qp, uint32_t off,
-                     const uint8_t *src, uint32_t n)
+/*
+ * Take the next RECV WQE of @qp's RQ or SRQ for the message that starts
+ * now, unless the QP already holds one (a UC message dropped half way
+ * leaves its WQE for the next).  The header and SGEs are copied into the
+ * QP and the queue advances at once, so that another QP on the SRQ takes
+ * the next WQE.  False if none is posted.  A WQE that cannot be read is
+ * taken all the same and completes in error (its status is kept).
+ */
+bool qroce_dp_recv_take(QRoceState *s, QRoceQP *qp)
 {
+    QRoceRcQP *r = &qp->rc;
     QRoceSRQ *srq;
     QRoceWQ *wq = qroce_qp_recv_wq(s, qp, &srq);
-    /* an SRQ's WQEs name MRs of the SRQ's PD */
-    uint32_t pdn = srq ? srq->pdn : qp->pdn;
     uint64_t base = (uint64_t)(wq->ci & ((1u << wq->log2) - 1)) <<
                     wq->wqe_shift;
     struct qroce_recv_wqe h;
-    struct qroce_sge sge[QROCE_MAX_SGE];
-    int i;
 
+    if (r->rwqe_held) {
+        return true;
+    }
+    if (wq->ci == wq->pi) {
+        return false;
+    }
+    r->rwqe_status = QROCE_WC_SUCCESS;
+    r->rwqe_nsge = 0;
+    memset(&h, 0, sizeof(h));
     if (qroce_bt_rw(s, &wq->bt, base, &h, sizeof(h), false) ||
         h.num_sge > QROCE_MAX_SGE ||
-        sizeof(h) + h.num_sge * sizeof(sge[0]) > (1u << wq->wqe_shift) ||
-        qroce_bt_rw(s, &wq->bt, base + sizeof(h), sge,
-                    h.num_sge * sizeof(sge[0]), false)) {
+        sizeof(h) + h.num_sge * sizeof(r->rwqe_sge[0]) >
+        (1u << wq->wqe_shift) ||
+        qroce_bt_rw(s, &wq->bt, base + sizeof(h), r->rwqe_sge,
+                    h.num_sge * sizeof(r->rwqe_sge[0]), false)) {
+        trace_qroce_ub_recv_wqe(qp->qpn, wq->ci, srq ? srq->srqn : 0,
+                                h.num_sge);
+        r->rwqe_status = QROCE_WC_LOC_QP_OP_ERR;
+    } else {
+        r->rwqe_nsge = h.num_sge;
+    }
+    r->rwqe_held = true;
+    r->rwqe_srq = srq != NULL;
+    r->rwqe_idx = wq->ci;
+    /* an SRQ's WQEs complete out of order: the CQE names the tag */
+    r->rwqe_cqe_idx = srq ? le32_to_cpu(h.srq_tag) : wq->ci;
+    r->rwqe_pdn = srq ? srq->pdn : qp->pdn;   /* an SRQ's WQEs: its PD */
+    trace_qroce_recv_take(qp->qpn, wq->ci, srq ? srq->srqn : 0,
+                          r->rwqe_nsge);
+    wq->ci++;
+    if (srq) {
+        qroce_srq_consumed(s, srq);
+    }
+    return true;
+}
+
+/* Scatter @n bytes at offset @off of the RECV WQE the QP holds. */
+int qroce_dp_scatter(QRoceState *s, QRoceQP *qp, uint32_t off,
+                     const uint8_t *src, uint32_t n)
+{
+    QRoceRcQP *r = &qp->rc;
+    int i;
+
+    if (!r->rwqe_held) {
         return QROCE_WC_LOC_QP_OP_ERR;
     }
-    for (i = 0; i < h.num_sge && n; i++) {
-        uint32_t len = le32_to_cpu(sge[i].length);
-        uint64_t addr = le64_to_cpu(sge[i].addr);
+    if (r->rwqe_status != QROCE_WC_SUCCESS) {
+        return r->rwqe_status;
+    }
+    for (i = 0; i < r->rwqe_nsge && n; i++) {
+        uint32_t len = le32_to_cpu(r->rwqe_sge[i].length);
+        uint64_t addr = le64_to_cpu(r->rwqe_sge[i].addr);
         QRoceMR *mr;
         uint32_t k;
         int st;
@@ -457,8 +502,9 @@ int qroce_dp_scatter(QRoceState *s, QRoceQP *qp, uint32_t off,
             continue;
         }
         k = MIN(n, len - off);
-        st = qroce_mr_check(s, le32_to_cpu(sge[i].lkey), pdn, addr + off,
-                            k, QROCE_ACCESS_LOCAL_WRITE, &mr);
+        st = qroce_mr_check(s, le32_to_cpu(r->rwqe_sge[i].lkey),
+                            r->rwqe_pdn, addr + off, k,
+                            QROCE_ACCESS_LOCAL_WRITE, &mr);
         if (st) {
             return st;
         }
@@ -472,36 +518,28 @@ int qroce_dp_scatter(QRoceState *s, QRoceQP *qp, uint32_t off,
     return n ? QROCE_WC_LOC_LEN_ERR : QROCE_WC_SUCCESS;
 }
 
-/* No RECV WQE posted on the QP's RQ or SRQ. */
-bool qroce_dp_recv_empty(QRoceState *s, QRoceQP *qp)
-{
-    QRoceWQ *wq = qroce_qp_recv_wq(s, qp, NULL);
-
-    return wq->ci == wq->pi;
-}
-
 /*
- * Write the CQE of the current RECV WQE (@cqe without its index) and
- * consume the WQE, from the RQ or the SRQ (whose limit event may be due).
+ * Write the CQE of the RECV WQE the QP holds (@cqe without its index) and
+ * let the WQE go.  Nothing if it holds none (callers take one first).
  */
 void qroce_dp_recv_complete(QRoceState *s, QRoceQP *qp,
                             struct qroce_cqe *cqe, bool solicited)
 {
-    QRoceSRQ *srq;
-    QRoceWQ *wq = qroce_qp_recv_wq(s, qp, &srq);
+    QRoceRcQP *r = &qp->rc;
     QRoceCQ *cq = qroce_cq_get(s, qp->rcqn);
 
-    cqe->wqe_index = cpu_to_le32(wq->ci);
+    if (!r->rwqe_held) {
+        qroce_dp_drop(s, "a receive completion without a RECV WQE");
+        return;
+    }
+    cqe->wqe_index = cpu_to_le32(r->rwqe_cqe_idx);
     cqe->qpn = cpu_to_le32(qp->qpn);
-    if (srq) {
+    if (r->rwqe_srq) {
         cqe->flags |= QROCE_CQE_F_SRQ;
     }
-    wq->ci++;
+    r->rwqe_held = false;
     if (cq) {
         qroce_cq_post(s, cq, cqe, solicited);
-    }
-    if (srq) {
-        qroce_srq_consumed(s, srq);
     }
 }
 

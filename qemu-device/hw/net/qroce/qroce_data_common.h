@@ -82,9 +82,13 @@ void qroce_dp_seg_opcode(const RcWqe *w, uint32_t off, uint32_t n,
                          RocePktOut *o);
 bool qroce_dp_op_first(uint8_t op);
 bool qroce_dp_op_last(uint8_t op);
+/*
+ * Receives: a message takes a RECV WQE into the QP (false: none posted),
+ * scatters into it and completes it; the SRQ's other QPs take the next.
+ */
+bool qroce_dp_recv_take(QRoceState *s, QRoceQP *qp);
 int qroce_dp_scatter(QRoceState *s, QRoceQP *qp, uint32_t off,
                      const uint8_t *src, uint32_t n);
-bool qroce_dp_recv_empty(QRoceState *s, QRoceQP *qp);
 void qroce_dp_recv_complete(QRoceState *s, QRoceQP *qp,
                             struct qroce_cqe *cqe, bool solicited);
 void qroce_dp_recv_cqe(QRoceState *s, QRoceQP *qp, uint8_t opcode,

@@ -1040,22 +1040,26 @@ static uint32_t rc_rd_atomic_queued(QRoceQP *qp)
 }
 
 /*
- * A new FLUSH: global placement only, at level RANGE or MR; the MR needs
- * ACCESS_FLUSH_GLOBAL and, at level RANGE, must hold the range (a memory
- * window cannot give the flush right, so its key is refused).  Data is
- * placed as it arrives, so there is nothing more to do.  0, or the
- * syndrome of the NAK that refuses it.
+ * A new FLUSH at level RANGE or MR: the MR needs ACCESS_FLUSH_GLOBAL and,
+ * at level RANGE, must hold the range (a memory window cannot give the
+ * flush right, so its key is refused).  Persistent placement is a right
+ * no MR of this device has (guest RAM is not persistent memory): an
+ * access NAK, as for an MR without the flag.  Data is placed as it
+ * arrives, so there is nothing more to do.  0, or the syndrome of the
+ * NAK that refuses it.
  */
 static uint8_t rc_flush_exec(QRoceState *s, QRoceQP *qp, RocePktIn *p)
 {
     bool range = ROCE_FETH_LEVEL(p->feth) == QROCE_FLUSH_RANGE;
+    uint8_t type = ROCE_FETH_TYPE(p->feth);
     QRoceMR *mr;
 
-    if (ROCE_FETH_TYPE(p->feth) != QROCE_FLUSH_GLOBAL ||
+    if (!type || (type & ~(QROCE_FLUSH_GLOBAL | QROCE_FLUSH_PERSISTENT)) ||
         ROCE_FETH_LEVEL(p->feth) > QROCE_FLUSH_MR || p->paylen) {
         return ROCE_AETH_NAK_INV;
     }
-    if (qroce_mr_check(s, p->reth_rkey, qp->pdn, range ? p->reth_va : 0,
+    if ((type & QROCE_FLUSH_PERSISTENT) ||
+        qroce_mr_check(s, p->reth_rkey, qp->pdn, range ? p->reth_va : 0,
                        range ? p->reth_len : 0, QROCE_ACCESS_FLUSH_GLOBAL,
                        &mr)) {
         return ROCE_AETH_NAK_ACCESS;
@@ -1409,8 +1413,9 @@ void qroce_rc_responder_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p)
     if (!rc_responder_check(s, qp, p, write, first, last)) {
         return;
     }
+    /* a SEND takes its RECV WQE at its first packet, WRITE_IMM at its last */
     if (((first && !write) || (last && needs_wqe)) &&
-        qroce_dp_recv_empty(s, qp)) {
+        !qroce_dp_recv_take(s, qp)) {
         rc_push_ack(s, qp, ROCE_AETH_RNR | qp->min_rnr_timer, p->psn);
         return;
     }

@@ -131,7 +131,7 @@ void qroce_uc_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p)
     }
     if (first) {
         if ((write && !(qp->access_flags & QROCE_ACCESS_REMOTE_WRITE)) ||
-            (!write && qroce_dp_recv_empty(s, qp)) ||
+            (!write && !qroce_dp_recv_take(s, qp)) ||
             (write && (p->reth_len > QROCE_DEF_MAX_MSG ||
                        (last && p->paylen != p->reth_len) ||
                        (!last && p->reth_len <= p->paylen) ||
@@ -152,7 +152,7 @@ void qroce_uc_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p)
     }
     if ((write && last && r->recv_off + p->paylen != r->wr_len) ||
         (write && !last && r->recv_off + p->paylen >= r->wr_len) ||
-        (last && needs_wqe && qroce_dp_recv_empty(s, qp))) {
+        (last && needs_wqe && !qroce_dp_recv_take(s, qp))) {
         r->in_msg = false;
         qroce_dp_drop(s, "UC WRITE length mismatch or no RECV WQE for its "
                       "immediate");

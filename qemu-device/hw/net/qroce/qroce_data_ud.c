@@ -149,7 +149,7 @@ void qroce_ud_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p)
         qroce_dp_drop(s, "UD packet longer than the MTU");
         return;
     }
-    if (qroce_dp_recv_empty(s, qp)) {
+    if (!qroce_dp_recv_take(s, qp)) {
         qroce_dp_drop(s, "no RECV WQE for a UD packet");
         return;
     }
