@@ -43,7 +43,8 @@ modpath() { # module name -> path relative to $KMOD
 }
 want="qemu_fw_cfg virtio_net virtio_pci crc32_generic ib_core ib_uverbs ib_umad
       ib_cm iw_cm rdma_cm rdma_ucm rdma_rxe
-      nvme_rdma nvmet_rdma brd configfs nfsd nfsv4 rpcrdma"
+      nvme_rdma nvmet_rdma brd configfs nfsd nfsv4 rpcrdma
+      sd_mod ib_srp ib_srpt target_core_iblock ib_iser ib_isert"
 for m in $want; do
 	p=$(modpath "$m")
 	if [ -z "$p" ]; then

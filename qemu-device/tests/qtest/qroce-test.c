@@ -3975,6 +3975,32 @@ static void test_frmr_rdma(void)
 }
 
 /*
+ * An RDMA WRITE and a READ of 0 bytes with rkey 0 and address 0 complete
+ * successfully (IBA C9-88: no rkey check without data), as ib_srpt's
+ * zero-length WRITE needs; one byte to the same rkey is a remote access
+ * error.
+ */
+static void test_zero_length_rdma(void)
+{
+    FrEnv e;
+    FrQP a, b;
+
+    fr_setup(&e, "");
+    fr_pair(&e, &a, &b, 1);
+    fr_put_rdma(&e, &a, QROCE_WR_RDMA_WRITE, 0, 0, e.buf, 0);
+    fr_ring(&e, &a);
+    fr_cqe(&e, &a, QROCE_CQE_RDMA_WRITE, QROCE_WC_SUCCESS, NULL);
+    fr_put_rdma(&e, &a, QROCE_WR_RDMA_READ, 0, 0, e.buf, 0);
+    fr_ring(&e, &a);
+    fr_cqe(&e, &a, QROCE_CQE_RDMA_READ, QROCE_WC_SUCCESS, NULL);
+    g_assert_cmpuint(query_state(&e.t, b.qpn), ==, QROCE_QPS_RTS);
+    fr_put_rdma(&e, &a, QROCE_WR_RDMA_WRITE, 0, 0, e.buf, 1);
+    fr_ring(&e, &a);
+    fr_cqe(&e, &a, 0, QROCE_WC_REM_ACCESS_ERR, NULL);
+    stop(&e.t);
+}
+
+/*
  * (d) SEND with Invalidate: A's SEND_INV (two packets, the IETH on the
  * last) invalidates B's MR: the RECV CQE has INV and the rkey.  Every
  * frame goes twice (tx-dup-ppm): the duplicate is only ACKed, it does not
@@ -5486,6 +5512,7 @@ static const QRoceCase qroce_cases[] = {
     { "frmr/send-inv", test_frmr_send_inv,
       "-global qroce.tx-dup-ppm=1000000", NULL },
     { "frmr/replay", test_frmr_replay, NULL, NULL },
+    { "zero-length-rdma", test_zero_length_rdma, NULL, NULL },
     { "mw", test_mw, NULL, NULL },
     { "frmr/errors", test_frmr_errors,
       "-global qroce.max-bt-pages=1000", NULL },

@@ -1279,7 +1279,9 @@ static bool rc_responder_check(QRoceState *s, QRoceQP *qp, RocePktIn *p,
                           QROCE_EQE_QP_REQ_ERR);
             return false;
         }
-        if (qroce_rkey_check(s, qp, p->reth_rkey, p->reth_va, p->reth_len,
+        /* a WRITE of 0 bytes needs no valid rkey (IBA C9-88) */
+        if (p->reth_len &&
+            qroce_rkey_check(s, qp, p->reth_rkey, p->reth_va, p->reth_len,
                              QROCE_ACCESS_REMOTE_WRITE, &mr)) {
             rc_resp_fatal(s, qp, ROCE_AETH_NAK_ACCESS, p->psn,
                           QROCE_EQE_QP_ACCESS_ERR);

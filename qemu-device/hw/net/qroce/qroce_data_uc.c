@@ -135,9 +135,10 @@ void qroce_uc_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p)
             (write && (p->reth_len > QROCE_DEF_MAX_MSG ||
                        (last && p->paylen != p->reth_len) ||
                        (!last && p->reth_len <= p->paylen) ||
-                       qroce_rkey_check(s, qp, p->reth_rkey, p->reth_va,
-                                        p->reth_len, QROCE_ACCESS_REMOTE_WRITE,
-                                        &mr)))) {
+                       (p->reth_len &&
+                        qroce_rkey_check(s, qp, p->reth_rkey, p->reth_va,
+                                         p->reth_len,
+                                         QROCE_ACCESS_REMOTE_WRITE, &mr))))) {
             qroce_dp_drop(s, "UC message refused (access, key or no RECV WQE)");
             return;
         }
