@@ -2,8 +2,9 @@
 # Assemble the guest initramfs: busybox, the guest kernel's RDMA, virtio
 # and NVMe over RDMA (host and target) modules, qroce.ko, the built
 # rdma-core (libibverbs with libqroce and librxe), Debian's perftest,
-# iproute2 and nvme-cli tools, the NFS tools (nfs-utils, unpacked by
-# make deps), the guest test programs, and /init.  Every binary's shared libraries are resolved with ldd.
+# iproute2 and nvme-cli tools, the NFS tools (nfs-utils) and the iSCSI
+# initiator (open-iscsi), both unpacked by make deps, the guest test
+# programs, and /init.  Every binary's shared libraries are resolved with ldd.
 set -eu
 OUT=$1
 TOP=$(cd "$(dirname "$0")/.." && pwd)
@@ -44,7 +45,7 @@ modpath() { # module name -> path relative to $KMOD
 want="qemu_fw_cfg virtio_net virtio_pci crc32_generic ib_core ib_uverbs ib_umad
       ib_cm iw_cm rdma_cm rdma_ucm rdma_rxe
       nvme_rdma nvmet_rdma brd configfs nfsd nfsv4 rpcrdma
-      sd_mod ib_srp ib_srpt target_core_iblock ib_iser ib_isert"
+      sd_mod ib_srp ib_srpt target_core_iblock ib_iser ib_isert crc32c_generic"
 for m in $want; do
 	p=$(modpath "$m")
 	if [ -z "$p" ]; then
@@ -116,6 +117,16 @@ for b in usr/sbin/rpc.nfsd usr/sbin/rpc.mountd usr/sbin/exportfs sbin/mount.nfs;
 done
 ln -s mount.nfs "$ROOT/usr/sbin/mount.nfs4"
 mkdir -p "$ROOT/var/lib/nfs/rpc_pipefs" "$ROOT/var/lib/nfs/v4recovery"
+# the iSCSI initiator (iSER), unpacked from Debian's open-iscsi by 'make deps'
+ISCSI=$CACHE/iscsi-root
+[ -f "$ISCSI/.done" ] || die "$ISCSI missing: run 'make deps'"
+for b in sbin/iscsid sbin/iscsiadm; do
+	[ -x "$ISCSI/$b" ] || die "$ISCSI/$b missing"
+	cp "$ISCSI/$b" "$ROOT/usr/sbin/"
+	bins="$bins $ROOT/usr/sbin/$(basename "$b")"
+done
+mkdir -p "$ROOT/etc/iscsi" "$ROOT/var/lib/iscsi" "$ROOT/run/lock/iscsi"
+cp "$ISCSI/etc/iscsi/iscsid.conf" "$ROOT/etc/iscsi/"
 if [ -d "$B/guest-bin" ]; then
 	for b in "$B"/guest-bin/*; do
 		[ -x "$b" ] || continue
@@ -125,7 +136,7 @@ if [ -d "$B/guest-bin" ]; then
 fi
 
 # --- shared libraries: our rdma-core first, the host's for the rest
-LIBS=$RDMA/usr/$MULTI:$NFS/$MULTI:$NFS/usr/$MULTI
+LIBS=$RDMA/usr/$MULTI:$NFS/$MULTI:$NFS/usr/$MULTI:$ISCSI/$MULTI:$ISCSI/usr/$MULTI
 for f in $bins "$ROOT"/usr/$MULTI/libibverbs/*.so; do
 	LD_LIBRARY_PATH=$LIBS ldd "$f" 2>/dev/null | awk '/=> \// { print $3 } /^\t\/lib64/ { print $1 }'
 done | sort -u | while read -r lib; do
@@ -135,7 +146,7 @@ done | sort -u | while read -r lib; do
 	[ -f "$lib" ] || die "library $lib not found"
 	dest=$ROOT$lib
 	case $lib in
-	"$NFS"/*) dest=$ROOT/usr/$MULTI/$(basename "$lib") ;;
+	"$NFS"/* | "$ISCSI"/*) dest=$ROOT/usr/$MULTI/$(basename "$lib") ;;
 	/lib/*) dest=$ROOT/usr$lib ;;
 	esac
 	mkdir -p "$(dirname "$dest")"

@@ -63,7 +63,7 @@ PKGS="build-essential ninja-build pkg-config flex bison xz-utils bzip2 curl ca-c
       libglib2.0-dev libpixman-1-dev libslirp-dev zlib1g-dev libfdt-dev python3 python3-venv
       cmake libnl-3-dev libnl-route-3-dev libudev-dev
       busybox-static cpio kmod seabios qemu-system-data perftest iproute2 libpci3
-      tshark sparse nvme-cli ethtool"
+      tshark sparse nvme-cli ethtool cython3 python3-dev"
 BPO_PKGS="meson python3-pycotap linux-image-amd64 linux-headers-amd64"
 # make fuzz (sh scripts/deps.sh fuzz): clang with libFuzzer and its sanitizers
 [ "${1-}" != fuzz ] || PKGS="$PKGS clang libclang-rt-dev"
@@ -169,6 +169,24 @@ if [ ! -f "$NFS_ROOT/.done" ]; then
 	done
 	rm -rf "$tmp"
 	touch "$NFS_ROOT/.done"
+fi
+# iSER in the guests: Debian's open-iscsi initiator (iscsid, iscsiadm)
+# with the libraries only it uses, unpacked into $CACHE/iscsi-root like
+# the NFS tools (installing it would start iscsid on the host).
+ISCSI_ROOT=$CACHE/iscsi-root
+if [ ! -f "$ISCSI_ROOT/.done" ]; then
+	echo "deps: fetching the iSCSI initiator (open-iscsi libisns0 libopeniscsiusr)"
+	tmp=$(mktemp -d)
+	chmod 755 "$tmp"
+	(cd "$tmp" && apt-get download -q open-iscsi libisns0 libopeniscsiusr >/dev/null 2>&1) ||
+		{ rm -rf "$tmp"; die "apt-get download of open-iscsi failed"; }
+	rm -rf "$ISCSI_ROOT"
+	mkdir -p "$ISCSI_ROOT"
+	for deb in "$tmp"/*.deb; do
+		dpkg-deb -x "$deb" "$ISCSI_ROOT" || { rm -rf "$tmp"; die "cannot unpack $deb"; }
+	done
+	rm -rf "$tmp"
+	touch "$ISCSI_ROOT/.done"
 fi
 echo "$KVER" >"$CACHE/kernel-version"
 echo "deps: ok (kernel $KVER, cache $CACHE)"

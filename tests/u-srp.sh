@@ -5,24 +5,17 @@
 # dest=IP:port).  64 MiB of random data written with O_DIRECT by 16
 # writers at once (queue depth 16), read back the same way, checksums
 # compared with the data and with the target's disk; a login to a wrong
-# port or a wrong address fails with an error and the next one works;
-# logout and the modules' unload are clean.
+# port, a wrong address or a wrong target ID fails with an error and the
+# next one works; logout and the modules' unload are clean.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/ulp-lib.sh"
 qr_init srp
 QR_TIMEOUT=300
-MIB=64
 PORT=5555
-T=/sys/kernel/config/target
+T=$ULP_T
 TPG=tpg_1
 
 qr_boot 2 || { QR_FAIL=$((QR_FAIL + 1)); qr_finish; }
-
-# gx G CMD: qr_exec of a command written over several lines
-gx() {
-	qr_exec "$1" "$(printf '%s' "$2" | tr '\n\t' '  ')"
-}
-
-QLOAD='qload() { n=$1; shift; for m in $(cat /lib/modules/qroce/$n.list); do [ -d /sys/module/$(echo ${m%.ko} | tr - _) ] && continue; if [ ${m%.ko} = $(echo $n | tr _ -) ] || [ ${m%.ko} = $n ]; then insmod /lib/modules/qroce/$m "$@" || return 1; else insmod /lib/modules/qroce/$m || return 1; fi; done; }'
 
 # The target port's name: its GID 0 as ib_srpt spells it (0x and 32 hex
 # digits).  Logins through RDMA CM come to this port with the initiator's
@@ -34,13 +27,7 @@ target_up() {
 	iid=$(qr_exec 2 'cut -d: -f5- /sys/class/infiniband/qroce_0/ports/1/gids/0 | tr -d :')
 	INIT=0x0000000000000000$iid
 	echo "initiator port ID $INIT"
-	gx 1 "$QLOAD; $PORTNAME;
-		qload brd rd_nr=1 rd_size=131072 && qload target_core_iblock &&
-		qload ib_srpt &&
-		{ grep -q ' /sys/kernel/config ' /proc/mounts || mount -t configfs none /sys/kernel/config; } &&
-		mkdir -p $T/core/iblock_0/ram0 &&
-		echo udev_path=/dev/ram0 >$T/core/iblock_0/ram0/control &&
-		echo 1 >$T/core/iblock_0/ram0/enable &&
+	gx 1 "$QLOAD; $PORTNAME; $ULP_BACKSTORE && qload ib_srpt &&
 		mkdir -p $T/srpt/\$p/$TPG/lun/lun_0 &&
 		ln -s $T/core/iblock_0/ram0 $T/srpt/\$p/$TPG/lun/lun_0/ram0 &&
 		mkdir -p $T/srpt/\$p/$TPG/acls/$INIT/lun_0 &&
@@ -58,9 +45,8 @@ target_up() {
 }
 
 host_up() {
-	gx 2 "$QLOAD; qload sd_mod && qload ib_srp &&
-		dd if=/dev/urandom of=/tmp/data bs=1M count=$MIB 2>/dev/null &&
-		md5sum /tmp/data && ls /sys/class/infiniband_srp/" >"$QR_DIR/host.out" 2>&1
+	gx 2 "$QLOAD; qload sd_mod && qload ib_srp && ls /sys/class/infiniband_srp/" \
+		>"$QR_DIR/host.out" 2>&1 && ulp_data >>"$QR_DIR/host.out"
 	rc=$?
 	cat "$QR_DIR/host.out"
 	[ $rc -eq 0 ] && grep -q srp-qroce_0-1 "$QR_DIR/host.out"
@@ -71,18 +57,13 @@ host_up() {
 login() {
 	gx 2 "echo id_ext=$GUID,ioc_guid=$GUID,dest=$1,queue_size=32,max_cmd_per_lun=32 \
 			>/sys/class/infiniband_srp/srp-qroce_0-1/add_target || exit 1;
-		i=0; d=; while [ -z \"\$d\" ] && [ \$i -lt 100 ]; do
-			for b in /sys/block/sd*; do [ -e \$b/device/vendor ] &&
-				grep -q LIO-ORG \$b/device/vendor && d=\${b##*/}; done;
-			sleep 0.1; i=\$((i + 1)); done;
-		[ -n \"\$d\" ] && echo disk \$d && echo \$d >/tmp/srp.disk" \
-		>"$QR_DIR/login.out" 2>&1
+		$(ulp_disk LIO-ORG)" >"$QR_DIR/login.out" 2>&1
 	rc=$?
 	cat "$QR_DIR/login.out"
 	[ $rc -eq 0 ] && grep -q '^disk sd' "$QR_DIR/login.out"
 }
 
-# a login that must fail: the write to add_target ends with an error
+# login_refused DEST [ID]: the write to add_target ends with an error
 login_refused() {
 	t0=$(date +%s)
 	gx 2 "echo id_ext=${2:-$GUID},ioc_guid=${2:-$GUID},dest=$1 \
@@ -94,33 +75,12 @@ login_refused() {
 	[ $rc -ne 0 ] && ! grep -q accepted "$QR_DIR/refused.out"
 }
 
-# PAR: 16 dd at once, each O_DIRECT on its own 4 MiB slice of the disk
-roundtrip() {
-	gx 2 "d=/dev/\$(cat /tmp/srp.disk); n=$((MIB / 4));
-		for i in \$(seq 0 \$((n - 1))); do
-			dd if=/tmp/data of=\$d bs=1M count=4 skip=\$((i * 4)) seek=\$((i * 4)) oflag=direct conv=notrunc 2>/dev/null &
-		done; wait;
-		for i in \$(seq 0 \$((n - 1))); do
-			dd if=\$d of=/tmp/back.\$i bs=1M count=4 skip=\$((i * 4)) iflag=direct 2>/dev/null &
-		done; wait;
-		for i in \$(seq 0 \$((n - 1))); do cat /tmp/back.\$i; done >/tmp/back;
-		rm -f /tmp/back.*; md5sum /tmp/data /tmp/back" >"$QR_DIR/rt.out" 2>&1
-	rc=$?
-	cat "$QR_DIR/rt.out"
-	want=$(awk '$2 == "/tmp/data" { print $1 }' "$QR_DIR/rt.out")
-	back=$(awk '$2 == "/tmp/back" { print $1 }' "$QR_DIR/rt.out")
-	qr_exec 1 "dd if=/dev/ram0 bs=1M count=$MIB iflag=direct 2>/dev/null | md5sum" >"$QR_DIR/disk.out" 2>&1
-	disk=$(cut -d' ' -f1 "$QR_DIR/disk.out")
-	echo "written $want, read back $back, target's disk $disk"
-	[ $rc -eq 0 ] && [ -n "$want" ] && [ "$want" = "$back" ] && [ "$want" = "$disk" ]
-}
-
 # logout: delete the remote port, the disk goes; ib_srp unloads
 logout() {
 	gx 2 "for p in /sys/class/srp_remote_ports/port-*; do echo 1 >\$p/delete; done;
 		i=0; while ls /sys/class/srp_remote_ports/ | grep -q port- && [ \$i -lt 100 ]; do
 			sleep 0.1; i=\$((i + 1)); done;
-		d=\$(cat /tmp/srp.disk); [ ! -e /sys/block/\$d ] && rmmod ib_srp &&
+		d=\$(cat /tmp/ulp.disk); [ ! -e /sys/block/\$d ] && rmmod ib_srp &&
 		! [ -d /sys/module/ib_srp ] && echo logged out" >"$QR_DIR/logout.out" 2>&1
 	rc=$?
 	cat "$QR_DIR/logout.out"
@@ -134,20 +94,20 @@ target_down() {
 		rmdir \$s/acls/$INIT/lun_0 \$s/acls/$INIT &&
 		rm \$s/lun/lun_0/ram0 && rmdir \$s/lun/lun_0 \$s $T/srpt/\$p &&
 		echo 0 >$T/srpt/discovery_auth/rdma_cm_port && rmdir $T/srpt &&
-		rmdir $T/core/iblock_0/ram0 $T/core/iblock_0 &&
-		rmmod ib_srpt && echo target down" >"$QR_DIR/tdown.out" 2>&1
+		$ULP_BACKSTORE_DOWN && rmmod ib_srpt && echo target down" \
+		>"$QR_DIR/tdown.out" 2>&1
 	rc=$?
 	cat "$QR_DIR/tdown.out"
 	[ $rc -eq 0 ] && grep -q 'target down' "$QR_DIR/tdown.out"
 }
 
 qr_check "target: ib_srpt on qroce_0, LIO iblock on a 128 MiB brd, RDMA CM port $PORT" target_up
-qr_check "initiator: ib_srp on qroce_0, $MIB MiB of random data ready" host_up
+qr_check "initiator: ib_srp on qroce_0, $ULP_MIB MiB of random data ready" host_up
 qr_check "login to a port nobody listens on fails with an error" login_refused 10.0.0.1:5556
 qr_check "login to an address nobody has fails with an error" login_refused 10.0.0.9:$PORT
 qr_check "login with a target ID the target does not have is rejected" login_refused 10.0.0.1:$PORT 1234
 qr_check "login through RDMA CM to 10.0.0.1:$PORT: the LIO disk appears" login 10.0.0.1:$PORT
-qr_check "$MIB MiB written and read back, O_DIRECT, 16 at once: checksums equal" roundtrip
+qr_check "$ULP_MIB MiB written and read back, O_DIRECT, 16 at once: checksums equal" ulp_roundtrip
 qr_check "logout: the remote port and the disk go, ib_srp unloads" logout
 qr_check "target: configfs taken down, ib_srpt unloads" target_down
 qr_finish
