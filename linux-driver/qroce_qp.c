@@ -285,6 +285,33 @@ static void qroce_unlock_cqs(struct qroce_cq *scq, struct qroce_cq *rcq,
 	}
 }
 
+/*
+ * A QP moved to RESET starts its rings over, and (a kernel QP; the
+ * provider does it for its own) its CQEs still in its CQs are dropped,
+ * as mlx5 does: a WQE flushed before the reset must not complete in the
+ * QP's next life.  SRQ WQEs those CQEs name are retired.
+ */
+static void qroce_qp_reset_rings(struct qroce_qp *qp, bool user)
+{
+	struct ib_qp *ibqp = &qp->ibqp;
+	struct qroce_cq *scq = to_qcq(ibqp->send_cq);
+	struct qroce_cq *rcq = to_qcq(ibqp->recv_cq);
+	unsigned long flags;
+
+	if (!user) {
+		qroce_lock_cqs(scq, rcq, &flags);
+		qroce_cq_clean(rcq, qp->qpn, ibqp->srq ?
+			       to_qsrq(ibqp->srq) : NULL);
+		if (scq != rcq)
+			qroce_cq_clean(scq, qp->qpn, NULL);
+		qroce_unlock_cqs(scq, rcq, &flags);
+	}
+	qp->sq.pi = 0;
+	qp->sq.ci = 0;
+	qp->rq.pi = 0;
+	qp->rq.ci = 0;
+}
+
 int qroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
 	struct qroce_dev *dev = to_qdev(ibqp->device);
@@ -452,12 +479,8 @@ int qroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		return err;
 
 	qroce_qp_keep_attr(qp, attr, mask, next, rd_atomic);
-	if (next == IB_QPS_RESET) {
-		qp->sq.pi = 0;
-		qp->sq.ci = 0;
-		qp->rq.pi = 0;
-		qp->rq.ci = 0;
-	}
+	if (next == IB_QPS_RESET)
+		qroce_qp_reset_rings(qp, !!udata);
 	return 0;
 }
 

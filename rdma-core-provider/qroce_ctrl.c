@@ -554,37 +554,6 @@ static struct ibv_qp *qroce_create_qp_ex(struct ibv_context *ibctx,
 	return qroce_create_qp_common(ibctx, attr);
 }
 
-static int qroce_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
-			   int mask)
-{
-	struct qroce_qp *qp = to_qqp(ibqp);
-	struct ibv_modify_qp cmd = {};
-	int err;
-
-	err = ibv_cmd_modify_qp(ibqp, attr, mask, &cmd, sizeof(cmd));
-	if (err)
-		return err;
-	if ((mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET) {
-		pthread_spin_lock(&qp->sq.lock);
-		qp->sq.pi = qp->sq.ci = 0;
-		pthread_spin_unlock(&qp->sq.lock);
-		if (!qp->srq) {
-			pthread_spin_lock(&qp->rq.lock);
-			qp->rq.pi = qp->rq.ci = 0;
-			pthread_spin_unlock(&qp->rq.lock);
-		}
-	}
-	return 0;
-}
-
-static int qroce_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
-			  int mask, struct ibv_qp_init_attr *init)
-{
-	struct ibv_query_qp cmd;
-
-	return ibv_cmd_query_qp(ibqp, attr, mask, init, &cmd, sizeof(cmd));
-}
-
 /* Lock a QP's send and receive CQs in CQN order; once if they are one. */
 static void qroce_lock_cqs(struct qroce_cq *scq, struct qroce_cq *rcq)
 {
@@ -604,6 +573,49 @@ static void qroce_unlock_cqs(struct qroce_cq *scq, struct qroce_cq *rcq)
 	pthread_spin_unlock(&scq->lock);
 	if (rcq != scq)
 		pthread_spin_unlock(&rcq->lock);
+}
+
+static int qroce_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+			   int mask)
+{
+	struct qroce_qp *qp = to_qqp(ibqp);
+	struct qroce_cq *scq = to_qcq(ibqp->send_cq);
+	struct qroce_cq *rcq = to_qcq(ibqp->recv_cq);
+	struct ibv_modify_qp cmd = {};
+	int err;
+
+	err = ibv_cmd_modify_qp(ibqp, attr, mask, &cmd, sizeof(cmd));
+	if (err)
+		return err;
+	if ((mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET) {
+		/*
+		 * As mlx5: the QP's CQEs still in its CQs go (a WQE flushed
+		 * before the reset must not complete in the QP's next life),
+		 * and SRQ WQEs they name are retired.
+		 */
+		qroce_lock_cqs(scq, rcq);
+		qroce_cq_clean(rcq, qp->qpn, qp->srq);
+		if (scq != rcq)
+			qroce_cq_clean(scq, qp->qpn, NULL);
+		qroce_unlock_cqs(scq, rcq);
+		pthread_spin_lock(&qp->sq.lock);
+		qp->sq.pi = qp->sq.ci = 0;
+		pthread_spin_unlock(&qp->sq.lock);
+		if (!qp->srq) {
+			pthread_spin_lock(&qp->rq.lock);
+			qp->rq.pi = qp->rq.ci = 0;
+			pthread_spin_unlock(&qp->rq.lock);
+		}
+	}
+	return 0;
+}
+
+static int qroce_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+			  int mask, struct ibv_qp_init_attr *init)
+{
+	struct ibv_query_qp cmd;
+
+	return ibv_cmd_query_qp(ibqp, attr, mask, init, &cmd, sizeof(cmd));
 }
 
 static int qroce_destroy_qp(struct ibv_qp *ibqp)

@@ -153,6 +153,19 @@ int main(int argc, char **argv)
     check(n && wc.wr_id == 31 && wc.status == IBV_WC_WR_FLUSH_ERR,
           "second posted receive flushed with WR_FLUSH_ERR");
 
+    /*
+     * ERR then RESET: the flush CQEs not yet polled go with the reset (as
+     * on mlx5), so the QP's next life starts with an empty CQ
+     */
+    post_recv(p.b, (uintptr_t)buf + BUF / 2, 64, 32);
+    qa.qp_state = IBV_QPS_ERR;
+    ibv_modify_qp(p.b, &qa, IBV_QP_STATE);
+    usleep(200000);             /* the device flushes meanwhile */
+    qa.qp_state = IBV_QPS_RESET;
+    check(ibv_modify_qp(p.b, &qa, IBV_QP_STATE) == 0, "modify ERR -> RESET");
+    check(ibv_poll_cq(p.cq, 1, &wc) == 0,
+          "RESET drops the QP's unpolled flush CQEs from its CQ");
+
     ibv_destroy_qp(p.a);
     ibv_destroy_qp(p.b);
     ibv_destroy_cq(p.cq);
