@@ -97,6 +97,54 @@ rdma-core: $(RDMA_BLD)/build.ninja
 	ninja -C $(RDMA_BLD) -j$(JOBS)
 	DESTDIR=$(RDMA_DST) ninja -C $(RDMA_BLD) install >/dev/null
 
+# --- pyverbs and rdma-core's Python tests (make test-rdma-core) ---------
+# The same rdma-core source and flags, with pyverbs, in a build of its own;
+# only pyverbs and the tests are taken from it (guest-images/
+# mkoverlay-pyverbs.sh), the guests keep the image's libibverbs.
+RDMA_PYBLD := $(B)/rdma-core-py
+RDMA_PYDST := $(B)/rdma-core-py-install
+PYV_STAMP  := $(RDMA_PYDST)/.installed
+PYV_INITRD := $(B)/initramfs-pyverbs.cpio.gz
+
+.PHONY: pyverbs test-rdma-core
+
+$(RDMA_PYBLD)/build.ninja: scripts/rdma-core-prepare.sh
+	sh scripts/rdma-core-prepare.sh $(RDMA_SRC)
+	mkdir -p $(RDMA_PYBLD)
+	cd $(RDMA_PYBLD) && cmake -GNinja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+		-DCMAKE_INSTALL_PREFIX=/usr -DCMAKE_INSTALL_SYSCONFDIR=/etc \
+		-DCMAKE_INSTALL_RUNDIR=/run -DNO_MAN_PAGES=1 \
+		-DPYTHON_EXECUTABLE=/usr/bin/python3.11 \
+		-DENABLE_STATIC=0 -DENABLE_RESOLVE_NEIGH=0 -DCMAKE_C_FLAGS=-I$(TOP)/include \
+		$(RDMA_SRC) >cmake.log 2>&1 || { tail -30 cmake.log; exit 1; }
+
+# the stamp changes only when the install changed something
+pyverbs: $(RDMA_PYBLD)/build.ninja
+	@sh scripts/rdma-core-prepare.sh $(RDMA_SRC)
+	nice -n 10 ninja -C $(RDMA_PYBLD) -j$(JOBS)
+	DESTDIR=$(RDMA_PYDST) ninja -C $(RDMA_PYBLD) install >$(RDMA_PYBLD)/install.log 2>&1 || \
+		{ tail -30 $(RDMA_PYBLD)/install.log; exit 1; }
+	@[ -f $(PYV_STAMP) ] && [ -z "$$(find $(RDMA_PYDST) -type f -newer $(PYV_STAMP) | head -1)" ] || \
+		touch $(PYV_STAMP)
+
+$(PYV_STAMP):
+	$(MAKE) pyverbs
+
+# the normal image with python3, pyverbs and the tests appended as a
+# second cpio archive
+$(PYV_INITRD): $(INITRD) $(PYV_STAMP) guest-images/mkoverlay-pyverbs.sh
+	sh guest-images/mkoverlay-pyverbs.sh $@
+
+# rdma-core's own test suite on qroce_0 and on rxe0 in one guest
+test-rdma-core: all pyverbs $(PYV_INITRD)
+	sh tests/rdma-core-suite.sh
+
+# the kernel's storage ULPs: SRP, iSER, and recovery of those, NVMe-oF and
+# NFS over RDMA under link and QP faults (tests/u-*.sh)
+.PHONY: test-ulp
+test-ulp: all
+	sh tests/run-ulp.sh
+
 # --- guest test programs and the initramfs ------------------------------
 GUEST_SRCS := $(wildcard tests/guest/*.c)
 GUEST_BINS := $(patsubst tests/guest/%.c,$(B)/guest-bin/%,$(GUEST_SRCS))

@@ -6,7 +6,10 @@
 # same data check as SRP (64 MiB, O_DIRECT, 16 at once, checksums against
 # the data and the target's disk); a login to a target name the portal
 # does not have, or to a portal nobody listens on, fails with iscsiadm's
-# error and the next works; logout and the modules' unload are clean.
+# error and the next works; the same I/O while guest 2's link is down for
+# 2 s, and again while the session's QP is moved to the error state:
+# iscsid recovers the session and the data compares equal; logout and the
+# modules' unload are clean.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/ulp-lib.sh"
 qr_init iser
@@ -79,7 +82,7 @@ login() {
 logout() {
 	gx 2 "iscsiadm -m node -T $IQN -p $NP -I iser --logout &&
 		! iscsiadm -m session 2>/dev/null | grep -q $IQN &&
-		d=\$(cat /tmp/ulp.disk) && [ ! -e /sys/block/\$d ] &&
+		d=\$(basename \$(cat /tmp/ulp.disk)) && [ ! -e /sys/block/\$d ] &&
 		kill \$(pidof iscsid) && sleep 1 && rmmod ib_iser &&
 		! [ -d /sys/module/ib_iser ] && echo logged out" >"$QR_DIR/logout.out" 2>&1
 	rc=$?
@@ -103,6 +106,10 @@ qr_check "login to a target name the portal does not have fails" login_refused i
 qr_check "login to a portal nobody listens on fails" login_refused $IQN 10.0.0.1:3261
 qr_check "login over iSER: the LIO disk appears" login
 qr_check "$ULP_MIB MiB written and read back, O_DIRECT, 16 at once: checksums equal" ulp_roundtrip
+qr_check "recovery: link down 2 s during the I/O: it completes (RC retries or a reconnect), data equal" \
+	ulp_recover link 'detected conn error'
+qr_check "recovery: ib_iser's QP to ERR (qp-fatal) during the I/O, the session recovers, data equal" \
+	ulp_recover qp 'detected conn error'
 qr_check "logout: the session and the disk go, ib_iser unloads" logout
 qr_check "target: configfs taken down, ib_isert unloads" target_down
 qr_finish

@@ -6,7 +6,10 @@
 # writers at once (queue depth 16), read back the same way, checksums
 # compared with the data and with the target's disk; a login to a wrong
 # port, a wrong address or a wrong target ID fails with an error and the
-# next one works; logout and the modules' unload are clean.
+# next one works; the same I/O while guest 2's link is down for 2 s, and
+# again while one of ib_srp's QPs is moved to the error state: ib_srp
+# reconnects and the data compares equal; logout and the modules' unload
+# are clean.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/ulp-lib.sh"
 qr_init srp
@@ -80,7 +83,7 @@ logout() {
 	gx 2 "for p in /sys/class/srp_remote_ports/port-*; do echo 1 >\$p/delete; done;
 		i=0; while ls /sys/class/srp_remote_ports/ | grep -q port- && [ \$i -lt 100 ]; do
 			sleep 0.1; i=\$((i + 1)); done;
-		d=\$(cat /tmp/ulp.disk); [ ! -e /sys/block/\$d ] && rmmod ib_srp &&
+		d=\$(basename \$(cat /tmp/ulp.disk)); [ ! -e /sys/block/\$d ] && rmmod ib_srp &&
 		! [ -d /sys/module/ib_srp ] && echo logged out" >"$QR_DIR/logout.out" 2>&1
 	rc=$?
 	cat "$QR_DIR/logout.out"
@@ -108,6 +111,10 @@ qr_check "login to an address nobody has fails with an error" login_refused 10.0
 qr_check "login with a target ID the target does not have is rejected" login_refused 10.0.0.1:$PORT 1234
 qr_check "login through RDMA CM to 10.0.0.1:$PORT: the LIO disk appears" login 10.0.0.1:$PORT
 qr_check "$ULP_MIB MiB written and read back, O_DIRECT, 16 at once: checksums equal" ulp_roundtrip
+qr_check "recovery: link down 2 s during the I/O: it completes (RC retries or a reconnect), data equal" \
+	ulp_recover link 'reconnect succeeded'
+qr_check "recovery: ib_srp's QP to ERR (qp-fatal) during the I/O, reconnects, data equal" \
+	ulp_recover qp 'reconnect succeeded'
 qr_check "logout: the remote port and the disk go, ib_srp unloads" logout
 qr_check "target: configfs taken down, ib_srpt unloads" target_down
 qr_finish

@@ -29,36 +29,110 @@ ulp_data() {
 	qr_exec 2 "dd if=/dev/urandom of=/tmp/data bs=1M count=$ULP_MIB 2>/dev/null && md5sum /tmp/data"
 }
 
+# Where the data lands: guest 2 writes to the path in its /tmp/ulp.disk
+# (a disk, or a file on a mount); guest 1 holds it at ULP_TGT.
+ULP_TGT=/dev/ram0
+
 # ulp_disk VENDOR: guest-2 commands that wait (10 s) for the SCSI disk of
-# VENDOR and write its name to /tmp/ulp.disk
+# VENDOR and write its path to /tmp/ulp.disk
 ulp_disk() {
 	echo "i=0; d=; while [ -z \"\$d\" ] && [ \$i -lt 100 ]; do
 		for b in /sys/block/sd*; do [ -e \$b/device/vendor ] &&
 			grep -q $1 \$b/device/vendor && d=\${b##*/}; done;
 		sleep 0.1; i=\$((i + 1)); done;
-		[ -n \"\$d\" ] && echo disk \$d && echo \$d >/tmp/ulp.disk"
+		[ -n \"\$d\" ] && echo disk \$d && echo /dev/\$d >/tmp/ulp.disk"
 }
 
-# ulp_roundtrip: guest 2 writes /tmp/data to the disk in /tmp/ulp.disk by
-# 16 dd at once, each O_DIRECT on its own slice (queue depth 16), reads it
-# back the same way; the checksums of the data, of what came back and of
-# guest 1's RAM disk must be equal
-ulp_roundtrip() {
-	gx 2 "d=/dev/\$(cat /tmp/ulp.disk); n=16; s=$((ULP_MIB / 16));
-		for i in \$(seq 0 \$((n - 1))); do
-			dd if=/tmp/data of=\$d bs=1M count=\$s skip=\$((i * s)) seek=\$((i * s)) oflag=direct conv=notrunc 2>/dev/null &
-		done; wait;
-		for i in \$(seq 0 \$((n - 1))); do
-			dd if=\$d of=/tmp/back.\$i bs=1M count=\$s skip=\$((i * s)) iflag=direct 2>/dev/null &
-		done; wait;
-		for i in \$(seq 0 \$((n - 1))); do cat /tmp/back.\$i; done >/tmp/back;
-		rm -f /tmp/back.*; md5sum /tmp/data /tmp/back" >"$QR_DIR/rt.out" 2>&1
-	rc=$?
-	cat "$QR_DIR/rt.out"
-	want=$(awk '$2 == "/tmp/data" { print $1 }' "$QR_DIR/rt.out")
-	back=$(awk '$2 == "/tmp/back" { print $1 }' "$QR_DIR/rt.out")
-	qr_exec 1 "dd if=/dev/ram0 bs=1M count=$ULP_MIB iflag=direct 2>/dev/null | md5sum" >"$QR_DIR/disk.out" 2>&1
+# ULP_RT: guest-2 commands that write /tmp/data to the path in
+# /tmp/ulp.disk by 16 dd at once, each O_DIRECT on its own slice (queue
+# depth 16), read it back the same way into /tmp/back and print both
+# checksums
+ULP_RT="d=\$(cat /tmp/ulp.disk); n=16; s=$((ULP_MIB / 16));
+	for i in \$(seq 0 \$((n - 1))); do
+		dd if=/tmp/data of=\$d bs=1M count=\$s skip=\$((i * s)) seek=\$((i * s)) oflag=direct conv=notrunc 2>/dev/null &
+	done; wait;
+	for i in \$(seq 0 \$((n - 1))); do
+		dd if=\$d of=/tmp/back.\$i bs=1M count=\$s skip=\$((i * s)) iflag=direct 2>/dev/null &
+	done; wait;
+	for i in \$(seq 0 \$((n - 1))); do cat /tmp/back.\$i; done >/tmp/back;
+	rm -f /tmp/back.*; md5sum /tmp/data /tmp/back"
+
+# ulp_tgt_dd i|o ARGS: a guest-1 dd of ULP_MIB MiB with ARGS, reading
+# (i) or writing (o) ULP_TGT with O_DIRECT where it is a disk
+ulp_tgt_dd() {
+	f=
+	case $ULP_TGT in
+	/dev/*) f=" ${1}flag=direct" ;;
+	esac
+	shift
+	echo "dd bs=1M count=$ULP_MIB $*$f 2>/dev/null"
+}
+
+# ulp_compare FILE: FILE (guest 2's output of ULP_RT) has equal checksums
+# of the data and of what came back, and guest 1's copy has them too
+ulp_compare() {
+	cat "$1"
+	want=$(awk '$2 == "/tmp/data" { print $1 }' "$1")
+	back=$(awk '$2 == "/tmp/back" { print $1 }' "$1")
+	qr_exec 1 "$(ulp_tgt_dd i if=$ULP_TGT) | md5sum" >"$QR_DIR/disk.out" 2>&1
 	disk=$(cut -d' ' -f1 "$QR_DIR/disk.out")
 	echo "written $want, read back $back, target's disk $disk"
-	[ $rc -eq 0 ] && [ -n "$want" ] && [ "$want" = "$back" ] && [ "$want" = "$disk" ]
+	[ -n "$want" ] && [ "$want" = "$back" ] && [ "$want" = "$disk" ]
+}
+
+# ulp_roundtrip: ULP_RT in guest 2, then ulp_compare; guest 1's disk is
+# cleared first so that the round proves itself
+ulp_roundtrip() {
+	qr_exec 1 "$(ulp_tgt_dd o if=/dev/zero of=$ULP_TGT conv=notrunc)" || return 1
+	gx 2 "$ULP_RT" >"$QR_DIR/rt.out" 2>&1 || { cat "$QR_DIR/rt.out"; return 1; }
+	ulp_compare "$QR_DIR/rt.out"
+}
+
+# ulp_recover FAULT PATTERN: ulp_roundtrip with FAULT (link or qp) on
+# guest 2's device a second after the I/O started: the link down for 2 s,
+# or the ULP's first RC QP (rdma resource show qp) moved to ERR by
+# inject-event qp-fatal.  The I/O must end and compare equal, with no hung
+# task in guest 2's dmesg.  After a QP error its dmesg must show PATTERN
+# (the ULP's reconnect); a link outage of 2 s may instead be covered by
+# the RC transport's own retries (its QPs never leave RTS), which guest
+# 2's retransmission counter then shows.
+# ulp_connects: how many connections the ULP has made (0 where dmesg
+# tells instead); a ULP test may redefine it
+ulp_connects() { echo 0; }
+
+ulp_recover() {
+	qr_exec 2 'dmesg -c >/dev/null'
+	r0=$(qr_counter 2 roce_retrans)
+	c0=$(ulp_connects)
+	qr_exec 1 "$(ulp_tgt_dd o if=/dev/zero of=$ULP_TGT conv=notrunc)" || return 1
+	qr_bg 2 io "$(printf '%s' "$ULP_RT" | tr '\n\t' '  ')" || return 1
+	sleep 1
+	if [ "$1" = link ]; then
+		qr_qom_set 2 link-up false && sleep 2 && qr_qom_set 2 link-up true ||
+			return 1
+		echo "guest 2's link down for 2 s"
+	else
+		qpn=$(qr_exec 2 "rdma resource show qp link qroce_0/1 | awk '/type RC/ && /state RTS/ { for (i = 1; i < NF; i++) if (\$i == \"lqpn\") print \$(i + 1) }' | head -1")
+		[ -n "$qpn" ] || { echo "no RC QP in RTS"; return 1; }
+		qr_qom_set 2 inject-event "qp-fatal:$qpn" || return 1
+		echo "QP $qpn of guest 2 moved to ERR"
+	fi
+	qr_bg_wait 2 io 300 >"$QR_DIR/io.out" 2>&1
+	rc=$?
+	r1=$(qr_counter 2 roce_retrans)
+	c1=$(ulp_connects)
+	qr_exec 2 dmesg >"$QR_DIR/recover.dmesg"
+	[ "$c1" -gt "$c0" ] && echo "reconnected: $c0 -> $c1 connections" >>"$QR_DIR/recover.dmesg"
+	grep -E "$2|blocked for more than" "$QR_DIR/recover.dmesg"
+	echo "guest 2 retransmitted $((r1 - r0)) packets"
+	[ $rc -eq 0 ] && ulp_compare "$QR_DIR/io.out" &&
+		! grep -q 'blocked for more than' "$QR_DIR/recover.dmesg" || return 1
+	if grep -Eq "$2" "$QR_DIR/recover.dmesg"; then
+		echo "the ULP reconnected"
+	elif [ "$1" = link ] && [ "$r1" -gt "$r0" ]; then
+		echo "the RC retries covered the outage: no reconnect needed"
+	else
+		echo "no reconnect ('$2') and no retries"
+		return 1
+	fi
 }
