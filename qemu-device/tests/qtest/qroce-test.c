@@ -3582,6 +3582,65 @@ static void test_srq_shared_message(void)
 }
 #undef SS_BUF
 
+/*
+ * An SQ producer index lowered after a rewind: three SENDs go out, the
+ * peer answers the first with an RNR NAK (the requester goes back to WQE
+ * 0 and waits, with the virtual clock standing still), then the guest
+ * writes PI 1 -- behind WQEs already sent once.  It is a bad doorbell (the
+ * QP to ERR, its three WQEs flushed), not a smaller SQ; an ACK of all
+ * three PSNs that arrives afterwards does not carry the engine past the
+ * producer index into slots never posted.
+ */
+static void test_sq_pi_after_rewind(void)
+{
+    QRoceTest t;
+    Peer pr;
+    RocePktOut o;
+    RocePktIn p;
+    struct qroce_cqe cqe;
+    uint8_t f[2048];
+    uint64_t cq, buf, sq, rq;
+    uint32_t pdn, cqn, key, qpn, bad, tx, i, ci = 0;
+
+    peer_start(&t, &pr);
+    objs_setup(&t, QROCE_ACCESS_LOCAL_WRITE, &pdn, &cqn, &cq, &buf, &key);
+    g_assert_cmpuint(mk_qp_rings(&t, QROCE_QPT_RC, pdn, cqn, cqn, 0, &qpn, &sq,
+                                 &rq), ==, 0);
+    peer_connect(&t, &pr, qpn, 0x77);
+    for (i = 0; i < 3; i++) {
+        post_send(&t, sq, i, buf, 10, key, QROCE_WQE_SIGNALED);
+    }
+    qpci_io_writeq(t.dev, t.db, QROCE_DB_SQ, qroce_db_value(qpn, 3));
+    for (i = 0; i < 3; i++) {
+        peer_recv(&pr, f, &p);
+        g_assert_cmpuint(p.psn, ==, 2000 + i);
+    }
+    peer_out(&pr, &o, qpn, 2000, ROCE_ACK);
+    o.aeth_syndrome = ROCE_AETH_RNR | 31;   /* 491 ms: virtual, frozen */
+    peer_send(&pr, &o, 0, false);
+    wait_cnt(&t, QROCE_CNT_ROCE_RX_PKTS, 1);
+    bad = rd(&t, QROCE_REG_CNT(QROCE_CNT_BAD_DOORBELLS));
+    qpci_io_writeq(t.dev, t.db, QROCE_DB_SQ, qroce_db_value(qpn, 1));
+    g_assert_cmpuint(rd(&t, QROCE_REG_CNT(QROCE_CNT_BAD_DOORBELLS)), ==,
+                     bad + 1);
+    g_assert_cmpuint(query_state(&t, qpn), ==, QROCE_QPS_ERR);
+    peer_out(&pr, &o, qpn, 2002, ROCE_ACK);
+    o.aeth_syndrome = ROCE_AETH_ACK_NO_CREDIT;
+    peer_send(&pr, &o, 0, false);
+    for (i = 0; i < 3; i++) {
+        wait_entry(&t, cq, sizeof(cqe), 6, ci++, &cqe);
+        g_assert_cmpuint(le32_to_cpu(cqe.qpn), ==, qpn);
+        g_assert_cmpuint(le32_to_cpu(cqe.wqe_index), ==, i);
+        g_assert_cmpuint(cqe.status, ==, QROCE_WC_WR_FLUSH_ERR);
+    }
+    tx = rd(&t, QROCE_REG_CNT(QROCE_CNT_ROCE_TX_PKTS));
+    qtest_clock_step(t.qts, 2 * 1000 * 1000 * 1000LL);
+    g_assert_cmpuint(simple(&t, QROCE_CMD_NOP, 0, NULL), ==, 0);
+    g_assert_cmpuint(rd(&t, QROCE_REG_CNT(QROCE_CNT_ROCE_TX_PKTS)), ==, tx);
+    close(pr.fd);
+    stop(&t);
+}
+
 #undef M
 
 static void test_srq(void)
@@ -5490,6 +5549,7 @@ static const QRoceCase qroce_cases[] = {
       "-global qroce.max-bt-pages=64", NULL },
     { "audit/doorbell-budget", test_audit_doorbell_budget, NULL, NULL },
     { "audit/sq-pi-back", test_audit_sq_pi_back, NULL, NULL },
+    { "sq-pi-after-rewind", test_sq_pi_after_rewind, NULL, peer_prepare },
     { "audit/dma-mmio", test_audit_dma_mmio, NULL, NULL },
     { "audit/cmdq-log2", test_audit_cmdq_log2, NULL, NULL },
     { "audit/dma-hole", test_audit_dma_hole, NULL, NULL },

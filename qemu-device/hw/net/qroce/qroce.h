@@ -191,6 +191,12 @@ typedef struct QRoceRcQP {
     uint32_t una_psn;       /* oldest unacknowledged PSN */
     uint32_t wqe_off;       /* bytes of the current send WQE already sent */
     uint32_t sq_sent;       /* SQ WQEs fully sent (>= sq.ci) */
+    /*
+     * One past the newest send WQE ever sent, partly or whole: after a
+     * rewind sq_sent is below it, but the guest still may not take those
+     * WQEs back with a lower producer index (qroce_sq_sent_bound()).
+     */
+    uint32_t sq_hi;
     uint32_t nsent;         /* entries in the in-flight list */
     uint32_t nsent_hi;      /* entries still recorded after a rewind */
     struct QRoceRcInflight *inflight;   /* ring of sent, unacked WQEs */
@@ -372,6 +378,19 @@ struct QRoceState {
     QRoceEthRxFn *port_eth_rx;
     QRoceTxReadyFn *port_tx_ready;
 };
+
+/*
+ * One past the newest send WQE of @qp the engine has sent or started to
+ * send: an SQ producer index below it is a bad doorbell.
+ */
+static inline uint32_t qroce_sq_sent_bound(const QRoceQP *qp)
+{
+    const QRoceRcQP *r = &qp->rc;
+    uint32_t sent = r->sq_sent + (r->wqe_off ? 1 : 0);
+    uint32_t ahead = r->sq_hi - sent;   /* a stale sq_hi is far behind */
+
+    return ahead && ahead <= (1u << qp->sq.log2) ? r->sq_hi : sent;
+}
 
 static inline void qroce_count(QRoceState *s, enum qroce_counter c)
 {

@@ -227,6 +227,8 @@ static bool qroce_cq_copy(QRoceState *s, QRoceCQ *cq, uint32_t ci, uint32_t n,
     struct qroce_cqe e;
     uint32_t k, mask = (1u << cq->log2) - 1;
 
+    /* each CQE (two DMA accesses) counts in the run's budget as a page */
+    s->bt_work += n;
     for (k = 0; k < n; k++) {
         if (qroce_bt_rw(s, &cq->bt, (uint64_t)((ci + k) & mask) * sizeof(e),
                         &e, sizeof(e), false) < 0) {
@@ -1287,8 +1289,11 @@ static bool qroce_srq_copy(QRoceState *s, QRoceSRQ *srq, const QRoceWQ *wq)
             return false;
         }
     }
-    /* the copy is work like loading pages: it counts in the run's budget */
-    s->bt_work += ((srq->wq.pi - srq->wq.ci) << wq->wqe_shift) >> 12;
+    /*
+     * the copy is work like loading pages: each WQE (two DMA accesses)
+     * counts in the run's budget as one page does
+     */
+    s->bt_work += srq->wq.pi - srq->wq.ci;
     return true;
 }
 

@@ -56,6 +56,11 @@ static void rc_timer(void *opaque)
 static bool rc_flush_wq(QRoceState *s, QRoceQP *qp, QRoceWQ *wq, bool sq,
                         int *budget)
 {
+    if (wq->pi - wq->ci > (1u << wq->log2)) {
+        /* consumed past the producer index: nothing posted is left */
+        wq->ci = wq->pi;
+        return false;
+    }
     while (wq->ci != wq->pi) {
         if (*budget <= 0) {
             return true;
@@ -76,7 +81,7 @@ static bool rc_flush(QRoceState *s, QRoceQP *qp, int *budget)
 {
     bool more = rc_flush_wq(s, qp, &qp->sq, true, budget);
 
-    qp->rc.sq_sent = qp->sq.ci;
+    qp->rc.sq_sent = qp->rc.sq_hi = qp->sq.ci;
     if (qp->rc.rwqe_held && *budget > 0) {
         (*budget)--;
         trace_qroce_recv_flush_held(qp->qpn, qp->rc.rwqe_idx);
@@ -435,7 +440,7 @@ static void rc_reset_qp(QRoceState *s, QRoceQP *qp)
     r->timer_fired = false;
     r->npsn = r->una_psn = r->hi_psn = qp->sq_psn;
     r->wqe_off = 0;
-    r->sq_sent = qp->sq.ci;
+    r->sq_sent = r->sq_hi = qp->sq.ci;
     r->nsent = r->nsent_hi = 0;
     r->inflight_head = 0;
     r->retry_left = qp->retry_cnt;

@@ -261,7 +261,7 @@ void qroce_dp_sq_error(QRoceState *s, QRoceQP *qp, uint32_t idx, int status)
     trace_qroce_rc_wqe_err(qp->qpn, idx, status);
     qroce_dp_cqe(s, qp, true, idx, QROCE_CQE_SEND, status, 0, false, 0, false);
     qp->sq.ci = idx + 1;
-    qp->rc.sq_sent = qp->sq.ci;
+    qp->rc.sq_sent = qp->rc.sq_hi = qp->sq.ci;
     qp->rc.nsent = qp->rc.nsent_hi = 0;
     qp->rc.nrd = 0;
     qroce_qp_set_error(s, qp, 0);
@@ -599,7 +599,7 @@ void qroce_dp_qp_to_err(QRoceState *s, QRoceQP *qp, uint32_t old_state)
     r->rsp_count = 0;
     r->rnr_wait = false;
     r->txw_valid = r->rdw_valid = false;
-    r->sq_sent = qp->sq.ci;
+    r->sq_sent = r->sq_hi = qp->sq.ci;
     r->wqe_off = 0;
     if ((qp->flags & QROCE_CREATE_QP_SRQ) && old_state != QROCE_QPS_ERR) {
         /* the SRQ's WQEs stay; the QP will take no more of them */

@@ -393,8 +393,8 @@ static bool rc_sq_process(QRoceState *s, QRoceQP *qp, int *budget)
     uint32_t max_rd = MAX(qp->max_rd_atomic, 1);
     RcWqe *w;
 
-    while (qp->state == QROCE_QPS_RTS && r->sq_sent != qp->sq.pi &&
-           !r->rnr_wait) {
+    while (qp->state == QROCE_QPS_RTS &&
+           r->sq_sent - qp->sq.ci < qp->sq.pi - qp->sq.ci && !r->rnr_wait) {
         uint32_t idx = r->sq_sent;
         bool first = r->wqe_off == 0, resume;
         RocePktOut o = {};
@@ -500,6 +500,7 @@ static void rc_rewind(QRoceState *s, QRoceQP *qp)
         e->resp_off = 0;
     }
     trace_qroce_rc_rewind(qp->qpn, e->idx, target, r->npsn);
+    r->sq_hi = qroce_sq_sent_bound(qp);     /* sent: the guest's no more */
     r->npsn = r->una_psn = target;
     r->sq_sent = e->idx;
     r->wqe_off = e->kind == RC_KIND_PLAIN ?
@@ -750,7 +751,9 @@ static void rc_fast_forward(QRoceQP *qp, uint32_t acked)
     QRoceRcQP *r = &qp->rc;
     uint32_t depth = 1u << qp->sq.log2, mtu = rc_mtu(qp);
 
-    while (psn_cmp(acked, r->npsn) >= 0) {
+    /* never past the producer index: only WQEs still posted are passed */
+    while (psn_cmp(acked, r->npsn) >= 0 &&
+           r->sq_sent - qp->sq.ci < qp->sq.pi - qp->sq.ci) {
         QRoceRcInflight *e;
 
         if (r->wqe_off) {

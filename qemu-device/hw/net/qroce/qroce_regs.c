@@ -528,7 +528,7 @@ static void qroce_db_wq(QRoceState *s, unsigned page, QRoceQP *qp,
 
     if (pi - wq->ci > (1u << wq->log2)) {
         why = "producer index overruns the ring";
-    } else if (sq && pi - wq->ci < qp->rc.sq_sent - wq->ci) {
+    } else if (sq && pi - wq->ci < qroce_sq_sent_bound(qp) - wq->ci) {
         why = "producer index behind WQEs already sent";
     }
     if (why) {
