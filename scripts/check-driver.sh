@@ -50,7 +50,7 @@ cp tests/kmod/Kbuild tests/kmod/qroce*.c "$tmp/kmod/"
 # (beyond make's own lines) fails it
 build() {
 	log=$tmp/build.log
-	if ! make -C "$KDIR" M="$1" W=1 C=2 modules >"$log" 2>&1; then
+	if ! make -C "$KDIR" M="$1" W=1 C=2 KCFLAGS=-Werror modules >"$log" 2>&1; then
 		cat "$log"
 		echo "FAIL: $2 build (W=1 C=2 -Werror)"
 		fail=1

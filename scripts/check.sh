@@ -23,6 +23,6 @@ gate "device: QEMU checkpatch, -Werror" sh scripts/check-qemu.sh
 	gate "device: calls between files run one way; functions <= 100 lines" sh scripts/check-layers.sh
 [ -f scripts/check-driver.sh ] &&
 	gate "driver: checkpatch --strict, sparse C=2, -Werror" sh scripts/check-driver.sh
-gate "provider: functions <= 100 lines" sh scripts/check-funcs.sh rdma-core-provider
+gate "provider: -Werror with rdma-core's warnings; functions <= 100 lines" sh scripts/check-provider.sh
 echo "RESULT gates $pass $fail"
 [ "$fail" -eq 0 ]
