@@ -786,7 +786,7 @@ QROCE_HW_ASSERT_SIZE(struct qroce_send_wqe, 48);
 struct qroce_recv_wqe {
 	__u8 num_sge;
 	__u8 rsvd0[3];
-	__le32 srq_tag;		/* SRQ: the CQE's wqe_index (§8), any value */
+	__le32 srq_tag;		/* SRQ: the CQE's wqe_index (§9), any value */
 	__u8 rsvd[8];
 };
 QROCE_HW_ASSERT_SIZE(struct qroce_recv_wqe, 16);
