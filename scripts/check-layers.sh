@@ -24,10 +24,12 @@ qroce_regs
 qroce_ctrl
 qroce_eth
 qroce_data
-qroce_data_rc qroce_data_uc qroce_data_ud
+qroce_data_rc_comp qroce_data_uc qroce_data_ud
+qroce_data_rc_req
+qroce_data_rc_resp
 qroce_data_common
 qroce_data_cc
-qroce_ctrl_objs
+qroce_objects
 qroce_ring
 qroce_port
 roce_wire

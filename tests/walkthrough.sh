@@ -179,7 +179,7 @@ while read -r ev rest; do
 		trans=""
 		[ "$op" = CREATE_QP ] && state=data
 		;;
-	qroce_doorbell | qroce_rc_wqe | qroce_rc_tx | qroce_rc_rx | qroce_rc_ack_tx | qroce_rc_ack_rx | qroce_cqe | qroce_eqe | qroce_irq)
+	qroce_doorbell | qroce_sq_wqe | qroce_roce_tx | qroce_roce_rx | qroce_rc_ack_tx | qroce_rc_ack_rx | qroce_cqe | qroce_eqe | qroce_irq)
 		[ $state = data ] || continue
 		dn=$((dn + 1))
 		case $ev in
@@ -190,16 +190,16 @@ while read -r ev rest; do
 			echo "| $dn | doorbell $db | object $6, index $8 | \`${pf:--}\` | $df |" >>"$datarows"
 			echo "    Provider->>Device: doorbell $db, index $8" >>"$seq"
 			;;
-		qroce_rc_wqe) # qp N wqe I opcode O len L
-			echo "| $dn | send WQE fetched | qp $2, WQE $4, opcode $6, $8 bytes | \`$(prv_fn post_send)\` | $(trace_fn qroce_rc_wqe qroce_data_rc) |" >>"$datarows"
+		qroce_sq_wqe) # qp N wqe I opcode O len L
+			echo "| $dn | send WQE fetched | qp $2, WQE $4, opcode $6, $8 bytes | \`$(prv_fn post_send)\` | $(trace_fn qroce_sq_wqe qroce_data_rc_req) |" >>"$datarows"
 			echo "    Device->>Device: fetch send WQE $4 (DMA)" >>"$seq"
 			;;
-		qroce_rc_tx)
-			echo "| $dn | frame sent | qp $2, BTH opcode $4, PSN $6, $8 bytes | - | $(trace_fn qroce_rc_tx) |" >>"$datarows"
+		qroce_roce_tx)
+			echo "| $dn | frame sent | qp $2, BTH opcode $4, PSN $6, $8 bytes | - | $(trace_fn qroce_roce_tx) |" >>"$datarows"
 			echo "    Device->>Wire: RoCEv2 opcode $4, PSN $6" >>"$seq"
 			;;
-		qroce_rc_rx)
-			echo "| $dn | frame received | qp $2, BTH opcode $4, PSN $6, $8 bytes | - | $(trace_fn qroce_rc_rx) |" >>"$datarows"
+		qroce_roce_rx)
+			echo "| $dn | frame received | qp $2, BTH opcode $4, PSN $6, $8 bytes | - | $(trace_fn qroce_roce_rx) |" >>"$datarows"
 			echo "    Wire->>Device: RoCEv2 opcode $4, PSN $6" >>"$seq"
 			;;
 		qroce_rc_ack_tx)
@@ -207,7 +207,7 @@ while read -r ev rest; do
 			echo "    Device->>Wire: ACK PSN $6" >>"$seq"
 			;;
 		qroce_rc_ack_rx)
-			echo "| $dn | ACK received | qp $2, syndrome $4, PSN $6 | - | $(trace_fn qroce_rc_ack_rx qroce_data_rc) |" >>"$datarows"
+			echo "| $dn | ACK received | qp $2, syndrome $4, PSN $6 | - | $(trace_fn qroce_rc_ack_rx qroce_data_rc_comp) |" >>"$datarows"
 			echo "    Wire->>Device: ACK PSN $6" >>"$seq"
 			;;
 		qroce_cqe) # cq C #I qp Q wqe W opcode O status S len L

@@ -8,12 +8,14 @@
  *   qroce_ctrl.c         control path: command ring and its commands
  *   qroce_eth.c          the Ethernet function
  *   qroce_data.c         data path: scheduler, transport table, rx demux
- *   qroce_data_rc.c      RC transport
+ *   qroce_data_rc_comp.c RC transport: completer (ACKs, READ responses)
+ *   qroce_data_rc_req.c  RC transport: requester (segmenting, go-back-N)
+ *   qroce_data_rc_resp.c RC transport: responder (requests, answers)
  *   qroce_data_uc.c      UC transport
  *   qroce_data_ud.c      UD and GSI transport
  *   qroce_data_common.c  helpers the transports share
  *   qroce_data_cc.c      congestion control: cwnd, ECN/CNP, DCQCN
- *   qroce_ctrl_objs.c    object and buffer tables (written by the control
+ *   qroce_objects.c      object and buffer tables (written by the control
  *                        path, read by the data path)
  *   qroce_ring.c         DMA to guest RAM, CQ/EQ posting, interrupts
  *   qroce_port.c         the port: wire faults, loopback, netdev
@@ -163,7 +165,7 @@ typedef struct QRoceMcast {
 #define QROCE_RC_RSPQ   40
 
 typedef struct QRoceRcRsp {
-    uint8_t kind;           /* RC_RSP_* in qroce_data_rc.c */
+    uint8_t kind;           /* RC_RSP_* in qroce_data_rc_resp.c */
     uint8_t syndrome;       /* ACK/NAK: AETH syndrome */
     uint32_t first_psn;     /* PSN of the request */
     uint32_t psn;           /* next PSN to send */
@@ -180,7 +182,7 @@ typedef struct QRoceRcAtomicHist {
 } QRoceRcAtomicHist;
 
 /* Per-QP transport state. */
-typedef struct QRoceRcQP {
+typedef struct QRoceQPXport {
     /* scheduling */
     QTAILQ_ENTRY(QRoceQP) runq_link;
     bool on_runq;           /* queued on the engine's run queue */
@@ -199,7 +201,7 @@ typedef struct QRoceRcQP {
     uint32_t sq_hi;
     uint32_t nsent;         /* entries in the in-flight list */
     uint32_t nsent_hi;      /* entries still recorded after a rewind */
-    struct QRoceRcInflight *inflight;   /* ring of sent, unacked WQEs */
+    struct QRoceInflight *inflight;   /* ring of sent, unacked WQEs */
     uint32_t inflight_head;
     uint32_t nrd;           /* READs and atomics among them */
     int retry_left, rnr_left;
@@ -211,7 +213,7 @@ typedef struct QRoceRcQP {
      * context's copy: the guest may rewrite the ring meanwhile), and the
      * READ/atomic WQE that responses are written to.
      */
-    struct RcWqe *txw, *rdw;
+    struct QRoceWqe *txw, *rdw;
     uint32_t txw_idx, rdw_idx;
     bool txw_valid, rdw_valid;
     /* loss recovery: congestion window in PSNs (8 fractional bits) */
@@ -267,7 +269,7 @@ typedef struct QRoceRcQP {
     uint32_t inj_idx;
     uint32_t inj_next;      /* the first send WQE not yet considered */
     uint8_t inj_status;
-} QRoceRcQP;
+} QRoceQPXport;
 
 enum { QROCE_DIR_TX, QROCE_DIR_RX };
 enum {
@@ -298,7 +300,7 @@ typedef struct QRoceQP {
     uint8_t max_rd_atomic, max_dest_rd_atomic;
     uint32_t access_flags, qkey, sq_psn, rq_psn, dest_qpn;
     QRoceAV av;
-    QRoceRcQP rc;           /* transport state, owned by the data path */
+    QRoceQPXport xp;           /* transport state, owned by the data path */
 } QRoceQP;
 
 struct QRoceState {
@@ -371,7 +373,7 @@ struct QRoceState {
     QRoceMcast *mcast;      /* mcast_max_groups of them */
     uint32_t *mcast_qpn;    /* their QPN lists, in one allocation */
 
-    struct QRoceRc *rc;     /* engine-global state, the data path's */
+    struct QRoceEngine *eng;    /* engine-global state, the data path's */
 
     /* where the port hands received frames up (qroce_port.h) */
     QRoceRoceRxFn *port_roce_rx;
@@ -385,7 +387,7 @@ struct QRoceState {
  */
 static inline uint32_t qroce_sq_sent_bound(const QRoceQP *qp)
 {
-    const QRoceRcQP *r = &qp->rc;
+    const QRoceQPXport *r = &qp->xp;
     uint32_t sent = r->sq_sent + (r->wqe_off ? 1 : 0);
     uint32_t ahead = r->sq_hi - sent;   /* a stale sq_hi is far behind */
 

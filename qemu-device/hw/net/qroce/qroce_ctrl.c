@@ -1,7 +1,7 @@
 /*
  * qroce: the control path -- the command ring (docs/hw-spec.md), a table
  * of commands indexed by opcode, and the commands, which create, change
- * and destroy the objects of qroce_ctrl_objs.c and tell the data path
+ * and destroy the objects of qroce_objects.c and tell the data path
  * about QPs.
  *
  * Every value the guest supplies is checked before use: bad input ends in
@@ -16,7 +16,7 @@
 #include "qemu/main-loop.h"
 #include "qemu/bswap.h"
 #include "qroce_ctrl.h"
-#include "qroce_ctrl_objs.h"
+#include "qroce_objects.h"
 #include "qroce_data.h"
 #include "qroce_ring.h"
 #include "trace.h"
@@ -827,8 +827,8 @@ static int qroce_cmd_query_qp(QRoceState *s, const struct qroce_cmd *c,
                              QROCE_CMD_ERR_HANDLE);
     }
     out[0] = qp->state;
-    out[1] = qp->rc.npsn;
-    out[2] = qp->rc.epsn;
+    out[1] = qp->xp.npsn;
+    out[2] = qp->xp.epsn;
     out[3] = qp->sq.ci;
     out[4] = qp->rq.ci;
     return QROCE_CMD_OK;

@@ -3,9 +3,10 @@
  * the RoCEv2 transport engine.
  *
  * Doorbells, responses, timers and flushes only queue a QP; a bottom half
- * runs the queued QPs in turn, RC_QUANTUM packets each and RC_BUDGET a
- * run, through the table of transports (qroce_data_rc.c, qroce_data_uc.c,
- * qroce_data_ud.c) indexed by QP type; a QP in ERR is flushed here.
+ * runs the queued QPs in turn, ENGINE_QUANTUM packets each and
+ * ENGINE_BUDGET a run, through the table of transports (RC in
+ * qroce_data_rc_*.c, qroce_data_uc.c, qroce_data_ud.c) indexed by QP
+ * type; a QP in ERR is flushed here.
  * Received frames come up from the port, are checked here and handed to
  * the QP's transport; the CNPs of the notification point go out from here.
  *
@@ -19,41 +20,41 @@
 #include "qroce_data_xport.h"
 #include "qroce_data_common.h"
 #include "qroce_data_cc.h"
-#include "qroce_ctrl_objs.h"
+#include "qroce_objects.h"
 #include "qroce_port.h"
 #include "trace.h"
 
-#define RC_BUDGET       64      /* packets per bottom-half run */
-#define RC_QUANTUM      16      /* packets per QP per turn */
-#define RC_FLUSH_BUDGET 256     /* flush CQEs per QP per bottom-half run */
-#define RC_CWND_INIT    16      /* PSNs before the first ACK */
+#define ENGINE_BUDGET       64      /* packets per bottom-half run */
+#define ENGINE_QUANTUM      16      /* packets per QP per turn */
+#define ENGINE_FLUSH_BUDGET 256     /* flush CQEs per QP per bottom-half run */
+#define CC_CWND_INIT    16      /* PSNs before the first ACK */
 
-static void rc_unschedule(QRoceState *s, QRoceQP *qp)
+static void engine_unschedule(QRoceState *s, QRoceQP *qp)
 {
-    if (qp->rc.on_runq) {
-        QTAILQ_REMOVE(&s->rc->runq, qp, rc.runq_link);
-        qp->rc.on_runq = false;
+    if (qp->xp.on_runq) {
+        QTAILQ_REMOVE(&s->eng->runq, qp, xp.runq_link);
+        qp->xp.on_runq = false;
     }
 }
 
-static void rc_pace_timer(void *opaque)
+static void qp_pace_timer(void *opaque)
 {
     QRoceQP *qp = opaque;
 
-    qroce_dp_schedule(qp->rc.s, qp);
+    qroce_dp_schedule(qp->xp.s, qp);
 }
 
-static void rc_timer(void *opaque)
+static void qp_retry_timer(void *opaque)
 {
     QRoceQP *qp = opaque;
 
     /* DMA and interrupts only from the guarded bottom half */
-    qp->rc.timer_fired = true;
-    qroce_dp_schedule(qp->rc.s, qp);
+    qp->xp.timer_fired = true;
+    qroce_dp_schedule(qp->xp.s, qp);
 }
 
 /* Complete every posted, unconsumed WQE of @wq with WR_FLUSH_ERR. */
-static bool rc_flush_wq(QRoceState *s, QRoceQP *qp, QRoceWQ *wq, bool sq,
+static bool qp_flush_wq(QRoceState *s, QRoceQP *qp, QRoceWQ *wq, bool sq,
                         int *budget)
 {
     if (wq->pi - wq->ci > (1u << wq->log2)) {
@@ -77,20 +78,20 @@ static bool rc_flush_wq(QRoceState *s, QRoceQP *qp, QRoceWQ *wq, bool sq,
  * A QP in ERR: flush its SQ, the RECV WQE a message had taken (from the
  * RQ or the SRQ: it is the QP's now) and its RQ, a budget at a time.
  */
-static bool rc_flush(QRoceState *s, QRoceQP *qp, int *budget)
+static bool qp_flush(QRoceState *s, QRoceQP *qp, int *budget)
 {
-    bool more = rc_flush_wq(s, qp, &qp->sq, true, budget);
+    bool more = qp_flush_wq(s, qp, &qp->sq, true, budget);
 
-    qp->rc.sq_sent = qp->rc.sq_hi = qp->sq.ci;
-    if (qp->rc.rwqe_held && *budget > 0) {
+    qp->xp.sq_sent = qp->xp.sq_hi = qp->sq.ci;
+    if (qp->xp.rwqe_held && *budget > 0) {
         (*budget)--;
-        trace_qroce_recv_flush_held(qp->qpn, qp->rc.rwqe_idx);
+        trace_qroce_recv_flush_held(qp->qpn, qp->xp.rwqe_idx);
         qroce_dp_recv_cqe(s, qp, QROCE_CQE_RECV, QROCE_WC_WR_FLUSH_ERR, 0,
                           false, 0, false);
     }
-    more |= qp->rc.rwqe_held;
+    more |= qp->xp.rwqe_held;
     if (!(qp->flags & QROCE_CREATE_QP_SRQ)) {
-        more |= rc_flush_wq(s, qp, &qp->rq, false, budget);
+        more |= qp_flush_wq(s, qp, &qp->rq, false, budget);
     }
     return more;
 }
@@ -134,21 +135,21 @@ static const QRoceTransportOps qroce_transports[QROCE_QPT_GSI + 1] = {
     },
 };
 
-static bool rc_stalled(QRoceState *s, QRoceQP *qp)
+static bool qp_stalled(QRoceState *s, QRoceQP *qp)
 {
-    QRoceRc *rc = s->rc;
+    QRoceEngine *eng = s->eng;
 
-    return rc->stall_until && rc_now() < rc->stall_until &&
-           (!rc->stall_qpn || rc->stall_qpn == qp->qpn);
+    return eng->stall_until && engine_now() < eng->stall_until &&
+           (!eng->stall_qpn || eng->stall_qpn == qp->qpn);
 }
 
 /* The stall ended: run every QP again (the timer only schedules). */
-static void rc_stall_timer(void *opaque)
+static void engine_stall_timer(void *opaque)
 {
     QRoceState *s = opaque;
     uint32_t i;
 
-    s->rc->stall_until = 0;
+    s->eng->stall_until = 0;
     for (i = 1; i < s->max_qp; i++) {
         if (s->qp[i].valid && s->qp[i].state != QROCE_QPS_RESET) {
             qroce_dp_schedule(s, &s->qp[i]);
@@ -158,55 +159,55 @@ static void rc_stall_timer(void *opaque)
 
 void qroce_data_stall(QRoceState *s, uint32_t qpn, uint32_t us)
 {
-    QRoceRc *rc = s->rc;
+    QRoceEngine *eng = s->eng;
 
     trace_qroce_inject_stall(qpn, us);
-    rc->stall_qpn = qpn;
-    rc->stall_until = rc_now() + (int64_t)us * 1000;
-    timer_mod(rc->stall_timer, rc->stall_until);
+    eng->stall_qpn = qpn;
+    eng->stall_until = engine_now() + (int64_t)us * 1000;
+    timer_mod(eng->stall_timer, eng->stall_until);
 }
 
 /* Run one QP; true if it has more to do. */
-static bool rc_qp_run(QRoceState *s, QRoceQP *qp, int *budget)
+static bool engine_qp_run(QRoceState *s, QRoceQP *qp, int *budget)
 {
     const QRoceTransportOps *t = &qroce_transports[qp->type];
 
-    if (rc_stalled(s, qp)) {
-        return false;       /* rc_stall_timer() queues it again */
+    if (qp_stalled(s, qp)) {
+        return false;       /* engine_stall_timer() queues it again */
     }
 
-    if (qp->rc.timer_fired) {
-        qp->rc.timer_fired = false;
+    if (qp->xp.timer_fired) {
+        qp->xp.timer_fired = false;
         if (t->timeout) {
             t->timeout(s, qp);
         }
     }
     if (qp->state == QROCE_QPS_ERR) {
-        return rc_flush(s, qp, budget);
+        return qp_flush(s, qp, budget);
     }
     return t->process(s, qp, budget);
 }
 
 /*
  * The engine: each QP queued by a doorbell, a response, a timer or a
- * flush runs in turn, with RC_BUDGET packets (or flush CQEs) a run.
+ * flush runs in turn, with ENGINE_BUDGET packets (or flush CQEs) a run.
  */
-static void rc_bh(void *opaque)
+static void engine_bh(void *opaque)
 {
     QRoceState *s = opaque;
-    QRoceRc *rc = s->rc;
-    int budget = RC_BUDGET;
-    QRoceQP *qp, *last = QTAILQ_LAST(&rc->runq);
+    QRoceEngine *eng = s->eng;
+    int budget = ENGINE_BUDGET;
+    QRoceQP *qp, *last = QTAILQ_LAST(&eng->runq);
 
     /* round robin: a QP with more to do goes to the back of the queue */
-    while (budget > 0 && last && (qp = QTAILQ_FIRST(&rc->runq))) {
-        int quantum = MIN(budget, RC_QUANTUM), left = quantum;
+    while (budget > 0 && last && (qp = QTAILQ_FIRST(&eng->runq))) {
+        int quantum = MIN(budget, ENGINE_QUANTUM), left = quantum;
 
         if (qroce_port_busy(s)) {
-            return;     /* rc_tx_ready() runs us when the wire drains */
+            return;     /* engine_tx_ready() runs us when the wire drains */
         }
-        rc_unschedule(s, qp);
-        if (rc_qp_run(s, qp, &left)) {
+        engine_unschedule(s, qp);
+        if (engine_qp_run(s, qp, &left)) {
             qroce_dp_schedule(s, qp);
         }
         budget -= quantum - left;
@@ -214,8 +215,8 @@ static void rc_bh(void *opaque)
             break;
         }
     }
-    if (!QTAILQ_EMPTY(&rc->runq)) {
-        qemu_bh_schedule(rc->bh);
+    if (!QTAILQ_EMPTY(&eng->runq)) {
+        qemu_bh_schedule(eng->bh);
     }
 }
 
@@ -223,10 +224,10 @@ static void rc_bh(void *opaque)
  * Notification point: a CE-marked request or READ response on @qp sends
  * a CNP to the QP at the other end, at most one per cnp-interval-us.
  */
-static void rc_notify(QRoceState *s, QRoceQP *qp)
+static void engine_notify(QRoceState *s, QRoceQP *qp)
 {
-    QRoceRcQP *r = &qp->rc;
-    int64_t now = rc_now();
+    QRoceQPXport *r = &qp->xp;
+    int64_t now = engine_now();
     RocePktOut o = {};
     uint8_t sgid[16];
 
@@ -246,7 +247,7 @@ static void rc_notify(QRoceState *s, QRoceQP *qp)
  * marked get a CNP each (the notification point), if they are still
  * there and connected.
  */
-static void rc_burst_bh(void *opaque)
+static void engine_burst_bh(void *opaque)
 {
     QRoceState *s = opaque;
     uint32_t qpns[QROCE_CC_BURST_QPS];
@@ -257,13 +258,13 @@ static void rc_burst_bh(void *opaque)
 
         if (qp && qroce_transports[qp->type].connected &&
             qp->state >= QROCE_QPS_RTR && qp->state != QROCE_QPS_ERR) {
-            rc_notify(s, qp);
+            engine_notify(s, qp);
         }
     }
 }
 
 /* Checks common to every RoCE packet: false if it is dropped. */
-static bool rc_rx_check(QRoceState *s, int ret, RocePktIn *p)
+static bool rx_check(QRoceState *s, int ret, RocePktIn *p)
 {
     if (ret < 0) {
         qroce_dp_drop(s, ret == ROCE_ERR_CSUM ? "bad IPv4 header checksum" :
@@ -283,7 +284,7 @@ static bool rc_rx_check(QRoceState *s, int ret, RocePktIn *p)
 }
 
 /* The QP's AV names the packet's addresses (RC and UC). */
-static bool rc_rx_addr_ok(QRoceState *s, QRoceQP *qp, RocePktIn *p)
+static bool rx_addr_ok(QRoceState *s, QRoceQP *qp, RocePktIn *p)
 {
     uint8_t sgid[16];
 
@@ -329,7 +330,7 @@ static bool qroce_mcast_rx(QRoceState *s, const uint8_t *frame, int ret,
         return true;        /* a hub's echo: the loop delivered it */
     }
     qroce_count(s, QROCE_CNT_ROCE_RX_PKTS);
-    if (!rc_rx_check(s, ret, p)) {
+    if (!rx_check(s, ret, p)) {
         return true;
     }
     if ((p->opcode >> 5) != qroce_transports[QROCE_QPT_UD].opclass) {
@@ -346,7 +347,7 @@ static bool qroce_mcast_rx(QRoceState *s, const uint8_t *frame, int ret,
             continue;       /* its own send, and it blocks those */
         }
         if (qp && qp->type == QROCE_QPT_UD) {
-            trace_qroce_rc_rx(qp->qpn, p->opcode, p->psn, p->paylen);
+            trace_qroce_roce_rx(qp->qpn, p->opcode, p->psn, p->paylen);
             qroce_transports[qp->type].rx(s, qp, p);
         }
     }
@@ -376,7 +377,7 @@ static bool qroce_data_rx(QRoceState *s, const uint8_t *frame, size_t len,
         return false;       /* not for us: a plain Ethernet or UDP frame */
     }
     qroce_count(s, QROCE_CNT_ROCE_RX_PKTS);
-    if (!rc_rx_check(s, ret, &p)) {
+    if (!rx_check(s, ret, &p)) {
         return true;
     }
     qp = qroce_qp_get(s, p.dqpn);
@@ -387,7 +388,7 @@ static bool qroce_data_rx(QRoceState *s, const uint8_t *frame, size_t len,
     ce = qroce_cc_congested(s, &p, wire);
     t = &qroce_transports[qp->type];
     if ((p.opcode >> 5) == t->opclass && !t->connected) {
-        trace_qroce_rc_rx(qp->qpn, p.opcode, p.psn, p.paylen);
+        trace_qroce_roce_rx(qp->qpn, p.opcode, p.psn, p.paylen);
         t->rx(s, qp, &p);
         return true;
     }
@@ -396,11 +397,11 @@ static bool qroce_data_rx(QRoceState *s, const uint8_t *frame, size_t len,
         qroce_dp_drop(s, "no such RC or UC QP");
         return true;
     }
-    if (!rc_rx_addr_ok(s, qp, &p)) {
+    if (!rx_addr_ok(s, qp, &p)) {
         qroce_dp_drop(s, "addresses differ from the QP's AV");
         return true;
     }
-    trace_qroce_rc_rx(qp->qpn, p.opcode, p.psn, p.paylen);
+    trace_qroce_roce_rx(qp->qpn, p.opcode, p.psn, p.paylen);
     if (p.opcode == ROCE_CNP) {
         trace_qroce_cnp_rx(qp->qpn);
         qroce_dc_cnp(s, qp);
@@ -408,7 +409,7 @@ static bool qroce_data_rx(QRoceState *s, const uint8_t *frame, size_t len,
     }
     if (ce && p.opcode != ROCE_ACK && p.opcode != ROCE_ATOMIC_ACK &&
         qp->state >= QROCE_QPS_RTR && qp->state != QROCE_QPS_ERR) {
-        rc_notify(s, qp);
+        engine_notify(s, qp);
     }
     if (t->rx_response &&
         p.opcode >= ROCE_READ_RESP_FIRST && p.opcode <= ROCE_ATOMIC_ACK) {
@@ -431,9 +432,9 @@ static bool qroce_data_rx(QRoceState *s, const uint8_t *frame, size_t len,
 /* QP lifecycle                                                        */
 /* ------------------------------------------------------------------ */
 
-static void rc_reset_qp(QRoceState *s, QRoceQP *qp)
+static void qp_xport_reset(QRoceState *s, QRoceQP *qp)
 {
-    QRoceRcQP *r = &qp->rc;
+    QRoceQPXport *r = &qp->xp;
 
     timer_del(r->timer);
     timer_del(r->pace_timer);
@@ -448,8 +449,8 @@ static void rc_reset_qp(QRoceState *s, QRoceQP *qp)
     r->rnr_wait = false;
     r->resync = false;
     r->txw_valid = r->rdw_valid = false;
-    r->cwnd = RC_CWND_INIT * RC_CWND_ONE;
-    r->ssthresh = RC_WINDOW * RC_CWND_ONE;
+    r->cwnd = CC_CWND_INIT * CC_CWND_ONE;
+    r->ssthresh = QROCE_WINDOW * CC_CWND_ONE;
     r->cut_psn = qp->sq_psn;
     r->backoff = 0;
     qroce_dc_reset(s, qp);
@@ -470,19 +471,19 @@ static void rc_reset_qp(QRoceState *s, QRoceQP *qp)
 
 void qroce_data_qp_create(QRoceState *s, QRoceQP *qp)
 {
-    qp->rc.s = s;
-    qp->rc.timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, rc_timer, qp);
-    qp->rc.pace_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, rc_pace_timer, qp);
-    qp->rc.inflight = g_new0(QRoceRcInflight, 1u << qp->sq.log2);
-    qp->rc.txw = g_new0(RcWqe, 1);
-    qp->rc.rdw = g_new0(RcWqe, 1);
-    rc_reset_qp(s, qp);
+    qp->xp.s = s;
+    qp->xp.timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, qp_retry_timer, qp);
+    qp->xp.pace_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, qp_pace_timer, qp);
+    qp->xp.inflight = g_new0(QRoceInflight, 1u << qp->sq.log2);
+    qp->xp.txw = g_new0(QRoceWqe, 1);
+    qp->xp.rdw = g_new0(QRoceWqe, 1);
+    qp_xport_reset(s, qp);
 }
 
 void qroce_data_qp_modify(QRoceState *s, QRoceQP *qp, uint32_t old_state,
                           uint32_t attr_mask)
 {
-    QRoceRcQP *r = &qp->rc;
+    QRoceQPXport *r = &qp->xp;
 
     if (qp->state == QROCE_QPS_ERR) {
         qroce_dp_qp_to_err(s, qp, old_state);
@@ -491,7 +492,7 @@ void qroce_data_qp_modify(QRoceState *s, QRoceQP *qp, uint32_t old_state,
     if (qp->state == QROCE_QPS_RESET) {
         qp->sq.pi = qp->sq.ci = 0;
         qp->rq.pi = qp->rq.ci = 0;
-        rc_reset_qp(s, qp);
+        qp_xport_reset(s, qp);
         return;
     }
     if (attr_mask & QROCE_QP_ATTR_RQ_PSN) {
@@ -513,20 +514,20 @@ void qroce_data_qp_modify(QRoceState *s, QRoceQP *qp, uint32_t old_state,
 
 void qroce_data_qp_destroy(QRoceState *s, QRoceQP *qp)
 {
-    rc_unschedule(s, qp);
-    if (qp->rc.timer) {
-        timer_free(qp->rc.timer);
-        qp->rc.timer = NULL;
+    engine_unschedule(s, qp);
+    if (qp->xp.timer) {
+        timer_free(qp->xp.timer);
+        qp->xp.timer = NULL;
     }
-    if (qp->rc.pace_timer) {
-        timer_free(qp->rc.pace_timer);
-        qp->rc.pace_timer = NULL;
+    if (qp->xp.pace_timer) {
+        timer_free(qp->xp.pace_timer);
+        qp->xp.pace_timer = NULL;
     }
-    g_free(qp->rc.inflight);
-    g_free(qp->rc.txw);
-    g_free(qp->rc.rdw);
-    qp->rc.inflight = NULL;
-    qp->rc.txw = qp->rc.rdw = NULL;
+    g_free(qp->xp.inflight);
+    g_free(qp->xp.txw);
+    g_free(qp->xp.rdw);
+    qp->xp.inflight = NULL;
+    qp->xp.txw = qp->xp.rdw = NULL;
 }
 
 /*
@@ -546,48 +547,48 @@ void qroce_data_rq_doorbell(QRoceState *s, QRoceQP *qp)
 }
 
 /* The port drained what it held back: run the queued QPs again. */
-static void rc_tx_ready(QRoceState *s)
+static void engine_tx_ready(QRoceState *s)
 {
-    if (!QTAILQ_EMPTY(&s->rc->runq)) {
-        qemu_bh_schedule(s->rc->bh);
+    if (!QTAILQ_EMPTY(&s->eng->runq)) {
+        qemu_bh_schedule(s->eng->bh);
     }
 }
 
 void qroce_data_init(QRoceState *s)
 {
-    QRoceRc *rc = g_new0(QRoceRc, 1);
+    QRoceEngine *eng = g_new0(QRoceEngine, 1);
 
-    QTAILQ_INIT(&rc->runq);
-    rc->pkt = g_malloc(QROCE_ETH_MAX_FRAME + 64);
-    rc->bh = qemu_bh_new_guarded(rc_bh, s,
-                                 &DEVICE(s)->mem_reentrancy_guard);
-    rc->burst_bh = qemu_bh_new_guarded(rc_burst_bh, s,
-                                       &DEVICE(s)->mem_reentrancy_guard);
-    rc->stall_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, rc_stall_timer, s);
-    s->rc = rc;
+    QTAILQ_INIT(&eng->runq);
+    eng->pkt = g_malloc(QROCE_ETH_MAX_FRAME + 64);
+    eng->bh = qemu_bh_new_guarded(engine_bh, s,
+                                  &DEVICE(s)->mem_reentrancy_guard);
+    eng->burst_bh = qemu_bh_new_guarded(engine_burst_bh, s,
+                                        &DEVICE(s)->mem_reentrancy_guard);
+    eng->stall_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, engine_stall_timer, s);
+    s->eng = eng;
     qroce_port_set_roce_rx(s, qroce_data_rx);
-    qroce_port_set_tx_ready(s, rc_tx_ready);
+    qroce_port_set_tx_ready(s, engine_tx_ready);
 }
 
 void qroce_data_reset(QRoceState *s)
 {
     QRoceQP *qp, *next;
 
-    QTAILQ_FOREACH_SAFE(qp, &s->rc->runq, rc.runq_link, next) {
-        rc_unschedule(s, qp);
+    QTAILQ_FOREACH_SAFE(qp, &s->eng->runq, xp.runq_link, next) {
+        engine_unschedule(s, qp);
     }
-    s->rc->rx_burst = s->rc->burst_nqp = 0;
-    s->rc->stall_until = 0;
-    timer_del(s->rc->stall_timer);
+    s->eng->rx_burst = s->eng->burst_nqp = 0;
+    s->eng->stall_until = 0;
+    timer_del(s->eng->stall_timer);
 }
 
 void qroce_data_fini(QRoceState *s)
 {
     qroce_port_set_tx_ready(s, NULL);   /* the netdev's queue is purged later */
-    qemu_bh_delete(s->rc->bh);
-    qemu_bh_delete(s->rc->burst_bh);
-    timer_free(s->rc->stall_timer);
-    g_free(s->rc->pkt);
-    g_free(s->rc);
-    s->rc = NULL;
+    qemu_bh_delete(s->eng->bh);
+    qemu_bh_delete(s->eng->burst_bh);
+    timer_free(s->eng->stall_timer);
+    g_free(s->eng->pkt);
+    g_free(s->eng);
+    s->eng = NULL;
 }

@@ -13,7 +13,7 @@
 #include "qroce_data_state.h"
 #include "trace.h"
 
-#define RC_PACE_BURST_NS 100000 /* a paced QP may send 100 us ahead */
+#define CC_PACE_BURST_NS 100000 /* a paced QP may send 100 us ahead */
 
 /* ------------------------------------------------------------------ */
 /* DCQCN reaction point                                                */
@@ -26,7 +26,7 @@ static uint64_t dc_mbps(uint32_t mbps)
 
 void qroce_dc_reset(QRoceState *s, QRoceQP *qp)
 {
-    QRoceRcQP *r = &qp->rc;
+    QRoceQPXport *r = &qp->xp;
 
     r->rate_cur = r->rate_tgt = dc_mbps(s->dcqcn_line_mbps);
     r->alpha = 1024;
@@ -45,7 +45,7 @@ void qroce_dc_reset(QRoceState *s, QRoceQP *qp)
 /* A rate increase event (timer or byte counter). */
 static void dc_increase(QRoceState *s, QRoceQP *qp)
 {
-    QRoceRcQP *r = &qp->rc;
+    QRoceQPXport *r = &qp->xp;
     uint64_t line = dc_mbps(s->dcqcn_line_mbps);
     uint32_t f = s->dcqcn_f;
 
@@ -69,7 +69,7 @@ static void dc_increase(QRoceState *s, QRoceQP *qp)
 /* Bring the alpha and rate timers up to @now (they run lazily). */
 static void dc_advance(QRoceState *s, QRoceQP *qp, int64_t now)
 {
-    QRoceRcQP *r = &qp->rc;
+    QRoceQPXport *r = &qp->xp;
     int64_t k = (int64_t)MAX(s->dcqcn_alpha_us, 1) * 1000;
     int64_t t = (int64_t)MAX(s->dcqcn_timer_us, 1) * 1000;
     int n;
@@ -104,8 +104,8 @@ static void dc_advance(QRoceState *s, QRoceQP *qp, int64_t now)
 /* A CNP for this QP: cut the rate by alpha / 2. */
 void qroce_dc_cnp(QRoceState *s, QRoceQP *qp)
 {
-    QRoceRcQP *r = &qp->rc;
-    int64_t now = rc_now();
+    QRoceQPXport *r = &qp->xp;
+    int64_t now = engine_now();
     uint32_t g = MIN(s->dcqcn_g, 1024);
 
     qroce_count(s, QROCE_CNT_CNP_HANDLED);
@@ -136,11 +136,11 @@ void qroce_dc_cnp(QRoceState *s, QRoceQP *qp)
     if (psn_cmp(r->una_psn, r->cut_psn) >= 0) {
         /* at most once a window: the CNPs of one window are one signal */
         r->cwnd = MAX((uint64_t)r->cwnd * (2048 - r->walpha) / 2048,
-                      2 * RC_CWND_ONE);
+                      2 * CC_CWND_ONE);
         r->ssthresh = r->cwnd;
         r->cut_psn = r->npsn;
-        trace_qroce_rc_cwnd(qp->qpn, r->cwnd / RC_CWND_ONE,
-                            r->ssthresh / RC_CWND_ONE, false);
+        trace_qroce_cc_cwnd(qp->qpn, r->cwnd / CC_CWND_ONE,
+                            r->ssthresh / CC_CWND_ONE, false);
     }
     r->alpha = (r->alpha * (1024 - g) + g * 1024) / 1024;
     r->dc_t = r->dc_bc = 0;
@@ -155,30 +155,30 @@ void qroce_dc_cnp(QRoceState *s, QRoceQP *qp)
 
 /*
  * May @qp send now?  A QP below the line rate sends at most
- * RC_PACE_BURST_NS ahead of its rate; otherwise its pacing timer is
+ * CC_PACE_BURST_NS ahead of its rate; otherwise its pacing timer is
  * armed and the engine leaves it until then.
  */
 bool qroce_dc_may_send(QRoceState *s, QRoceQP *qp)
 {
-    QRoceRcQP *r = &qp->rc;
+    QRoceQPXport *r = &qp->xp;
     int64_t now;
 
     if (!s->dcqcn || r->rate_cur >= dc_mbps(s->dcqcn_line_mbps)) {
         return true;
     }
-    now = rc_now();
+    now = engine_now();
     dc_advance(s, qp, now);
-    if (r->pace_at <= now + RC_PACE_BURST_NS) {
+    if (r->pace_at <= now + CC_PACE_BURST_NS) {
         return true;
     }
-    timer_mod(r->pace_timer, r->pace_at - RC_PACE_BURST_NS);
+    timer_mod(r->pace_timer, r->pace_at - CC_PACE_BURST_NS);
     return false;
 }
 
 /* Account a sent frame of @bytes to the QP's rate. */
 void qroce_dc_sent(QRoceState *s, QRoceQP *qp, size_t bytes)
 {
-    QRoceRcQP *r = &qp->rc;
+    QRoceQPXport *r = &qp->xp;
     uint64_t bc = (uint64_t)MAX(s->dcqcn_byte_kb, 1) * 1024;
     int64_t now;
 
@@ -186,7 +186,7 @@ void qroce_dc_sent(QRoceState *s, QRoceQP *qp, size_t bytes)
         return;
     }
     /* the rate really sent at, measured over 1 ms periods */
-    now = rc_now();
+    now = engine_now();
     r->meas_bytes += bytes;
     if (now - r->meas_at >= 1000000) {
         if (now - r->meas_at < 10000000) {
@@ -224,7 +224,7 @@ void qroce_dc_sent(QRoceState *s, QRoceQP *qp, size_t bytes)
  */
 void qroce_cc_acked(QRoceState *s, QRoceQP *qp, uint32_t una)
 {
-    QRoceRcQP *r = &qp->rc;
+    QRoceQPXport *r = &qp->xp;
     uint32_t n = psn_sub(una, r->una_psn);
     uint32_t g = MIN(s->dcqcn_wnd_g, 1024);
 
@@ -236,22 +236,22 @@ void qroce_cc_acked(QRoceState *s, QRoceQP *qp, uint32_t una)
     }
 
     if (r->cwnd < r->ssthresh) {
-        r->cwnd += n * RC_CWND_ONE;
+        r->cwnd += n * CC_CWND_ONE;
     } else {
-        r->cwnd += MAX(n * RC_CWND_ONE * RC_CWND_ONE / r->cwnd, 1);
+        r->cwnd += MAX(n * CC_CWND_ONE * CC_CWND_ONE / r->cwnd, 1);
     }
-    r->cwnd = MIN(r->cwnd, RC_WINDOW * RC_CWND_ONE);
+    r->cwnd = MIN(r->cwnd, QROCE_WINDOW * CC_CWND_ONE);
 }
 
 /* A loss: halve the window (a sequence NAK) or start over (a timeout). */
 void qroce_cc_cwnd_cut(QRoceState *s, QRoceQP *qp, bool timeout)
 {
-    QRoceRcQP *r = &qp->rc;
+    QRoceQPXport *r = &qp->xp;
 
-    r->ssthresh = MAX(r->cwnd / 2, 2 * RC_CWND_ONE);
-    r->cwnd = timeout ? 2 * RC_CWND_ONE : r->ssthresh;
-    trace_qroce_rc_cwnd(qp->qpn, r->cwnd / RC_CWND_ONE,
-                        r->ssthresh / RC_CWND_ONE, timeout);
+    r->ssthresh = MAX(r->cwnd / 2, 2 * CC_CWND_ONE);
+    r->cwnd = timeout ? 2 * CC_CWND_ONE : r->ssthresh;
+    trace_qroce_cc_cwnd(qp->qpn, r->cwnd / CC_CWND_ONE,
+                        r->ssthresh / CC_CWND_ONE, timeout);
 }
 
 /* ------------------------------------------------------------------ */
@@ -268,14 +268,14 @@ void qroce_cc_cwnd_cut(QRoceState *s, QRoceQP *qp, bool timeout)
  */
 bool qroce_cc_congested(QRoceState *s, RocePktIn *p, bool wire)
 {
-    QRoceRc *rc = s->rc;
+    QRoceEngine *eng = s->eng;
     uint32_t i;
 
     if (!wire) {
         return p->ecn == ROCE_ECN_CE;   /* loopback: no port queue */
     }
-    if (rc->rx_burst++ == 0) {
-        qemu_bh_schedule(rc->burst_bh);
+    if (eng->rx_burst++ == 0) {
+        qemu_bh_schedule(eng->burst_bh);
     }
     if (p->ecn == ROCE_ECN_CE) {
         return true;                    /* marked on the way */
@@ -284,20 +284,20 @@ bool qroce_cc_congested(QRoceState *s, RocePktIn *p, bool wire)
         p->opcode == ROCE_CNP) {
         return false;
     }
-    for (i = 0; i < rc->burst_nqp && rc->burst_qpn[i] != p->dqpn; i++) {
+    for (i = 0; i < eng->burst_nqp && eng->burst_qpn[i] != p->dqpn; i++) {
         /* find the QP */
     }
-    if (i == rc->burst_nqp) {
+    if (i == eng->burst_nqp) {
         if (i == QROCE_CC_BURST_QPS) {
             return false;               /* more QPs than tracked */
         }
-        rc->burst_qpn[i] = p->dqpn;
-        rc->burst_over[i] = 0;
-        rc->burst_nqp++;
+        eng->burst_qpn[i] = p->dqpn;
+        eng->burst_over[i] = 0;
+        eng->burst_nqp++;
     }
     if (p->ecn != ROCE_ECN_NOT_ECT && s->ecn_threshold &&
-        rc->rx_burst > s->ecn_threshold) {
-        rc->burst_over[i]++;
+        eng->rx_burst > s->ecn_threshold) {
+        eng->burst_over[i]++;
     }
     return false;
 }
@@ -313,20 +313,20 @@ bool qroce_cc_congested(QRoceState *s, RocePktIn *p, bool wire)
  */
 uint32_t qroce_cc_burst_end(QRoceState *s, uint32_t *qpns)
 {
-    QRoceRc *rc = s->rc;
+    QRoceEngine *eng = s->eng;
     uint32_t i, n = 0;
 
-    if (rc->burst_nqp >= 2) {
-        for (i = 0; i < rc->burst_nqp; i++) {
-            if (!rc->burst_over[i]) {
+    if (eng->burst_nqp >= 2) {
+        for (i = 0; i < eng->burst_nqp; i++) {
+            if (!eng->burst_over[i]) {
                 continue;
             }
-            s->cnt[QROCE_CNT_ECN_MARKED] += rc->burst_over[i];
-            trace_qroce_ecn_mark(rc->burst_qpn[i], rc->burst_over[i],
-                                 rc->rx_burst);
-            qpns[n++] = rc->burst_qpn[i];
+            s->cnt[QROCE_CNT_ECN_MARKED] += eng->burst_over[i];
+            trace_qroce_ecn_mark(eng->burst_qpn[i], eng->burst_over[i],
+                                 eng->rx_burst);
+            qpns[n++] = eng->burst_qpn[i];
         }
     }
-    rc->rx_burst = rc->burst_nqp = 0;
+    eng->rx_burst = eng->burst_nqp = 0;
     return n;
 }

@@ -12,20 +12,20 @@
 #include "qemu/bswap.h"
 #include "qroce_data_common.h"
 #include "qroce_data_cc.h"
-#include "qroce_ctrl_objs.h"
+#include "qroce_objects.h"
 #include "qroce_ring.h"
 #include "qroce_port.h"
 #include "trace.h"
 
 void qroce_dp_schedule(QRoceState *s, QRoceQP *qp)
 {
-    QRoceRc *rc = s->rc;
+    QRoceEngine *eng = s->eng;
 
-    if (!qp->rc.on_runq) {
-        qp->rc.on_runq = true;
-        QTAILQ_INSERT_TAIL(&rc->runq, qp, rc.runq_link);
+    if (!qp->xp.on_runq) {
+        qp->xp.on_runq = true;
+        QTAILQ_INSERT_TAIL(&eng->runq, qp, xp.runq_link);
     }
-    qemu_bh_schedule(rc->bh);
+    qemu_bh_schedule(eng->bh);
 }
 
 void qroce_dp_cqe(QRoceState *s, QRoceQP *qp, bool sq, uint32_t idx,
@@ -52,7 +52,7 @@ void qroce_dp_cqe(QRoceState *s, QRoceQP *qp, bool sq, uint32_t idx,
 
 int qroce_dp_inject_wqe(QRoceState *s, QRoceQP *qp, uint32_t idx)
 {
-    QRoceRcQP *r = &qp->rc;
+    QRoceQPXport *r = &qp->xp;
 
     /* a WQE that must wait for earlier ones is fetched again: same fault */
     if (r->inj_status && r->inj_idx == idx) {
@@ -78,7 +78,7 @@ int qroce_dp_inject_wqe(QRoceState *s, QRoceQP *qp, uint32_t idx)
 void qroce_dp_drop(QRoceState *s, const char *why)
 {
     qroce_count(s, QROCE_CNT_ROCE_RX_DROPS);
-    trace_qroce_rc_drop(why);
+    trace_qroce_roce_drop(why);
 }
 
 /* ------------------------------------------------------------------ */
@@ -99,7 +99,7 @@ bool qroce_dp_addr(QRoceState *s, QRoceQP *qp, RocePktOut *o,
     o->tclass = qp->av.traffic_class;
     o->hop_limit = qp->av.hop_limit ? qp->av.hop_limit : 64;
     o->flow_label = qp->av.flow_label;
-    o->sport = rc_sport(qp->qpn);
+    o->sport = qp_udp_sport(qp->qpn);
     o->dqpn = qp->dest_qpn;
     return true;
 }
@@ -107,7 +107,7 @@ bool qroce_dp_addr(QRoceState *s, QRoceQP *qp, RocePktOut *o,
 void qroce_dp_tx(QRoceState *s, QRoceQP *qp, RocePktOut *o, uint32_t paylen)
 {
     struct iovec iov;
-    QRoceRcQP *r = &qp->rc;
+    QRoceQPXport *r = &qp->xp;
     bool request = o->opcode != ROCE_ACK && o->opcode != ROCE_CNP &&
                    (o->opcode < ROCE_READ_RESP_FIRST ||
                     o->opcode > ROCE_ATOMIC_ACK);
@@ -115,9 +115,9 @@ void qroce_dp_tx(QRoceState *s, QRoceQP *qp, RocePktOut *o, uint32_t paylen)
     if (s->ecn) {
         o->tclass = (o->tclass & ~ROCE_ECN_MASK) | ROCE_ECN_ECT0;
     }
-    iov.iov_base = s->rc->pkt;
-    iov.iov_len = roce_build(s->rc->pkt, o, paylen);
-    trace_qroce_rc_tx(qp->qpn, o->opcode, o->psn, paylen);
+    iov.iov_base = s->eng->pkt;
+    iov.iov_len = roce_build(s->eng->pkt, o, paylen);
+    trace_qroce_roce_tx(qp->qpn, o->opcode, o->psn, paylen);
     qroce_count(s, QROCE_CNT_ROCE_TX_PKTS);
     if (request && qp->type == QROCE_QPT_RC) {
         if (psn_cmp(o->psn, r->hi_psn) < 0) {
@@ -141,7 +141,7 @@ static int qroce_dp_wqe_bad(QRoceQP *qp, uint32_t idx, const char *field,
 }
 
 /* Read send WQE @idx and check it; returns a QROCE_WC_* status. */
-int qroce_dp_read_wqe(QRoceState *s, QRoceQP *qp, uint32_t idx, RcWqe *w)
+int qroce_dp_read_wqe(QRoceState *s, QRoceQP *qp, uint32_t idx, QRoceWqe *w)
 {
     uint64_t off = (uint64_t)(idx & ((1u << qp->sq.log2) - 1)) <<
                    qp->sq.wqe_shift;
@@ -158,7 +158,7 @@ int qroce_dp_read_wqe(QRoceState *s, QRoceQP *qp, uint32_t idx, RcWqe *w)
     if (qroce_dp_op_local(w->hdr.opcode)) {
         return QROCE_WC_SUCCESS;    /* no SGEs: qroce_dp_local_exec() */
     }
-    if (rc_op_empty_read(w->hdr.opcode)) {
+    if (wr_op_empty_read(w->hdr.opcode)) {
         /* no SGEs either: what they send is in the header */
         if (w->hdr.opcode == QROCE_WR_FLUSH &&
             (w->hdr.flush.type > 0xf || w->hdr.flush.level > 3)) {
@@ -170,7 +170,7 @@ int qroce_dp_read_wqe(QRoceState *s, QRoceQP *qp, uint32_t idx, RcWqe *w)
         return QROCE_WC_SUCCESS;
     }
     /* READ responses and atomic results are written to the SGEs */
-    access = rc_op_reads(w->hdr.opcode) ? QROCE_ACCESS_LOCAL_WRITE : 0;
+    access = wr_op_reads(w->hdr.opcode) ? QROCE_ACCESS_LOCAL_WRITE : 0;
     if ((w->hdr.flags & QROCE_WQE_INLINE) && access) {
         return qroce_dp_wqe_bad(qp, idx, "flags (INLINE READ/atomic)",
                                 w->hdr.flags, QROCE_WC_LOC_QP_OP_ERR);
@@ -219,7 +219,7 @@ int qroce_dp_read_wqe(QRoceState *s, QRoceQP *qp, uint32_t idx, RcWqe *w)
  * Copy bytes [off, off + n) of the WQE's SGE list to @buf, or from @buf
  * into it (@to_guest: READ responses, atomic results).
  */
-int qroce_dp_wqe_copy(QRoceState *s, QRoceQP *qp, RcWqe *w, uint32_t off,
+int qroce_dp_wqe_copy(QRoceState *s, QRoceQP *qp, QRoceWqe *w, uint32_t off,
                       uint8_t *buf, uint32_t n, bool to_guest)
 {
     uint32_t access = to_guest ? QROCE_ACCESS_LOCAL_WRITE : 0;
@@ -258,17 +258,17 @@ int qroce_dp_wqe_copy(QRoceState *s, QRoceQP *qp, RcWqe *w, uint32_t off,
 /* Complete send WQE @idx with an error, then move the QP to ERR. */
 void qroce_dp_sq_error(QRoceState *s, QRoceQP *qp, uint32_t idx, int status)
 {
-    trace_qroce_rc_wqe_err(qp->qpn, idx, status);
+    trace_qroce_sq_wqe_err(qp->qpn, idx, status);
     qroce_dp_cqe(s, qp, true, idx, QROCE_CQE_SEND, status, 0, false, 0, false);
     qp->sq.ci = idx + 1;
-    qp->rc.sq_sent = qp->rc.sq_hi = qp->sq.ci;
-    qp->rc.nsent = qp->rc.nsent_hi = 0;
-    qp->rc.nrd = 0;
+    qp->xp.sq_sent = qp->xp.sq_hi = qp->sq.ci;
+    qp->xp.nsent = qp->xp.nsent_hi = 0;
+    qp->xp.nrd = 0;
     qroce_qp_set_error(s, qp, 0);
 }
 
 int qroce_dp_local_exec(QRoceState *s, QRoceQP *qp, uint32_t idx,
-                        const RcWqe *w)
+                        const QRoceWqe *w)
 {
     static const char *const names[] = {
         [QROCE_WR_REG_MR] = "REG_MR", [QROCE_WR_LOCAL_INV] = "LOCAL_INV",
@@ -310,12 +310,12 @@ int qroce_dp_local_exec(QRoceState *s, QRoceQP *qp, uint32_t idx,
 }
 
 bool qroce_dp_sq_local(QRoceState *s, QRoceQP *qp, uint32_t idx,
-                       const RcWqe *w)
+                       const QRoceWqe *w)
 {
     int st = qroce_dp_local_exec(s, qp, idx, w);
 
     if (st != QROCE_WC_SUCCESS) {
-        qp->rc.wqe_off = 0;
+        qp->xp.wqe_off = 0;
         qroce_dp_sq_error(s, qp, idx, st);
         return false;
     }
@@ -326,7 +326,7 @@ bool qroce_dp_sq_local(QRoceState *s, QRoceQP *qp, uint32_t idx,
                      QROCE_WC_SUCCESS, 0, false, 0, false);
     }
     qp->sq.ci = idx + 1;
-    qp->rc.sq_sent = qp->sq.ci;
+    qp->xp.sq_sent = qp->sq.ci;
     return true;
 }
 
@@ -338,9 +338,9 @@ bool qroce_dp_sq_local(QRoceState *s, QRoceQP *qp, uint32_t idx,
  * (opcode and length): a guest that rewrote it gets an error.
  */
 int qroce_dp_fetch_wqe(QRoceState *s, QRoceQP *qp, uint32_t idx, bool first,
-                       const QRoceRcInflight *e, RcWqe **out)
+                       const QRoceInflight *e, QRoceWqe **out)
 {
-    QRoceRcQP *r = &qp->rc;
+    QRoceQPXport *r = &qp->xp;
     int st;
 
     *out = r->txw;
@@ -370,7 +370,7 @@ int qroce_dp_fetch_wqe(QRoceState *s, QRoceQP *qp, uint32_t idx, bool first,
  * @n bytes from offset @off of @len; the RETH with the first WRITE packet,
  * the IETH with the last packet of a SEND with Invalidate.
  */
-void qroce_dp_seg_opcode(const RcWqe *w, uint32_t off, uint32_t n,
+void qroce_dp_seg_opcode(const QRoceWqe *w, uint32_t off, uint32_t n,
                          RocePktOut *o)
 {
     bool imm = w->hdr.opcode == QROCE_WR_SEND_IMM ||
@@ -434,7 +434,7 @@ bool qroce_dp_op_last(uint8_t op)
  */
 bool qroce_dp_recv_take(QRoceState *s, QRoceQP *qp)
 {
-    QRoceRcQP *r = &qp->rc;
+    QRoceQPXport *r = &qp->xp;
     QRoceSRQ *srq;
     QRoceWQ *wq = qroce_qp_recv_wq(s, qp, &srq);
     uint64_t base = (uint64_t)(wq->ci & ((1u << wq->log2) - 1)) <<
@@ -481,7 +481,7 @@ bool qroce_dp_recv_take(QRoceState *s, QRoceQP *qp)
 int qroce_dp_scatter(QRoceState *s, QRoceQP *qp, uint32_t off,
                      const uint8_t *src, uint32_t n)
 {
-    QRoceRcQP *r = &qp->rc;
+    QRoceQPXport *r = &qp->xp;
     int i;
 
     if (!r->rwqe_held) {
@@ -525,7 +525,7 @@ int qroce_dp_scatter(QRoceState *s, QRoceQP *qp, uint32_t off,
 void qroce_dp_recv_complete(QRoceState *s, QRoceQP *qp,
                             struct qroce_cqe *cqe, bool solicited)
 {
-    QRoceRcQP *r = &qp->rc;
+    QRoceQPXport *r = &qp->xp;
     QRoceCQ *cq = qroce_cq_get(s, qp->rcqn);
 
     if (!r->rwqe_held) {
@@ -571,7 +571,7 @@ void qroce_dp_msg_received(QRoceState *s, QRoceQP *qp, RocePktIn *p,
 {
     if (p->has_ieth) {
         struct qroce_cqe cqe = {
-            .byte_len = cpu_to_le32(qp->rc.recv_off),
+            .byte_len = cpu_to_le32(qp->xp.recv_off),
             .imm_data = cpu_to_le32(p->ieth),
             .opcode = QROCE_CQE_RECV,
             .flags = QROCE_CQE_F_INV,
@@ -581,15 +581,15 @@ void qroce_dp_msg_received(QRoceState *s, QRoceQP *qp, RocePktIn *p,
     } else if (!write || p->has_imm) {
         qroce_dp_recv_cqe(s, qp,
                           write ? QROCE_CQE_RECV_RDMA_IMM : QROCE_CQE_RECV,
-                          QROCE_WC_SUCCESS, qp->rc.recv_off, p->has_imm,
+                          QROCE_WC_SUCCESS, qp->xp.recv_off, p->has_imm,
                           p->imm, p->se);
     }
-    qp->rc.in_msg = false;
+    qp->xp.in_msg = false;
 }
 
 void qroce_dp_qp_to_err(QRoceState *s, QRoceQP *qp, uint32_t old_state)
 {
-    QRoceRcQP *r = &qp->rc;
+    QRoceQPXport *r = &qp->xp;
 
     timer_del(r->timer);
     timer_del(r->pace_timer);

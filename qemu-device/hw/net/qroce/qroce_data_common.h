@@ -1,5 +1,5 @@
 /*
- * qroce: what the transports (qroce_data_rc.c, qroce_data_uc.c,
+ * qroce: what the transports (qroce_data_rc_*.c, qroce_data_uc.c,
  * qroce_data_ud.c) share, below them in qroce_data_common.c: the engine's
  * state, building and sending packets, reading and copying send WQEs,
  * scattering into RECV WQEs, completions.  Nothing here calls a transport
@@ -20,15 +20,15 @@
  * FLUSH and ATOMIC_WRITE (RC only): no SGEs, answered with an empty READ
  * response, and like a READ they count against max_rd_atomic.
  */
-static inline bool rc_op_empty_read(uint8_t op)
+static inline bool wr_op_empty_read(uint8_t op)
 {
     return op == QROCE_WR_FLUSH || op == QROCE_WR_ATOMIC_WRITE;
 }
 
-static inline bool rc_op_reads(uint8_t op)
+static inline bool wr_op_reads(uint8_t op)
 {
     return op == QROCE_WR_RDMA_READ || op == QROCE_WR_ATOMIC_CMP_SWP ||
-           op == QROCE_WR_ATOMIC_FETCH_ADD || rc_op_empty_read(op);
+           op == QROCE_WR_ATOMIC_FETCH_ADD || wr_op_empty_read(op);
 }
 
 /* A local operation: executed by the device, nothing goes on the wire. */
@@ -59,11 +59,11 @@ void qroce_dp_drop(QRoceState *s, const char *why);
 /* Fill the address part of an outgoing packet from the QP's AV. */
 bool qroce_dp_addr(QRoceState *s, QRoceQP *qp, RocePktOut *o,
                    uint8_t sgid[16]);
-/* Build packet @o around the payload already in s->rc->pkt and send it. */
+/* Build packet @o around the payload already in s->eng->pkt and send it. */
 void qroce_dp_tx(QRoceState *s, QRoceQP *qp, RocePktOut *o, uint32_t paylen);
 /* Read send WQE @idx and check it; returns a QROCE_WC_* status. */
-int qroce_dp_read_wqe(QRoceState *s, QRoceQP *qp, uint32_t idx, RcWqe *w);
-int qroce_dp_wqe_copy(QRoceState *s, QRoceQP *qp, RcWqe *w, uint32_t off,
+int qroce_dp_read_wqe(QRoceState *s, QRoceQP *qp, uint32_t idx, QRoceWqe *w);
+int qroce_dp_wqe_copy(QRoceState *s, QRoceQP *qp, QRoceWqe *w, uint32_t off,
                       uint8_t *buf, uint32_t n, bool to_guest);
 void qroce_dp_sq_error(QRoceState *s, QRoceQP *qp, uint32_t idx, int status);
 /*
@@ -73,12 +73,12 @@ void qroce_dp_sq_error(QRoceState *s, QRoceQP *qp, uint32_t idx, int status);
  * failed.
  */
 int qroce_dp_local_exec(QRoceState *s, QRoceQP *qp, uint32_t idx,
-                        const RcWqe *w);
+                        const QRoceWqe *w);
 bool qroce_dp_sq_local(QRoceState *s, QRoceQP *qp, uint32_t idx,
-                       const RcWqe *w);
+                       const QRoceWqe *w);
 int qroce_dp_fetch_wqe(QRoceState *s, QRoceQP *qp, uint32_t idx, bool first,
-                       const QRoceRcInflight *e, RcWqe **out);
-void qroce_dp_seg_opcode(const RcWqe *w, uint32_t off, uint32_t n,
+                       const QRoceInflight *e, QRoceWqe **out);
+void qroce_dp_seg_opcode(const QRoceWqe *w, uint32_t off, uint32_t n,
                          RocePktOut *o);
 bool qroce_dp_op_first(uint8_t op);
 bool qroce_dp_op_last(uint8_t op);

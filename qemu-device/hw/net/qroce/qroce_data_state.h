@@ -15,29 +15,37 @@
 #include "qroce.h"
 
 #define QROCE_CC_BURST_QPS 16   /* QPs a receive backlog tracks */
-#define RC_WINDOW       128     /* unacknowledged PSNs */
-#define RC_CWND_ONE     256     /* the congestion window's fixed point */
+#define QROCE_WINDOW       128     /* unacknowledged PSNs */
+#define CC_CWND_ONE     256     /* the congestion window's fixed point */
 
-typedef struct QRoceRcInflight {
+/* What completes an in-flight message (QRoceInflight.kind). */
+enum {
+    INFL_PLAIN,                 /* SEND or WRITE: an ACK completes it */
+    INFL_READ,                  /* completes with its last READ response */
+    INFL_ATOMIC,                /* completes with its atomic ACK */
+    INFL_LOCAL,                 /* REG_MR, LOCAL_INV: no PSNs, executed once */
+};
+
+typedef struct QRoceInflight {
     uint32_t idx;               /* SQ WQE counter */
     uint32_t first_psn, last_psn;
     uint32_t len;
     uint32_t resp_off;          /* READ: bytes received so far */
     uint8_t cqe_opcode;
     uint8_t wqe_opcode;         /* to recognise the WQE when re-read */
-    uint8_t kind;               /* RC_KIND_* */
+    uint8_t kind;               /* INFL_* */
     bool signaled;
     bool done;                  /* all its request packets were sent */
-} QRoceRcInflight;
+} QRoceInflight;
 
-typedef struct RcWqe {
+typedef struct QRoceWqe {
     struct qroce_send_wqe hdr;
     struct qroce_sge sge[QROCE_MAX_SGE];
     uint8_t inl[QROCE_MAX_INLINE];
     uint32_t len;
-} RcWqe;
+} QRoceWqe;
 
-typedef struct QRoceRc {
+typedef struct QRoceEngine {
     QEMUBH *bh;
     QTAILQ_HEAD(, QRoceQP) runq;
     uint8_t *pkt;               /* one frame */
@@ -55,7 +63,7 @@ typedef struct QRoceRc {
     int64_t stall_until;
     uint32_t stall_qpn;
     QEMUTimer *stall_timer;
-} QRoceRc;
+} QRoceEngine;
 
 static inline int32_t psn_cmp(uint32_t a, uint32_t b)
 {
@@ -72,17 +80,17 @@ static inline uint32_t psn_sub(uint32_t a, uint32_t b)
     return (a - b) & 0xffffff;
 }
 
-static inline uint32_t rc_mtu(QRoceQP *qp)
+static inline uint32_t qp_mtu(QRoceQP *qp)
 {
     return 128u << qp->path_mtu;
 }
 
-static inline uint16_t rc_sport(uint32_t qpn)
+static inline uint16_t qp_udp_sport(uint32_t qpn)
 {
     return 0xc000 | ((qpn * 0x9e370001u) >> 18);
 }
 
-static inline int64_t rc_now(void)
+static inline int64_t engine_now(void)
 {
     return qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
 }

@@ -10,7 +10,7 @@
 #include "qroce_data_xport.h"
 #include "qroce_data_common.h"
 #include "qroce_data_cc.h"
-#include "qroce_ctrl_objs.h"
+#include "qroce_objects.h"
 #include "trace.h"
 
 /*
@@ -22,10 +22,10 @@
  */
 bool qroce_uc_sq_process(QRoceState *s, QRoceQP *qp, int *budget)
 {
-    QRoceRcQP *r = &qp->rc;
-    QRoceRc *rc = s->rc;
-    uint32_t mtu = rc_mtu(qp);
-    RcWqe *w;
+    QRoceQPXport *r = &qp->xp;
+    QRoceEngine *eng = s->eng;
+    uint32_t mtu = qp_mtu(qp);
+    QRoceWqe *w;
 
     while (qp->state == QROCE_QPS_RTS && qp->sq.ci != qp->sq.pi) {
         uint32_t idx = qp->sq.ci, n;
@@ -64,7 +64,7 @@ bool qroce_uc_sq_process(QRoceState *s, QRoceQP *qp, int *budget)
             return false;
         }
         if (first) {
-            trace_qroce_rc_wqe(qp->qpn, idx, w->hdr.opcode, w->len);
+            trace_qroce_sq_wqe(qp->qpn, idx, w->hdr.opcode, w->len);
         }
         write = w->hdr.opcode == QROCE_WR_RDMA_WRITE ||
                 w->hdr.opcode == QROCE_WR_RDMA_WRITE_IMM;
@@ -72,7 +72,7 @@ bool qroce_uc_sq_process(QRoceState *s, QRoceQP *qp, int *budget)
         qroce_dp_seg_opcode(w, r->wqe_off, n, &o);
         o.opcode |= ROCE_UC;
         o.psn = r->npsn;
-        payload = rc->pkt + roce_hdr_len(o.opcode, !roce_gid_is_v4(o.dgid));
+        payload = eng->pkt + roce_hdr_len(o.opcode, !roce_gid_is_v4(o.dgid));
         if (qroce_dp_wqe_copy(s, qp, w, r->wqe_off, payload, n, false)) {
             /* a message cut short: the responder drops what it got */
             r->wqe_off = 0;
@@ -109,7 +109,7 @@ bool qroce_uc_sq_process(QRoceState *s, QRoceQP *qp, int *budget)
  */
 void qroce_uc_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p)
 {
-    QRoceRcQP *r = &qp->rc;
+    QRoceQPXport *r = &qp->xp;
     uint8_t op = p->opcode & 0x1f;
     bool write = op >= ROCE_WRITE_FIRST && op <= ROCE_WRITE_ONLY_IMM;
     bool first = qroce_dp_op_first(op), last = qroce_dp_op_last(op);
@@ -124,7 +124,7 @@ void qroce_uc_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p)
     }
     r->epsn = psn_add(r->epsn, 1);
     if (first != !r->in_msg || (!first && write != r->in_write) ||
-        (!last && p->paylen != rc_mtu(qp)) || p->paylen > rc_mtu(qp)) {
+        (!last && p->paylen != qp_mtu(qp)) || p->paylen > qp_mtu(qp)) {
         r->in_msg = false;
         qroce_dp_drop(s, "UC packet outside a message, or malformed");
         return;

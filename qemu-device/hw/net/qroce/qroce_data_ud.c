@@ -12,7 +12,7 @@
 #include "qemu/bswap.h"
 #include "qroce_data_xport.h"
 #include "qroce_data_common.h"
-#include "qroce_ctrl_objs.h"
+#include "qroce_objects.h"
 #include "trace.h"
 
 #define UD_GSI_QKEY     0x80010000u
@@ -41,8 +41,8 @@ static uint32_t ud_mtu(QRoceState *s)
  */
 bool qroce_ud_sq_process(QRoceState *s, QRoceQP *qp, int *budget)
 {
-    QRoceRcQP *r = &qp->rc;
-    RcWqe w;
+    QRoceQPXport *r = &qp->xp;
+    QRoceWqe w;
 
     while (qp->state == QROCE_QPS_RTS && qp->sq.ci != qp->sq.pi) {
         uint32_t idx = qp->sq.ci, qkey;
@@ -85,7 +85,7 @@ bool qroce_ud_sq_process(QRoceState *s, QRoceQP *qp, int *budget)
             qroce_dp_sq_error(s, qp, idx, st);
             return false;
         }
-        trace_qroce_rc_wqe(qp->qpn, idx, w.hdr.opcode, w.len);
+        trace_qroce_sq_wqe(qp->qpn, idx, w.hdr.opcode, w.len);
         imm = w.hdr.opcode == QROCE_WR_SEND_IMM;
         o.opcode = imm ? ROCE_UD_SEND_ONLY_IMM : ROCE_UD_SEND_ONLY;
         o.dmac = ah->av.dmac;
@@ -95,7 +95,7 @@ bool qroce_ud_sq_process(QRoceState *s, QRoceQP *qp, int *budget)
         o.tclass = ah->av.traffic_class;
         o.hop_limit = ah->av.hop_limit ? ah->av.hop_limit : 64;
         o.flow_label = ah->av.flow_label;
-        o.sport = rc_sport(qp->qpn);
+        o.sport = qp_udp_sport(qp->qpn);
         o.dqpn = le32_to_cpu(w.hdr.ud.remote_qpn) & 0xffffff;
         o.psn = r->npsn;
         o.se = w.hdr.flags & QROCE_WQE_SOLICITED;
@@ -104,7 +104,7 @@ bool qroce_ud_sq_process(QRoceState *s, QRoceQP *qp, int *budget)
         qkey = le32_to_cpu(w.hdr.ud.remote_qkey);
         o.deth_qkey = qkey & 0x80000000u ? qp->qkey : qkey;
         o.deth_sqp = qp->qpn;
-        payload = s->rc->pkt + roce_hdr_len(o.opcode, !roce_gid_is_v4(o.dgid));
+        payload = s->eng->pkt + roce_hdr_len(o.opcode, !roce_gid_is_v4(o.dgid));
         if (qroce_dp_wqe_copy(s, qp, &w, 0, payload, w.len, false)) {
             qroce_dp_sq_error(s, qp, idx, QROCE_WC_LOC_PROT_ERR);
             return false;

@@ -1,8 +1,9 @@
 /*
- * qroce: the transports -- RC (qroce_data_rc.c), UC (qroce_data_uc.c), UD
- * and GSI (qroce_data_ud.c).  Only the scheduler (qroce_data.c) calls
- * them, through its table of QRoceTransportOps; they call only
- * qroce_data_common.c and the layers below, and not each other.
+ * qroce: the transports -- RC (qroce_data_rc_{req,comp,resp}.c), UC
+ * (qroce_data_uc.c), UD and GSI (qroce_data_ud.c).  Only the scheduler
+ * (qroce_data.c) calls them, through its table of QRoceTransportOps; they
+ * call only qroce_data_common.c and the layers below, and not each other
+ * (RC's three parts call each other one way: see qroce_data_rc.h).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */

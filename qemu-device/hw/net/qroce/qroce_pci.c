@@ -37,7 +37,7 @@
 #include "qroce_ring.h"
 #include "qroce_port.h"
 #include "qroce_data_common.h"
-#include "qroce_ctrl_objs.h"
+#include "qroce_objects.h"
 #include "trace.h"
 
 /* ------------------------------------------------------------------ */
@@ -309,7 +309,7 @@ static const char *const qroce_qps_names[] = {
 
 static QDict *qroce_info_qp(const QRoceQP *qp)
 {
-    const QRoceRcQP *r = &qp->rc;
+    const QRoceQPXport *r = &qp->xp;
     QDict *d = qdict_new(), *sq = qdict_new(), *rq = qdict_new();
 
     qdict_put_int(d, "qpn", qp->qpn);

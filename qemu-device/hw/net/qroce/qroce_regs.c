@@ -13,7 +13,7 @@
 #include "qemu/bswap.h"
 #include "qroce_regs.h"
 #include "qroce_ctrl.h"
-#include "qroce_ctrl_objs.h"
+#include "qroce_objects.h"
 #include "qroce_data.h"
 #include "qroce_data_common.h"
 #include "qroce_port.h"

@@ -1,13 +1,13 @@
 /*
- * qroce: object and buffer tables (qroce_ctrl_objs.c) -- the control path
+ * qroce: object and buffer tables (qroce_objects.c) -- the control path
  * creates and destroys objects, the data path looks them up: lookups by
  * handle, memory-region checks and access, the GID table, and loading
  * buffer tables from the guest.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
-#ifndef HW_NET_QROCE_CTRL_OBJS_H
-#define HW_NET_QROCE_CTRL_OBJS_H
+#ifndef HW_NET_QROCE_OBJECTS_H
+#define HW_NET_QROCE_OBJECTS_H
 
 #include "qroce.h"
 

@@ -9,7 +9,7 @@
 
 #include "qemu/osdep.h"
 #include "qemu/bswap.h"
-#include "qroce_ctrl_objs.h"
+#include "qroce_objects.h"
 #include "qroce_ring.h"
 #include "trace.h"
 
