@@ -5096,6 +5096,53 @@ static void test_cnp_window(void)
  * status, others and the one after succeed.  inject-cmd-swallow: a
  * command is consumed without a completion, the next one completes.
  */
+/*
+ * A bad doorbell is only recorded by the MMIO handler.  With the engine
+ * stalled (inject-stall-us; the virtual clock stands still) the QP keeps
+ * its state, no event is written and its doorbells are ignored; when the
+ * engine runs, the QP goes to ERR with one QP_FATAL event.
+ */
+static void test_bad_doorbell_deferred(void)
+{
+    QRoceTest t;
+    struct qroce_eqe e;
+    uint64_t eq0, eq1;
+    uint32_t out[6], pdn, cqn, qpn, bad;
+
+    start(&t, "");
+    enable(&t);
+    g_assert_cmpuint(simple(&t, QROCE_CMD_ALLOC_PD, 0, out), ==, 0);
+    pdn = out[0];
+    mk_eq(&t, 0, &eq0);
+    mk_eq(&t, 1, &eq1);
+    cqn = mk_cq(&t, 1);
+    g_assert_cmpuint(mk_qp(&t, QROCE_QPT_RC, pdn, cqn, 5, &qpn), ==, 0);
+    g_assert_cmpuint(modify(&t, qpn, RC_INIT, QROCE_QPS_INIT, NULL), ==, 0);
+    qom_set_int(&t, "inject-stall-us", 1000 * 1000);
+    bad = rd(&t, QROCE_REG_CNT(QROCE_CNT_BAD_DOORBELLS));
+    qpci_io_writeq(t.dev, t.db, 5 * QROCE_DB_PAGE_SIZE + QROCE_DB_RQ,
+                   dbq(qpn, 17));
+    g_assert_cmpuint(rd(&t, QROCE_REG_CNT(QROCE_CNT_BAD_DOORBELLS)), ==,
+                     bad + 1);
+    g_assert_cmpuint(query_state(&t, qpn), ==, QROCE_QPS_INIT);
+    qtest_memread(t.qts, eq0, &e, sizeof(e));
+    g_assert_cmpuint(e.owner & QROCE_OWNER_BIT, !=, qroce_owner_for(0, 8));
+    qpci_io_writeq(t.dev, t.db, 5 * QROCE_DB_PAGE_SIZE + QROCE_DB_RQ,
+                   dbq(qpn, 40));
+    g_assert_cmpuint(rd(&t, QROCE_REG_CNT(QROCE_CNT_BAD_DOORBELLS)), ==,
+                     bad + 1);
+
+    qtest_clock_step(t.qts, 1000 * 1000 * 1000LL);
+    g_assert_cmpuint(query_state(&t, qpn), ==, QROCE_QPS_ERR);
+    qtest_memread(t.qts, eq0, &e, sizeof(e));
+    g_assert_cmpuint(e.owner & QROCE_OWNER_BIT, ==, qroce_owner_for(0, 8));
+    g_assert_cmpuint(e.type, ==, QROCE_EQE_QP_FATAL);
+    g_assert_cmpuint(le32_to_cpu(e.handle), ==, qpn);
+    qtest_memread(t.qts, eq0 + sizeof(e), &e, sizeof(e));
+    g_assert_cmpuint(e.owner & QROCE_OWNER_BIT, !=, qroce_owner_for(1, 8));
+    stop(&t);
+}
+
 static void test_inject_cmd(void)
 {
     QRoceTest t;
@@ -5587,6 +5634,7 @@ static const QRoceCase qroce_cases[] = {
     { "inject/link", test_inject_link,
       "-netdev hubport,id=n0,hubid=0 -global qroce.netdev=n0", NULL },
     { "inject/stall", test_inject_stall, NULL, NULL },
+    { "bad-doorbell-deferred", test_bad_doorbell_deferred, NULL, NULL },
     { "objects", test_objects, NULL, NULL },
     { "ub-traces", test_ub_traces, NULL, ub_prepare },
 };

@@ -187,6 +187,7 @@ typedef struct QRoceQPXport {
     QTAILQ_ENTRY(QRoceQP) runq_link;
     bool on_runq;           /* queued on the engine's run queue */
     bool timer_fired;       /* the retry/RNR timer expired: handle in the BH */
+    bool db_fatal;          /* a bad doorbell: to ERR when the engine runs */
     /* requester */
     uint32_t npsn;          /* next PSN to send */
     uint32_t hi_psn;        /* one past the highest PSN ever sent */

@@ -175,6 +175,11 @@ static bool engine_qp_run(QRoceState *s, QRoceQP *qp, int *budget)
     if (qp_stalled(s, qp)) {
         return false;       /* engine_stall_timer() queues it again */
     }
+    if (qp->xp.db_fatal) {
+        /* the doorbell handler only recorded it: the event goes from here */
+        qp->xp.db_fatal = false;
+        qroce_qp_set_error(s, qp, QROCE_EQE_QP_FATAL);
+    }
 
     if (qp->xp.timer_fired) {
         qp->xp.timer_fired = false;
@@ -439,6 +444,7 @@ static void qp_xport_reset(QRoceState *s, QRoceQP *qp)
     timer_del(r->timer);
     timer_del(r->pace_timer);
     r->timer_fired = false;
+    r->db_fatal = false;
     r->npsn = r->una_psn = r->hi_psn = qp->sq_psn;
     r->wqe_off = 0;
     r->sq_sent = r->sq_hi = qp->sq.ci;
@@ -537,6 +543,23 @@ void qroce_data_qp_destroy(QRoceState *s, QRoceQP *qp)
 void qroce_data_sq_doorbell(QRoceState *s, QRoceQP *qp)
 {
     qroce_dp_schedule(s, qp);
+}
+
+/*
+ * A doorbell the guest had no right to ring (a producer index that
+ * overruns the ring or takes back sent WQEs): the QP goes to ERR with a
+ * QP_FATAL event, but from the engine, not from the MMIO handler, which
+ * writes no guest memory and raises no interrupt.
+ */
+void qroce_data_bad_doorbell(QRoceState *s, QRoceQP *qp)
+{
+    qp->xp.db_fatal = true;
+    qroce_dp_schedule(s, qp);
+}
+
+bool qroce_data_qp_doomed(QRoceQP *qp)
+{
+    return qp->xp.db_fatal;
 }
 
 void qroce_data_rq_doorbell(QRoceState *s, QRoceQP *qp)

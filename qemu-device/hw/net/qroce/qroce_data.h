@@ -19,6 +19,10 @@ void qroce_data_qp_modify(QRoceState *s, QRoceQP *qp, uint32_t old_state,
 void qroce_data_qp_destroy(QRoceState *s, QRoceQP *qp);
 void qroce_data_sq_doorbell(QRoceState *s, QRoceQP *qp);
 void qroce_data_rq_doorbell(QRoceState *s, QRoceQP *qp);
+/* A bad producer index: record it; the engine moves the QP to ERR. */
+void qroce_data_bad_doorbell(QRoceState *s, QRoceQP *qp);
+/* Whether a bad doorbell is recorded and the QP not yet moved to ERR. */
+bool qroce_data_qp_doomed(QRoceQP *qp);
 
 /*
  * Stall the engine of QP @qpn (0: every QP) for @us microseconds from

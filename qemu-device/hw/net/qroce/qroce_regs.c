@@ -526,6 +526,11 @@ static void qroce_db_wq(QRoceState *s, unsigned page, QRoceQP *qp,
 {
     const char *why = NULL;
 
+    if (qroce_data_qp_doomed(qp)) {
+        trace_qroce_ub_doorbell(page, sq ? "SQ of QP" : "RQ of QP", qp->qpn,
+                                pi, "ignored: the QP is going to ERR");
+        return;
+    }
     if (pi - wq->ci > (1u << wq->log2)) {
         why = "producer index overruns the ring";
     } else if (sq && pi - wq->ci < qroce_sq_sent_bound(qp) - wq->ci) {
@@ -537,7 +542,7 @@ static void qroce_db_wq(QRoceState *s, unsigned page, QRoceQP *qp,
                                 pi, why);
         qemu_log_mask(LOG_GUEST_ERROR, "qroce: QP %u %s: %s (%u)\n",
                       qp->qpn, sq ? "SQ" : "RQ", why, pi);
-        qroce_qp_set_error(s, qp, QROCE_EQE_QP_FATAL);
+        qroce_data_bad_doorbell(s, qp);
         return;
     }
     wq->pi = pi;
