@@ -30,12 +30,27 @@
 #include "net/net.h"
 #include "qom/object.h"
 #include "qemu/queue.h"
+#include "qemu/log.h"
 #include "qroce_hw.h"
 
 #define TYPE_QROCE "qroce"
 OBJECT_DECLARE_SIMPLE_TYPE(QRoceState, QROCE)
 
 /* A frame kept by the device: loopback queue, reordering. */
+/*
+ * A guest's mistake, reported once: trace event @trace with the arguments
+ * that follow, and the same under -d guest_errors, printed with @fmt (the
+ * event's own format) after the event's and the function's names, as
+ * hw/nvme's NVME_GUEST_ERR does.  Arguments must have the types @fmt
+ * names.
+ */
+#define QROCE_GUEST_ERR(trace, fmt, ...)                                    \
+    do {                                                                    \
+        (trace_##trace)(__VA_ARGS__);                                       \
+        qemu_log_mask(LOG_GUEST_ERROR, #trace " in %s: " fmt "\n",          \
+                      __func__, ## __VA_ARGS__);                            \
+    } while (0)
+
 typedef struct QRoceLoFrame {
     size_t len;
     uint8_t data[];

@@ -1571,7 +1571,7 @@ static const char *qroce_cmd_name(uint8_t opcode)
 
 void qroce_fatal(QRoceState *s, uint32_t code)
 {
-    qemu_log_mask(LOG_GUEST_ERROR, "qroce: fatal error %u\n", code);
+    QROCE_GUEST_ERR(qroce_fatal, "device fatal, code %u", code);
     s->status = (s->status & ~QROCE_STATUS_READY) | QROCE_STATUS_FATAL;
     s->fatal_code = code;
 }
@@ -1610,9 +1610,9 @@ void qroce_cmd_bh(void *opaque)
         st = qroce_cmd_exec(s, &cmd, out, &d);
         if (st != QROCE_CMD_OK) {
             qroce_count(s, QROCE_CNT_CMD_ERRS);
-            qemu_log_mask(LOG_GUEST_ERROR, "qroce: command %s (0x%x) failed: "
-                          "status %d\n", d && d->name ? d->name : "?",
-                          cmd.hdr.opcode, st);
+            QROCE_GUEST_ERR(qroce_ub_cmd, "command %s (0x%x) failed with "
+                            "status %d", d && d->name ? d->name : "?",
+                            cmd.hdr.opcode, st);
         }
         qroce_count(s, QROCE_CNT_CMDS);
         trace_qroce_cmd(s->cmdq_ci, cmd.hdr.opcode,

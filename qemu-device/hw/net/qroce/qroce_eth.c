@@ -46,7 +46,7 @@ void qroce_eth_tx_bh(void *opaque)
             break;      /* the port schedules us again when it drains */
         }
         if (!qroce_dma_read(s, daddr, &d, sizeof(d))) {
-            qemu_log_mask(LOG_GUEST_ERROR, "qroce: TX ring unreadable\n");
+            QROCE_GUEST_ERR(qroce_ub_eth_ring, "%s", "TX ring unreadable");
             s->eth_ctrl &= ~QROCE_ETH_CTRL_TX_EN;
             break;
         }
@@ -56,8 +56,8 @@ void qroce_eth_tx_bh(void *opaque)
         }
         if (len < ETH_HLEN || len > QROCE_ETH_MAX_FRAME ||
             !qroce_dma_read(s, le64_to_cpu(d.addr), buf, len)) {
-            qemu_log_mask(LOG_GUEST_ERROR, "qroce: bad TX descriptor "
-                          "(len %u)\n", len);
+            QROCE_GUEST_ERR(qroce_ub_eth_desc, "TX descriptor %u: length %u "
+                            "or buffer refused", s->txq_ci, (unsigned)len);
             flags |= QROCE_ETH_DESC_ERR;
         } else {
             trace_qroce_eth_tx(s->txq_ci, len);
@@ -66,7 +66,7 @@ void qroce_eth_tx_bh(void *opaque)
         }
         d.flags = cpu_to_le16(flags);
         if (!qroce_dma_write(s, daddr + 10, &d.flags, 2)) {
-            qemu_log_mask(LOG_GUEST_ERROR, "qroce: TX ring not writable\n");
+            QROCE_GUEST_ERR(qroce_ub_eth_ring, "%s", "TX ring not writable");
             s->eth_ctrl &= ~QROCE_ETH_CTRL_TX_EN;
             break;
         }
@@ -131,7 +131,7 @@ static void qroce_eth_rx(QRoceState *s, const uint8_t *buf, size_t size)
     daddr = s->rxq_base +
             (uint64_t)(s->rxq_ci & ((1u << s->rxq_log2) - 1)) * 16;
     if (!qroce_dma_read(s, daddr, &d, sizeof(d))) {
-        qemu_log_mask(LOG_GUEST_ERROR, "qroce: RX ring unreadable\n");
+        QROCE_GUEST_ERR(qroce_ub_eth_ring, "%s", "RX ring unreadable");
         s->eth_ctrl &= ~QROCE_ETH_CTRL_RX_EN;
         return;
     }
@@ -140,14 +140,14 @@ static void qroce_eth_rx(QRoceState *s, const uint8_t *buf, size_t size)
         flags |= QROCE_ETH_DESC_ERR;
     }
     if (!qroce_dma_write(s, le64_to_cpu(d.addr), buf, n)) {
-        qemu_log_mask(LOG_GUEST_ERROR, "qroce: RX buffer not writable\n");
+        QROCE_GUEST_ERR(qroce_ub_eth_ring, "%s", "RX buffer not writable");
         flags |= QROCE_ETH_DESC_ERR;
         n = 0;
     }
     d.len = cpu_to_le16(n);
     d.flags = cpu_to_le16(flags);
     if (!qroce_dma_write(s, daddr + 8, &d.len, 4)) {
-        qemu_log_mask(LOG_GUEST_ERROR, "qroce: RX ring not writable\n");
+        QROCE_GUEST_ERR(qroce_ub_eth_ring, "%s", "RX ring not writable");
         s->eth_ctrl &= ~QROCE_ETH_CTRL_RX_EN;
         return;
     }

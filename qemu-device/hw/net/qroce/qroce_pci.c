@@ -192,9 +192,14 @@ static void qroce_exit(PCIDevice *pdev)
     g_free(s->inj_event);
 }
 
-static void qroce_reset(DeviceState *dev)
+/*
+ * Resettable's hold phase: the device and every object go back to their
+ * power-on state (the enter phase has nothing to do; the exit phase
+ * nothing to release).
+ */
+static void qroce_reset_hold(Object *obj, ResetType type)
 {
-    qroce_reset_state(QROCE(dev));
+    qroce_reset_state(QROCE(obj));
 }
 
 static const VMStateDescription qroce_vmstate = {
@@ -618,6 +623,7 @@ static void qroce_instance_init(Object *obj)
 static void qroce_class_init(ObjectClass *klass, void *data)
 {
     DeviceClass *dc = DEVICE_CLASS(klass);
+    ResettableClass *rc = RESETTABLE_CLASS(klass);
     PCIDeviceClass *k = PCI_DEVICE_CLASS(klass);
 
     k->realize = qroce_realize;
@@ -628,7 +634,7 @@ static void qroce_class_init(ObjectClass *klass, void *data)
     k->class_id = QROCE_PCI_CLASS;
     dc->desc = "qroce RoCEv2 RDMA NIC";
     dc->vmsd = &qroce_vmstate;
-    device_class_set_legacy_reset(dc, qroce_reset);
+    rc->phases.hold = qroce_reset_hold;
     device_class_set_props(dc, qroce_properties);
     set_bit(DEVICE_CATEGORY_NETWORK, dc->categories);
 }

@@ -19,6 +19,11 @@
 #include "qroce_port.h"
 #include "trace.h"
 
+/* A register value refused: register name, value, why. */
+#define REG_BAD(reg, val, why) \
+    QROCE_GUEST_ERR(qroce_ub_reg, "%s = 0x%" PRIx64 ": %s", reg, \
+                    (uint64_t)(val), why)
+
 /* ------------------------------------------------------------------ */
 /* Reset                                                               */
 /* ------------------------------------------------------------------ */
@@ -49,14 +54,13 @@ static void qroce_enable(QRoceState *s)
         (s->cmdq_cq & 0xfff) || s->cmdq_log2 < 1 ||
         s->cmdq_log2 > QROCE_CMDQ_MAX_LOG2) {
         if (!s->cmdq_base || (s->cmdq_base & 0xfff)) {
-            trace_qroce_ub_reg("CMDQ_BASE", s->cmdq_base,
-                               "zero or not 4 KiB aligned at ENABLE");
+            REG_BAD("CMDQ_BASE", s->cmdq_base,
+                    "zero or not 4 KiB aligned at ENABLE");
         } else if (!s->cmdq_cq || (s->cmdq_cq & 0xfff)) {
-            trace_qroce_ub_reg("CMDQ_CQ", s->cmdq_cq,
-                               "zero or not 4 KiB aligned at ENABLE");
+            REG_BAD("CMDQ_CQ", s->cmdq_cq,
+                    "zero or not 4 KiB aligned at ENABLE");
         } else {
-            trace_qroce_ub_reg("CMDQ_LOG2", s->cmdq_log2,
-                               "out of range at ENABLE");
+            REG_BAD("CMDQ_LOG2", s->cmdq_log2, "out of range at ENABLE");
         }
         qroce_fatal(s, QROCE_FATAL_CMDQ_CONFIG);
         return;
@@ -225,8 +229,7 @@ static void qroce_wr_ctrl(QRoceState *s, hwaddr addr, uint32_t val)
 static void qroce_wr_mtu(QRoceState *s, hwaddr addr, uint32_t val)
 {
     if (val < QROCE_ETH_MIN_MTU || val > QROCE_ETH_MAX_MTU) {
-        trace_qroce_ub_reg("ETH_MTU", val, "out of range");
-        qemu_log_mask(LOG_GUEST_ERROR, "qroce: MTU %u out of range\n", val);
+        REG_BAD("ETH_MTU", val, "out of range");
         return;
     }
     s->eth_mtu = val;
@@ -237,14 +240,12 @@ static void qroce_wr_cmdq(QRoceState *s, hwaddr addr, uint32_t val)
     if (addr == QROCE_REG_CMDQ_PI) {
         trace_qroce_cmdq_doorbell(val);
         if (!(s->status & QROCE_STATUS_READY)) {
-            trace_qroce_ub_reg("CMDQ_PI", val, "device not enabled");
+            REG_BAD("CMDQ_PI", val, "device not enabled");
             return;
         }
         s->cmdq_pi = val;
         if (s->cmdq_pi - s->cmdq_ci > (1u << s->cmdq_log2)) {
-            trace_qroce_ub_reg("CMDQ_PI", val, "overruns the ring");
-            qemu_log_mask(LOG_GUEST_ERROR, "qroce: CMDQ_PI %u overruns the "
-                          "ring\n", val);
+            REG_BAD("CMDQ_PI", val, "overruns the ring");
             qroce_fatal(s, QROCE_FATAL_CMDQ_CONFIG);
             return;
         }
@@ -252,9 +253,7 @@ static void qroce_wr_cmdq(QRoceState *s, hwaddr addr, uint32_t val)
         return;
     }
     if (s->status & QROCE_STATUS_READY) {
-        trace_qroce_ub_reg("CMDQ", val, "reconfigured while enabled");
-        qemu_log_mask(LOG_GUEST_ERROR, "qroce: CMDQ reconfigured while "
-                      "enabled\n");
+        REG_BAD("CMDQ", val, "reconfigured while enabled");
         return;
     }
     switch (addr) {
@@ -266,9 +265,7 @@ static void qroce_wr_cmdq(QRoceState *s, hwaddr addr, uint32_t val)
         break;
     case QROCE_REG_CMDQ_LOG2:
         if (val < 1 || val > QROCE_CMDQ_MAX_LOG2) {
-            trace_qroce_ub_reg("CMDQ_LOG2", val, "out of range");
-            qemu_log_mask(LOG_GUEST_ERROR, "qroce: CMDQ_LOG2 %u out of "
-                          "range\n", val);
+            REG_BAD("CMDQ_LOG2", val, "out of range");
             val = 0;            /* enabling now fails with CMDQ_CONFIG */
         }
         s->cmdq_log2 = val;
@@ -308,8 +305,7 @@ static void qroce_wr_eth(QRoceState *s, hwaddr addr, uint32_t val)
         return;
     case QROCE_REG_TXQ_PI:
         if (val - s->txq_ci > (1u << s->txq_log2)) {
-            trace_qroce_ub_reg("TXQ_PI", val, "overruns the ring");
-            qemu_log_mask(LOG_GUEST_ERROR, "qroce: TXQ_PI overruns\n");
+            REG_BAD("TXQ_PI", val, "overruns the ring");
             return;
         }
         s->txq_pi = val;
@@ -317,8 +313,7 @@ static void qroce_wr_eth(QRoceState *s, hwaddr addr, uint32_t val)
         return;
     case QROCE_REG_RXQ_PI:
         if (val - s->rxq_ci > (1u << s->rxq_log2)) {
-            trace_qroce_ub_reg("RXQ_PI", val, "overruns the ring");
-            qemu_log_mask(LOG_GUEST_ERROR, "qroce: RXQ_PI overruns\n");
+            REG_BAD("RXQ_PI", val, "overruns the ring");
             return;
         }
         s->rxq_pi = val;
@@ -328,14 +323,12 @@ static void qroce_wr_eth(QRoceState *s, hwaddr addr, uint32_t val)
     /* Ring geometry may change only while the ring is disabled. */
     if (addr >= QROCE_REG_TXQ_BASE_LO && addr <= QROCE_REG_TXQ_LOG2 &&
         (s->eth_ctrl & QROCE_ETH_CTRL_TX_EN)) {
-        trace_qroce_ub_reg("TXQ", val, "ring changed while TX_EN");
-        qemu_log_mask(LOG_GUEST_ERROR, "qroce: TX ring changed while on\n");
+        REG_BAD("TXQ", val, "ring changed while TX_EN");
         return;
     }
     if (addr >= QROCE_REG_RXQ_BASE_LO && addr <= QROCE_REG_RXQ_LOG2 &&
         (s->eth_ctrl & QROCE_ETH_CTRL_RX_EN)) {
-        trace_qroce_ub_reg("RXQ", val, "ring changed while RX_EN");
-        qemu_log_mask(LOG_GUEST_ERROR, "qroce: RX ring changed while on\n");
+        REG_BAD("RXQ", val, "ring changed while RX_EN");
         return;
     }
     switch (addr) {
@@ -354,10 +347,8 @@ static void qroce_wr_eth(QRoceState *s, hwaddr addr, uint32_t val)
     case QROCE_REG_TXQ_LOG2:
     case QROCE_REG_RXQ_LOG2:
         if (val < QROCE_ETH_RING_MIN_LOG2 || val > QROCE_ETH_RING_MAX_LOG2) {
-            trace_qroce_ub_reg(addr == QROCE_REG_TXQ_LOG2 ? "TXQ_LOG2" :
-                               "RXQ_LOG2", val, "out of range");
-            qemu_log_mask(LOG_GUEST_ERROR, "qroce: ring size 2^%u out of "
-                          "range\n", val);
+            REG_BAD(addr == QROCE_REG_TXQ_LOG2 ? "TXQ_LOG2" : "RXQ_LOG2",
+                    val, "out of range");
             val = 0;
         }
         if (addr == QROCE_REG_TXQ_LOG2) {
@@ -375,10 +366,8 @@ static void qroce_wr_eq_ci(QRoceState *s, hwaddr addr, uint32_t val)
     QRoceEQ *eq = &s->eq[eqn];
 
     if (!eq->valid || eq->pi - val > (1u << eq->log2)) {
-        trace_qroce_ub_reg("EQ_CI", val, !eq->valid ? "no such EQ" :
-                           "beyond the EQ's producer");
-        qemu_log_mask(LOG_GUEST_ERROR, "qroce: bad EQ_CI %u for EQ %u\n",
-                      val, eqn);
+        REG_BAD("EQ_CI", val,
+                !eq->valid ? "no such EQ" : "beyond the EQ's producer");
         return;
     }
     eq->ci = val;
@@ -456,7 +445,8 @@ static uint64_t qroce_reg_read(void *opaque, hwaddr addr, unsigned size)
     uint32_t val;
 
     if (!fn) {
-        trace_qroce_wrn_reg_read_unknown(addr);
+        QROCE_GUEST_ERR(qroce_ub_reg_read, "read of unknown register 0x%"
+                        PRIx64, (uint64_t)addr);
         return 0;
     }
     val = fn(s, addr);
@@ -471,13 +461,10 @@ static void qroce_reg_write(void *opaque, hwaddr addr, uint64_t val,
     QRoceRegWrite fn = qroce_writeops[addr / 4];
 
     if (!fn) {
-        if (qroce_readops[addr / 4]) {
-            trace_qroce_wrn_reg_write_ro(addr, val);
-            trace_qroce_ub_reg_write(addr, val, "read-only register");
-        } else {
-            trace_qroce_wrn_reg_write_unknown(addr, val);
-            trace_qroce_ub_reg_write(addr, val, "no register there");
-        }
+        QROCE_GUEST_ERR(qroce_ub_reg_write, "register 0x%" PRIx64 " <- 0x%"
+                        PRIx64 ": %s", (uint64_t)addr, val,
+                        qroce_readops[addr / 4] ? "read-only register" :
+                        "no register there");
         return;
     }
     trace_qroce_reg_write(addr, val);
@@ -502,6 +489,11 @@ const MemoryRegionOps qroce_reg_ops = {
 /* Doorbells (BAR2)                                                    */
 /* ------------------------------------------------------------------ */
 
+/* A doorbell refused: page, object kind and number, value, why. */
+#define DB_BAD(page, what, obj, val, why) \
+    QROCE_GUEST_ERR(qroce_ub_doorbell, "page %u %s %u value %u: %s", \
+                    (unsigned)(page), what, obj, val, why)
+
 static void qroce_db_bad(QRoceState *s, unsigned page, hwaddr off,
                          uint64_t val, const char *why)
 {
@@ -514,11 +506,7 @@ static void qroce_db_bad(QRoceState *s, unsigned page, hwaddr off,
                        kind[off / 8] : "unknown doorbell, object";
 
     qroce_count(s, QROCE_CNT_BAD_DOORBELLS);
-    trace_qroce_wrn_doorbell(page, off, val, why);
-    trace_qroce_ub_doorbell(page, what, (uint32_t)val, val >> 32, why);
-    qemu_log_mask(LOG_GUEST_ERROR, "qroce: doorbell page %u offset 0x%x "
-                  "value 0x%" PRIx64 " ignored: %s\n", page, (unsigned)off,
-                  val, why);
+    DB_BAD(page, what, (uint32_t)val, (uint32_t)(val >> 32), why);
 }
 
 static void qroce_db_wq(QRoceState *s, unsigned page, QRoceQP *qp,
@@ -527,8 +515,8 @@ static void qroce_db_wq(QRoceState *s, unsigned page, QRoceQP *qp,
     const char *why = NULL;
 
     if (qroce_data_qp_doomed(qp)) {
-        trace_qroce_ub_doorbell(page, sq ? "SQ of QP" : "RQ of QP", qp->qpn,
-                                pi, "ignored: the QP is going to ERR");
+        DB_BAD(page, sq ? "SQ of QP" : "RQ of QP", qp->qpn, pi,
+               "ignored: the QP is going to ERR");
         return;
     }
     if (pi - wq->ci > (1u << wq->log2)) {
@@ -538,10 +526,7 @@ static void qroce_db_wq(QRoceState *s, unsigned page, QRoceQP *qp,
     }
     if (why) {
         qroce_count(s, QROCE_CNT_BAD_DOORBELLS);
-        trace_qroce_ub_doorbell(page, sq ? "SQ of QP" : "RQ of QP", qp->qpn,
-                                pi, why);
-        qemu_log_mask(LOG_GUEST_ERROR, "qroce: QP %u %s: %s (%u)\n",
-                      qp->qpn, sq ? "SQ" : "RQ", why, pi);
+        DB_BAD(page, sq ? "SQ of QP" : "RQ of QP", qp->qpn, pi, why);
         qroce_data_bad_doorbell(s, qp);
         return;
     }

@@ -22,7 +22,7 @@
 static uint64_t qroce_dma_ram(QRoceState *s, uint64_t addr, uint64_t len,
                               bool to_guest)
 {
-    AddressSpace *as = pci_get_address_space(&s->parent_obj);
+    AddressSpace *as = pci_get_address_space(PCI_DEVICE(s));
     MemoryRegion *mr;
     hwaddr xlat, l = len;
 
@@ -44,7 +44,7 @@ static uint64_t qroce_dma_ram(QRoceState *s, uint64_t addr, uint64_t len,
 bool qroce_dma_copy(QRoceState *s, uint64_t addr, void *buf,
                     uint64_t len, bool to_guest)
 {
-    PCIDevice *d = &s->parent_obj;
+    PCIDevice *d = PCI_DEVICE(s);
     DMADirection dir = to_guest ? DMA_DIRECTION_FROM_DEVICE :
                                   DMA_DIRECTION_TO_DEVICE;
     uint8_t *b = buf;
@@ -80,7 +80,7 @@ bool qroce_dma_copy(QRoceState *s, uint64_t addr, void *buf,
 
 void qroce_irq(QRoceState *s, unsigned vector)
 {
-    PCIDevice *d = &s->parent_obj;
+    PCIDevice *d = PCI_DEVICE(s);
 
     if (msix_enabled(d)) {
         trace_qroce_irq(vector);
@@ -156,8 +156,8 @@ static void qroce_eq_post(QRoceState *s, uint32_t eqn, uint8_t type,
     e.data = cpu_to_le32(data);
     off = (uint64_t)(eq->pi & (size - 1)) * sizeof(e);
     if (qroce_bt_rw(s, &eq->bt, off, &e, sizeof(e) - 1, true) < 0) {
-        qemu_log_mask(LOG_GUEST_ERROR, "qroce: EQ %u ring not writable\n",
-                      eqn);
+        QROCE_GUEST_ERR(qroce_ub_ring, "%s %u: %s", "EQ", eqn,
+                        "ring not writable");
         return;
     }
     e.owner = qroce_owner_for(eq->pi, eq->log2);
@@ -193,7 +193,8 @@ void qroce_cq_post(QRoceState *s, QRoceCQ *cq, struct qroce_cqe *cqe,
             cq->ci_seen = le32_to_cpu(rec.ci);
         }
         if (cq->pi - cq->ci_seen >= size) {
-            qemu_log_mask(LOG_GUEST_ERROR, "qroce: CQ %u overrun\n", cq->cqn);
+            QROCE_GUEST_ERR(qroce_ub_ring, "%s %u: %s", "CQ", cq->cqn,
+                            "overrun");
             cq->error = true;
             qroce_async_event(s, QROCE_EQE_CQ_ERR, cq->cqn, 0);
             return;
@@ -205,8 +206,8 @@ void qroce_cq_post(QRoceState *s, QRoceCQ *cq, struct qroce_cqe *cqe,
     off = (uint64_t)(cq->pi & (size - 1)) * sizeof(*cqe);
     cqe->owner = 0;
     if (qroce_bt_rw(s, &cq->bt, off, cqe, sizeof(*cqe) - 1, true) < 0) {
-        qemu_log_mask(LOG_GUEST_ERROR, "qroce: CQ %u ring not writable\n",
-                      cq->cqn);
+        QROCE_GUEST_ERR(qroce_ub_ring, "%s %u: %s", "CQ", cq->cqn,
+                        "ring not writable");
         cq->error = true;
         qroce_async_event(s, QROCE_EQE_CQ_ERR, cq->cqn, 0);
         return;
