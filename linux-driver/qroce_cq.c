@@ -46,8 +46,9 @@ int qroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 			     &cmd.create_cq.ring, &t);
 	if (err)
 		goto err_ring;
+	cq->eqn = 1 + attr->comp_vector % QROCE_NUM_CEQS;
 	cmd.hdr.opcode = QROCE_CMD_CREATE_CQ;
-	cmd.create_cq.eqn = cpu_to_le32(1 + attr->comp_vector % QROCE_NUM_CEQS);
+	cmd.create_cq.eqn = cpu_to_le32(cq->eqn);
 	cmd.create_cq.uar = cpu_to_le32(uc ? uc->uar : 0);
 	cmd.create_cq.log2_entries = cq->log2;
 	err = qroce_cmd_exec(dev, &cmd, out);
@@ -168,6 +169,8 @@ void qroce_handle_comp(struct qroce_dev *dev, u32 cqn)
 
 	xa_lock_irqsave(&dev->cq_xa, flags);
 	cq = xa_load(&dev->cq_xa, cqn);
+	if (cq)		/* the event used up the arm; the handler may rearm */
+		WRITE_ONCE(cq->armed, QROCE_CQ_DISARMED);
 	if (cq && cq->ibcq.comp_handler)
 		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
 	else if (!cq)
@@ -286,6 +289,8 @@ int qroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags fl)
 	int ret = 0;
 
 	spin_lock_irqsave(&cq->lock, flags);
+	WRITE_ONCE(cq->armed, v == QROCE_CQ_ARM_SOLICITED ?
+		   QROCE_CQ_ARMED_SOLICITED : QROCE_CQ_ARMED_NEXT);
 	qroce_db_ring(to_qdev(ibcq->device), QROCE_DB_CQ_ARM, cq->cqn,
 		      v | (cq->ci & QROCE_CQ_ARM_CI_MASK));
 	if (fl & IB_CQ_REPORT_MISSED_EVENTS) {

@@ -415,7 +415,17 @@ static struct ib_mr *qroce_get_dma_mr(struct ib_pd *ibpd, int access)
 	}
 	mr->ibmr.lkey = out[0];
 	mr->ibmr.rkey = out[0];
+	mr->access = access;
+	mr->bt_level = QROCE_BT_PHYS;
 	return &mr->ibmr;
+}
+
+/* What the device was given for @mr's pages, for qroce_fill_res_mr_entry. */
+static void qroce_mr_keep_bt(struct qroce_mr *mr, const struct qroce_bt *bt)
+{
+	mr->bt_npages = le32_to_cpu(bt->npages);
+	mr->bt_page_shift = bt->page_shift;
+	mr->bt_level = bt->level;
 }
 
 static struct ib_mr *qroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
@@ -464,6 +474,7 @@ static struct ib_mr *qroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 	mr->ibmr.lkey = out[0];
 	mr->ibmr.rkey = out[0];
 	mr->access = access;
+	qroce_mr_keep_bt(mr, &cmd.reg_mr.pages);
 	return &mr->ibmr;
 
 err_umem:
@@ -550,6 +561,7 @@ static struct ib_mr *qroce_rereg_user_mr(struct ib_mr *ibmr, int flags,
 	if (umem) {
 		ib_umem_release(mr->umem);
 		mr->umem = umem;
+		qroce_mr_keep_bt(mr, &cmd.rereg_mr.mr.pages);
 	}
 	mr->access = access;
 	return NULL;
@@ -907,6 +919,10 @@ static const struct ib_device_ops qroce_dev_ops = {
 	.destroy_qp = qroce_destroy_qp,
 	.destroy_srq = qroce_destroy_srq,
 	.detach_mcast = qroce_detach_mcast,
+	.fill_res_cq_entry = qroce_fill_res_cq_entry,
+	.fill_res_mr_entry = qroce_fill_res_mr_entry,
+	.fill_res_qp_entry = qroce_fill_res_qp_entry,
+	.fill_res_qp_entry_raw = qroce_fill_res_qp_entry_raw,
 	.get_dma_mr = qroce_get_dma_mr,
 	.get_hw_stats = qroce_get_hw_stats,
 	.get_link_layer = qroce_get_link_layer,

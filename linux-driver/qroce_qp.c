@@ -484,18 +484,28 @@ int qroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	return 0;
 }
 
+/*
+ * QUERY_QP: the device's context of QP @qpn in @out[6]: state, SQ PSN, RQ
+ * PSN, SQ and RQ WQEs consumed (include/qroce_hw.h).
+ */
+int qroce_qp_query_hw(struct qroce_dev *dev, u32 qpn, u32 *out)
+{
+	struct qroce_cmd cmd = {};
+
+	cmd.hdr.opcode = QROCE_CMD_QUERY_QP;
+	cmd.qpn.qpn = cpu_to_le32(qpn);
+	return qroce_cmd_exec(dev, &cmd, out);
+}
+
 int qroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		   int mask, struct ib_qp_init_attr *init)
 {
 	struct qroce_dev *dev = to_qdev(ibqp->device);
 	struct qroce_qp *qp = to_qqp(ibqp);
-	struct qroce_cmd cmd = {};
 	u32 out[6];
 	int err;
 
-	cmd.hdr.opcode = QROCE_CMD_QUERY_QP;
-	cmd.qpn.qpn = cpu_to_le32(qp->qpn);
-	err = qroce_cmd_exec(dev, &cmd, out);
+	err = qroce_qp_query_hw(dev, qp->qpn, out);
 	if (err)
 		return err;
 	memset(attr, 0, sizeof(*attr));

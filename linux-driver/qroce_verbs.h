@@ -32,14 +32,23 @@ struct qroce_ring {		/* a kernel ring or a pinned user ring */
 	size_t size;
 };
 
+/* How a kernel CQ was last armed; an event disarms it. */
+enum qroce_cq_arm {
+	QROCE_CQ_DISARMED,
+	QROCE_CQ_ARMED_NEXT,
+	QROCE_CQ_ARMED_SOLICITED,
+};
+
 struct qroce_cq {
 	struct ib_cq ibcq;
 	u32 cqn;
+	u32 eqn;		/* the completion EQ its events go to */
 	u32 log2;
 	u32 ci;
 	struct qroce_ring ring;
 	spinlock_t lock;	/* kernel CQ polling */
 	bool resizing;		/* a kernel CQ's ring is being replaced */
+	u8 armed;		/* kernel CQs: enum qroce_cq_arm */
 };
 
 struct qroce_wq {
@@ -100,7 +109,11 @@ struct qroce_mr {
 	dma_addr_t pbl_dma;
 	u32 npages;			/* in pbl, by the last map_mr_sg */
 	u32 max_pages;
-	int access;			/* a user MR's IB_ACCESS_* */
+	int access;			/* a user or DMA MR's IB_ACCESS_* */
+	/* a user or DMA MR: its page table as REG_MR (REREG_MR) gave it */
+	u32 bt_npages;
+	u8 bt_page_shift;
+	u8 bt_level;			/* enum qroce_bt_level */
 };
 
 struct qroce_mw {
@@ -230,6 +243,7 @@ int qroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad);
 int qroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad);
+int qroce_qp_query_hw(struct qroce_dev *dev, u32 qpn, u32 *out);
 
 /* qroce_srq.c */
 int qroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
@@ -240,5 +254,11 @@ int qroce_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 int qroce_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
 int qroce_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 			const struct ib_recv_wr **bad);
+
+/* qroce_restrack.c: the driver's view in rdma resource show -dd */
+int qroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
+int qroce_fill_res_qp_entry_raw(struct sk_buff *msg, struct ib_qp *ibqp);
+int qroce_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq);
+int qroce_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr);
 
 #endif

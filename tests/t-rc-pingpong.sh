@@ -61,34 +61,126 @@ qr_check "rdma statistic: RoCE packet counters follow a 500-iteration pingpong" 
 # rdma resource show qp while a pingpong runs: each side lists its RC QP
 # in RTS, owned by ibv_rc_pingpong.  The pair runs until it has been seen
 # (or 20 s), then is stopped, so the check does not race its end.
-rc_listed() {
-	qr_exec "$1" 'rdma resource show qp link qroce_0/1' >"$QR_DIR/res.g$1" 2>&1 &&
-		grep -E 'type RC .*state RTS .*comm ibv_rc_pingpong' "$QR_DIR/res.g$1" >/dev/null
-}
-resources() {
+# pair_start, pair_stop: that pair; both must stop (124: still running)
+pair_start() {
 	qr_bg 1 rsrv "ibv_rc_pingpong -d qroce_0 -g $GID -n 100000000" || return 1
 	qr_wait_listen 1 18515 || return 1
-	qr_bg 2 rcli "ibv_rc_pingpong -d qroce_0 -g $GID -n 100000000 10.0.0.1" || return 1
-	seen=0 i=0
-	while [ $i -lt 40 ]; do
-		if rc_listed 1 && rc_listed 2; then
-			seen=1
-			break
-		fi
-		sleep 0.5
-		i=$((i + 1))
-	done
+	qr_bg 2 rcli "ibv_rc_pingpong -d qroce_0 -g $GID -n 100000000 10.0.0.1"
+}
+pair_stop() {
 	qr_exec 2 'killall ibv_rc_pingpong' >/dev/null
 	qr_exec 1 'killall ibv_rc_pingpong' >/dev/null
 	qr_bg_wait 2 rcli 30 >/dev/null 2>&1
 	c=$?
 	qr_bg_wait 1 rsrv 30 >/dev/null 2>&1
 	r=$?
+	[ $c != 124 ] && [ $r != 124 ]
+}
+rc_listed() {
+	qr_exec "$1" 'rdma resource show qp link qroce_0/1' >"$QR_DIR/res.g$1" 2>&1 &&
+		grep -E 'type RC .*state RTS .*comm ibv_rc_pingpong' "$QR_DIR/res.g$1" >/dev/null
+}
+pair_seen() { # both RC QPs listed in RTS, within 20 s
+	i=0
+	while [ $i -lt 40 ]; do
+		rc_listed 1 && rc_listed 2 && return 0
+		sleep 0.5
+		i=$((i + 1))
+	done
+	return 1
+}
+resources() {
+	pair_start || return 1
+	pair_seen
+	seen=$?
+	pair_stop
+	s=$?
 	cat "$QR_DIR/res.g1" "$QR_DIR/res.g2"
-	# seen, and both stopped (124: still running)
-	[ $seen = 1 ] && [ $c != 124 ] && [ $r != 124 ]
+	[ $seen = 0 ] && [ $s = 0 ]
 }
 qr_check "rdma resource show qp: the RC QPs of a running pingpong, in RTS" resources
+# rdma resource show -dd: the driver's own view beside the core's, of the
+# running pair's QP, CQ and MR and of the kernel's GSI QP and its CQ
+# (drv_hw_*: the device's numbers and what QUERY_QP reads now; iproute2
+# prefixes the driver's names with drv_); -r: QUERY_QP's words, raw
+val() { # LINE NAME: the word after NAME in LINE
+	printf '%s\n' "$1" | awk -v k="$2" '{ for (i = 1; i < NF; i++) if ($i == k) { print $(i + 1); exit } }'
+}
+isnum() { case $1 in '' | *[!0-9]*) return 1 ;; esac; }
+expect() { # WHAT TEST...: one expectation; a miss is printed and counted
+	w=$1
+	shift
+	"$@" || { echo "driver view: expected $w"; dd_bad=1; }
+}
+dd_qp() { # the RC QP (a user QP) and the GSI QP (a kernel QP)
+	lqpn=$(val "$qp" lqpn) hwqpn=$(val "$qp" drv_hw_qpn)
+	expect "RC QP: drv_hw_qpn ($hwqpn) = lqpn ($lqpn)" eval 'isnum "$lqpn" && [ "$hwqpn" = "$lqpn" ]'
+	expect "RC QP: drv_hw_state RTS" [ "$(val "$qp" drv_hw_state)" = RTS ]
+	for k in drv_hw_sq_psn drv_hw_rq_psn drv_sq_depth drv_rq_depth drv_hw_sq_ci \
+		drv_hw_rq_ci drv_hw_pdn drv_hw_send_cqn drv_hw_recv_cqn; do
+		expect "RC QP: $k a number" isnum "$(val "$qp" $k)"
+	done
+	expect "RC QP: PSNs of 24 bits" eval '[ "$(val "$qp" drv_hw_sq_psn)" -lt 16777216 ] &&
+		[ "$(val "$qp" drv_hw_rq_psn)" -lt 16777216 ]'
+	expect "RC QP: the device has taken receives (drv_hw_rq_ci > 0)" [ "$(val "$qp" drv_hw_rq_ci)" -gt 0 ]
+	expect "RC QP: no drv_sq_pi (a user QP's indexes are the provider's)" \
+		eval '! printf "%s\n" "$qp" | grep -q drv_sq_pi'
+	expect "GSI QP: drv_hw_qpn 1, drv_hw_state RTS" \
+		eval '[ "$(val "$gsi" drv_hw_qpn)" = 1 ] && [ "$(val "$gsi" drv_hw_state)" = RTS ]'
+	for k in drv_sq_pi drv_sq_ci drv_rq_pi drv_rq_ci; do
+		expect "GSI QP (a kernel QP): $k a number" isnum "$(val "$gsi" $k)"
+	done
+}
+dd_cq_mr() { # the pair's CQ and MR, and the kernel CQ of the GSI QP
+	cqe=$(val "$cq" cqe) ci=$(val "$cq" drv_ci)
+	expect "CQ: drv_hw_cqn = the QP's drv_hw_send_cqn" [ "$(val "$cq" drv_hw_cqn)" = "$(val "$qp" drv_hw_send_cqn)" ]
+	expect "CQ: drv_depth = cqe + 1 ($cqe + 1)" eval 'isnum "$cqe" && [ "$(val "$cq" drv_depth)" = $((cqe + 1)) ]'
+	expect "CQ: drv_hw_eqn a number" isnum "$(val "$cq" drv_hw_eqn)"
+	expect "CQ: the provider's consumer index has moved (drv_ci $ci > 0)" eval 'isnum "$ci" && [ "$ci" -gt 0 ]'
+	expect "kernel CQ: drv_pi, drv_ci numbers" eval 'isnum "$(val "$kcq" drv_pi)" && isnum "$(val "$kcq" drv_ci)"'
+	expect "kernel CQ: drv_armed next, solicited or no" \
+		eval 'case $(val "$kcq" drv_armed) in next | solicited | no) ;; *) false ;; esac'
+	expect "MR: drv_type user" [ "$(val "$mr" drv_type)" = user ]
+	expect "MR: drv_hw_pdn = the QP's" [ "$(val "$mr" drv_hw_pdn)" = "$(val "$qp" drv_hw_pdn)" ]
+	expect "MR: drv_pages >= 1, drv_page_size >= 4096" eval 'isnum "$(val "$mr" drv_pages)" &&
+		[ "$(val "$mr" drv_pages)" -ge 1 ] && isnum "$(val "$mr" drv_page_size)" &&
+		[ "$(val "$mr" drv_page_size)" -ge 4096 ]'
+	expect "MR: drv_access in hex" eval 'case $(val "$mr" drv_access) in 0x[0-9a-f]*) ;; *) false ;; esac'
+}
+dd_raw() { # -r: 20 bytes, state RTS, a 24-bit SQ PSN, RQ WQEs consumed
+	expect "raw: QUERY_QP's 5 words, RTS, SQ PSN < 2^24, RQ consumed > 0" eval 'grep -o "\"data\":\[[0-9,]*\]" "$f.raw" |
+		awk -F "[][,]" "NF == 22 && \$2 == 3 && \$9 == 0 && \$18 + \$19 * 256 > 0 { n++ } END { exit n != 1 }"'
+}
+driver_view() { # G: guest G's objects, the pair running
+	f=$QR_DIR/dd.g$1
+	qr_exec "$1" 'rdma resource show qp -dd; rdma resource show cq -dd; rdma resource show mr -dd' >"$f" 2>&1 ||
+		return 1
+	qp=$(grep 'type RC .*comm ibv_rc_pingpong' "$f" | head -1)
+	gsi=$(grep 'type GSI ' "$f" | head -1)
+	cq=$(grep ' cqn .*comm ibv_rc_pingpong' "$f" | head -1)
+	kcq=$(grep ' cqn .*comm \[ib_core\]' "$f" | head -1)
+	mr=$(grep ' mrn .*comm ibv_rc_pingpong' "$f" | head -1)
+	qr_exec "$1" "rdma -j -r resource show qp link qroce_0/1 lqpn $(val "$qp" lqpn)" >"$f.raw" 2>&1
+	cat "$f" "$f.raw"
+	dd_bad=0
+	dd_qp
+	dd_cq_mr
+	dd_raw
+	[ $dd_bad = 0 ]
+}
+driver_views() {
+	pair_start || return 1
+	pair_seen
+	seen=$?
+	driver_view 1
+	v1=$?
+	driver_view 2
+	v2=$?
+	pair_stop
+	s=$?
+	[ $seen = 0 ] && [ $v1 = 0 ] && [ $v2 = 0 ] && [ $s = 0 ]
+}
+qr_check "rdma resource show -dd: the driver's view of QP, CQ and MR (device QPN = lqpn, RTS, PSNs, indexes)" driver_views
 qr_check "pingpong, default size, -n 10000" pingpong -n 10000
 qr_check "pingpong with completion events (-e)" pingpong -e -n 1000
 qr_check "pingpong -s 1" pingpong -s 1 -n 200
