@@ -4,7 +4,8 @@
 #   make deps    install packages, fetch the pinned tarballs (needs root/sudo)
 #   make         build everything
 #   make demo    two guests, RoCE between them
-#   make test    qtests + guest tests; ends with "N passed, N failed"
+#   make test    gates, qtests, guest tests, printed as TAP (prove reads
+#                it); ends with "N passed, N failed"
 #   make check   style gates: checkpatch, sparse, -Werror, one-way calls
 #   make bench   perftest table, qroce vs rdma_rxe (not pass/fail)
 
@@ -179,6 +180,8 @@ tools: $(TOOLS)
 demo: all
 	QR_DEMO_OPTS="$(DEMO_OPTS)" sh tests/demo.sh
 
+# TAP, a group per test file (docs/harness.md); QR_ONLY="tests/t-srq.sh"
+# (or gates, qtest) runs only those groups
 test: all
 	sh tests/run.sh
 

@@ -1,22 +1,18 @@
 #!/bin/sh
 # The style and structure gates (make check; make test runs them first).
-# One line per gate, PASS or FAIL, then "RESULT gates P F"; the output of a
-# failing gate is printed.  Exit status 0 only if every gate passed.
+# TAP (tests/tap.sh): one test per gate, the output of a failing gate as
+# comments, the plan at the end.  Exit status 0 only if every gate passed.
 cd "$(dirname "$0")/.." || exit 2
-pass=0
-fail=0
+. tests/tap.sh
 gate() {
 	name=$1
 	shift
-	if out=$("$@" 2>&1); then
-		echo "PASS check: $name"
-		pass=$((pass + 1))
-	else
-		echo "FAIL check: $name"
-		printf '%s\n' "$out" | tail -40 | sed 's/^/    /'
-		fail=$((fail + 1))
-	fi
+	out=$("$@" 2>&1)
+	rc=$?
+	tap_test $rc "$name"
+	[ $rc -eq 0 ] || printf '%s\n' "$out" | tail -40 | sed 's/^/# | /'
 }
+echo "TAP version 13"
 gate "headers: one copy, padding-free, every value in the spec" sh scripts/check-headers.sh
 gate "device: QEMU checkpatch, -Werror" sh scripts/check-qemu.sh
 [ -f scripts/check-layers.sh ] &&
@@ -24,5 +20,5 @@ gate "device: QEMU checkpatch, -Werror" sh scripts/check-qemu.sh
 [ -f scripts/check-driver.sh ] &&
 	gate "driver: checkpatch --strict, sparse C=2, -Werror" sh scripts/check-driver.sh
 gate "provider: -Werror with rdma-core's warnings; functions <= 100 lines" sh scripts/check-provider.sh
-echo "RESULT gates $pass $fail"
-[ "$fail" -eq 0 ]
+tap_end gates "$TAP_PASS" "$TAP_FAIL"
+[ "$TAP_FAIL" -eq 0 ]

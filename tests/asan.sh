@@ -4,8 +4,9 @@
 # sanitizer report stops the QEMU that made it (halt_on_error) and is also
 # written to build/asan-logs/, so a report fails the run even when the test
 # around it would have passed; the guests' qemu.log are searched too.
-# Prints the same PASS/FAIL lines as tests/run.sh and ends with
-# "N passed, N failed" and the time taken.  Not part of 'make test'.
+# Prints TAP as tests/run.sh does (the qtests and each test file a group,
+# each sanitizer check a test of its own) and ends with "N passed, N
+# failed" and the time taken.  Not part of 'make test'.
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 B=$TOP/build
@@ -13,12 +14,11 @@ A=$B/qemu-asan
 LOGS=$B/asan-logs
 TESTS=${ASAN_TESTS:-"tests/t-rc-pingpong.sh tests/t-rdma-write.sh tests/t-rdma-read-atomic.sh"}
 cd "$TOP" || exit 2
+. tests/tap.sh
 start=$(date +%s)
-pass=0
-fail=0
 
 for f in "$A/qemu-system-x86_64" "$A/tests/qtest/qos-test"; do
-	[ -x "$f" ] || { echo "FAIL asan: $f missing (run 'make qemu-asan')"; exit 1; }
+	[ -x "$f" ] || { echo "asan: $f missing (run 'make qemu-asan')"; exit 1; }
 done
 rm -rf "$LOGS"
 mkdir -p "$LOGS"
@@ -36,65 +36,40 @@ reports() {
 		"$@" "$LOGS"/* 2>/dev/null
 }
 
-# qtests
+# the qtests, then each test file, each followed by its sanitizer check,
+# a top-level test of its own
+set -- $TESTS
+tap_plan $((2 + 2 * $#))
 out=$B/asan-qtest.log
 t0=$(date +%s)
-sel=$(QTEST_QEMU_BINARY=$A/qemu-system-x86_64 "$A/tests/qtest/qos-test" -l 2>/dev/null |
-	grep '/qroce/qroce-tests/' | sed 's/^/-p /')
-QTEST_QEMU_BINARY=$A/qemu-system-x86_64 timeout 1200 \
-	"$A/tests/qtest/qos-test" --tap -k $sel >"$out" 2>&1
-rc=$?
-p=$(grep "^ok " "$out" | grep "/qroce/" | grep -vc "# SKIP")
-f=$(grep -c '^not ok ' "$out")
-grep -E '^(ok|not ok) ' "$out" | sed 's/^ok /PASS asan qtest: /; s/^not ok /FAIL asan qtest: /'
-if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
-	echo "FAIL asan qtest: qos-test exited with status $rc"
-	tail -20 "$out"
-	f=1
-fi
-[ "$p" -eq 0 ] && [ "$f" -eq 0 ] && { echo "FAIL asan qtest: no test ran"; f=1; }
+tap_group qtest 1260 sh tests/qtest.sh "$A" "$out" 1200
 if r=$(reports "$out"); then
-	echo "FAIL asan qtest: sanitizer reports in:" $r
-	f=$((f + 1))
+	tap_test 1 "asan qtest: sanitizer reports in: $(echo $r)"
+else
+	tap_test 0 "asan qtest: no sanitizer report"
 fi
-echo "qtests: $(($(date +%s) - t0)) s"
-pass=$((pass + p))
-fail=$((fail + f))
+echo "# qtests: $(($(date +%s) - t0)) s"
 
 # guest tests: the harness boots $QR_QEMU; keep their logs to search them
 export QR_QEMU=$A/qemu-system-x86_64
 for t in $TESTS; do
 	t0=$(date +%s)
-	res=$(mktemp)
 	name=$(sed -n 's/^qr_init \([^ ]*\).*/\1/p' "$t" | head -1)
 	n_before=$(reports | wc -l)
-	timeout 3000 sh "$t" 2>&1 | tee "$res" | grep -v '^RESULT '
-	line=$(grep '^RESULT ' "$res" | tail -1)
-	if [ -z "$line" ]; then
-		echo "FAIL $t: ended without a result"
-		fail=$((fail + 1))
-	else
-		set -- $line
-		pass=$((pass + $3))
-		fail=$((fail + $4))
-	fi
-	rm -f "$res"
+	tap_file "$t" 3000
 	# the harness keeps build/test-logs/NAME only when a check failed
 	qlogs=$(ls "$B/test-logs/$name"/g*/qemu.log 2>/dev/null)
 	if [ "$(reports | wc -l)" -ne "$n_before" ] ||
 		{ [ -n "$qlogs" ] && reports $qlogs >/dev/null; }; then
-		echo "FAIL asan $t: sanitizer reports:" $(reports $qlogs)
-		fail=$((fail + 1))
+		tap_test 1 "asan $t: sanitizer reports: $(echo $(reports $qlogs))"
 	else
-		echo "PASS asan $t: no sanitizer report"
-		pass=$((pass + 1))
+		tap_test 0 "asan $t: no sanitizer report"
 	fi
-	echo "$t: $(($(date +%s) - t0)) s"
+	echo "# $t: $(($(date +%s) - t0)) s"
 done
 
 for r in $(reports); do
-	echo "---- $r"
-	head -40 "$r"
+	echo "# ---- $r"
+	head -40 "$r" | sed 's/^/# /'
 done
-echo "$pass passed, $fail failed ($(($(date +%s) - start)) s)"
-[ "$fail" -eq 0 ]
+tap_total " ($(($(date +%s) - start)) s)"

@@ -18,14 +18,20 @@
 #                           -device qroce,... (e.g. QR_DEVOPTS=dcqcn=off)
 #   qr_exec G CMD           run CMD in guest G (1-based) through its agent;
 #                           prints the output, returns CMD's exit status
-#   qr_check DESC CMD...    run CMD...; count and print a PASS or FAIL line
-#   qr_finish               print the counts; exit 0 only if nothing failed
+#   qr_check DESC CMD...    run CMD...; count it, print an "ok" or "not ok"
+#                           TAP line, CMD's output as comments if it failed
+#   qr_fail DESC            count and print a failure that is not a check
+#                           (guests that did not boot)
+#   qr_finish               print the plan and the counts; exit 0 only if
+#                           nothing failed
 #   qr_bg, qr_bg_wait, qr_wait_listen, qr_wait_cm_free, qr_wait_cm_listen,
 #   qr_pingpong, qr_counter, qr_perftest, qr_atomics, qr_server_client: see below
 #
 # Every QEMU started here is killed by its pid on exit or interruption, and
 # the network namespace of a switch is removed then.  Logs are kept when a
-# check failed, removed otherwise.
+# check failed, removed otherwise.  The output is TAP (tests/tap.sh):
+# "TAP version 13", a line per check, the plan at the end; everything else
+# the harness prints is a comment.
 
 QR_TOP=${QR_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
 QR_B=$QR_TOP/build
@@ -40,8 +46,9 @@ QR_SEQ=0
 QR_N=0
 QR_NS=""
 QR_WIRE=""
+. "$QR_TOP/tests/tap.sh"
 
-qr_log() { echo "[$QR_NAME] $*"; }
+qr_log() { echo "# [$QR_NAME] $*"; }
 
 # Every guest test checks its guests' kernel log before they go: a
 # WARNING:, BUG: or Oops fails it.  Run by qr_cleanup while the guests are
@@ -133,6 +140,7 @@ qr_net_sweep() {
 
 qr_init() {
 	QR_NAME=$1
+	echo "TAP version 13"
 	QR_DIR=$QR_B/test-logs/$QR_NAME
 	rm -rf "$QR_DIR"
 	mkdir -p "$QR_DIR"
@@ -287,7 +295,7 @@ CFG
 			t=$((t + 1))
 			if [ $t -gt 600 ] || ! qr_alive; then
 				qr_log "guest $i did not come up; console:"
-				tail -n 20 "$d/console.log" "$d/qemu.log"
+				tail -n 20 "$d/console.log" "$d/qemu.log" 2>&1 | sed 's/^/# /'
 				return 1
 			fi
 			sleep 0.1
@@ -336,24 +344,34 @@ qr_check() {
 	desc=$1
 	shift
 	t0=$(date +%s)
-	if "$@" >"$QR_DIR/check.out" 2>&1; then
+	"$@" >"$QR_DIR/check.out" 2>&1
+	qc_rc=$?
+	tap_line $qc_rc "$desc ($(($(date +%s) - t0))s)"
+	if [ $qc_rc -eq 0 ]; then
 		QR_PASS=$((QR_PASS + 1))
-		echo "PASS $QR_NAME: $desc ($(($(date +%s) - t0))s)"
 	else
 		QR_FAIL=$((QR_FAIL + 1))
-		echo "FAIL $QR_NAME: $desc ($(($(date +%s) - t0))s)"
-		sed 's/^/    | /' "$QR_DIR/check.out" | tail -30
+		sed 's/^/# | /' "$QR_DIR/check.out" | tail -30
 	fi
+}
+
+qr_fail() {
+	QR_FAIL=$((QR_FAIL + 1))
+	tap_line 1 "$1"
 }
 
 qr_finish() {
 	qr_cleanup
-	echo "RESULT $QR_NAME $QR_PASS $QR_FAIL"
+	# a failure counted by hand (QR_FAIL=...) still gets its line
+	while [ $((QR_PASS + QR_FAIL)) -gt "$TAP_N" ]; do
+		tap_line 1 "a failure counted outside qr_check"
+	done
+	tap_end "$QR_NAME" "$QR_PASS" "$QR_FAIL"
 	if [ "$QR_FAIL" -eq 0 ]; then
 		rm -rf "$QR_DIR"
 		exit 0
 	fi
-	echo "logs kept in $QR_DIR"
+	echo "# logs kept in $QR_DIR"
 	exit 1
 }
 

@@ -6,7 +6,8 @@
 # left out.  Prints a table per module (ok/skip/fail/error on each
 # device), the reason of every test skipped on qroce, and checks that
 # qroce has no failure and no error and that every test ok on rxe is ok on
-# qroce.  Ends with "N passed, N failed".
+# qroce.  TAP as tests/run.sh prints it, the whole suite one group; ends
+# with "N passed, N failed".
 #
 #   QR_SUITE_TIMEOUT   seconds per module and device (default 300)
 #   QR_SUITE_BUDGET    seconds for all modules; modules not started by then
@@ -19,16 +20,13 @@
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 
-# the outer run: the inner one's checks, then the totals line of run.sh
+# the outer run: the inner one's checks as a group, then the totals line
+# of run.sh
 if [ "${1-}" != inner ]; then
-	res=$(mktemp)
-	timeout 1800 sh "$0" inner 2>&1 | tee "$res" | grep -v '^RESULT '
-	line=$(grep '^RESULT ' "$res" | tail -1)
-	rm -f "$res"
-	[ -n "$line" ] || { echo "FAIL rdma-core-suite: ended without a result"; echo "0 passed, 1 failed"; exit 1; }
-	set -- $line
-	echo "$3 passed, $4 failed"
-	[ "$4" -eq 0 ]
+	. "$TOP/tests/tap.sh"
+	tap_plan 1
+	tap_group rdma-core-suite 1800 sh "$0" inner
+	tap_total
 	exit
 fi
 
@@ -239,7 +237,7 @@ mkdir -p "$SUITE/qroce" "$SUITE/rxe"
 MODULES=${QR_SUITE_MODULES:-$(suite_modules)}
 [ -n "$MODULES" ] || { echo "no tests in $TESTS: run 'make pyverbs'"; exit 2; }
 SR_T0=$(date +%s)
-qr_boot 1 rxe || { qr_check "boot a guest with qroce_0 and rxe0" false; qr_finish; }
+qr_boot 1 rxe || { qr_fail "boot a guest with qroce_0 and rxe0"; qr_finish; }
 qr_check "guest: /dev/shm, huge pages, pyverbs lists the devices" suite_guest_setup
 GID_qroce=$(suite_gid qroce_0)
 GID_rxe=$(suite_gid rxe0)

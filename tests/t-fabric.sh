@@ -185,7 +185,7 @@ dcqcn_drops() {
 }
 
 boot() {
-	qr_boot "$@" || { QR_FAIL=$((QR_FAIL + 1)); echo "FAIL fabric: qr_boot $*"; return 1; }
+	qr_boot "$@" || { qr_fail "qr_boot $*: the guests did not boot"; return 1; }
 }
 
 QLEN=${QR_FABRIC_QLEN:-128}
@@ -194,7 +194,7 @@ ROUNDS=${QR_FABRIC_ROUNDS:-1}
 # one boot of four guests on the switch for the ring of three (guest 4
 # idles), the ring of four and the incast; a boot costs 30-50 s here
 if boot 4; then
-	[ "$QR_WIRE" = switch ] || { QR_FAIL=$((QR_FAIL + 1)); echo "FAIL fabric: qr_boot 4 gave a $QR_WIRE, not the switch"; }
+	[ "$QR_WIRE" = switch ] || qr_fail "qr_boot 4 gave a $QR_WIRE, not the switch"
 	run ring3-switch 1:2 2:3 3:1
 	run ring4-switch 1:2 2:3 3:4 4:1
 	qr_port_buffer "$QLEN" 1

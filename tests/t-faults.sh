@@ -69,8 +69,7 @@ for cfg in "1% drop:0:tx-drop-ppm=10000" \
 	opts=${rest#*:}
 	seed=$((seed + 1))
 	if ! QR_DEVOPTS="fault-seed=$seed,$opts" qr_boot 2; then
-		QR_FAIL=$((QR_FAIL + 1))
-		echo "FAIL $QR_NAME: $name: guests did not boot"
+		qr_fail "$name: guests did not boot"
 		qr_cleanup
 		continue
 	fi
@@ -123,15 +122,14 @@ if QR_DEVOPTS="ecn-threshold=2,cnp-interval-us=200" qr_boot 2 pcap; then
 	qr_check "wire: CNPs (opcode 0x81) and ECT(0) frames, as tshark decodes them" wire_cnp
 	qr_cleanup
 else
-	QR_FAIL=$((QR_FAIL + 1))
-	echo "FAIL $QR_NAME: guests with pcap did not boot"
+	qr_fail "guests with pcap did not boot"
 	qr_cleanup
 fi
 
 # A peer that vanishes: guest 2's server destroys one of two QPs; the
 # client's QP to it ends with RETRY_EXC_ERR after retry_cnt tries, its
 # other QP still passes data.
-qr_boot 2 || { QR_FAIL=$((QR_FAIL + 1)); qr_finish; }
+qr_boot 2 || { qr_fail "qr_boot 2: the guests did not boot"; qr_finish; }
 vanish() {
 	qr_bg 2 van "qroce-vanish -d qroce_0 -g 1 -l" || return 1
 	qr_wait_listen 2 18517 || { qr_bg_wait 2 van 5; return 1; }

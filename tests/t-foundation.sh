@@ -66,7 +66,7 @@ qr_check "qemu -device qroce without netdev starts and warns" no_netdev
 qr_check "invalid mac property is refused with a message" bad_property
 qr_check "invalid max-qp property is refused with a message" bad_limit
 
-qr_boot 2 mgmt || { QR_FAIL=$((QR_FAIL + 1)); qr_finish; }
+qr_boot 2 mgmt || { qr_fail "qr_boot 2 mgmt: the guests did not boot"; qr_finish; }
 
 binds() { # the driver bound the PCI function and registered qroce_0
 	qr_exec "$1" 'cat /sys/bus/pci/drivers/qroce/*/vendor /sys/bus/pci/drivers/qroce/*/device; ls /sys/class/infiniband' >"$QR_DIR/binds.$1" || return 1

@@ -14,7 +14,7 @@
 # Every injected fault is counted (injected_faults) and used up.
 . "$(dirname "$0")/lib.sh"
 qr_init inject
-qr_boot 2 || { QR_FAIL=$((QR_FAIL + 1)); qr_finish; }
+qr_boot 2 || { qr_fail "qr_boot 2: the guests did not boot"; qr_finish; }
 
 # after a recovery: the new netdev addressed as /init does it, and its
 # IPv4 RoCEv2 GID at index 1 (what an administrator's network set-up

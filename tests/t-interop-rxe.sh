@@ -10,7 +10,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/wire-lib.sh"
 qr_init interop-rxe
-qr_boot 2 peer-rxe pcap || { QR_FAIL=$((QR_FAIL + 1)); qr_finish; }
+qr_boot 2 peer-rxe pcap || { qr_fail "qr_boot 2 peer-rxe pcap: the guests did not boot"; qr_finish; }
 
 # cross SRV_GUEST SRV_DEV CLI_DEV SRV_IP ARGS
 cross() {

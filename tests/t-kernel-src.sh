@@ -39,7 +39,7 @@ missing() { # a KERNEL_IMAGE that does not exist stops the boot with a message
 	cat "$QR_DIR/missing.log"
 	grep -q '/nonexistent/bzImage' "$QR_DIR/missing.log"
 }
-[ -d "$src" ] || { echo "FAIL kernel-src: no kernel tree at $src"; QR_FAIL=1; qr_finish; }
+[ -d "$src" ] || { qr_fail "no kernel tree at $src"; qr_finish; }
 qr_check "KERNEL_SRC=$src builds qroce.ko for that tree's release" built
 qr_check "make pingpong with KERNEL_SRC, KERNEL_IMAGE and KERNEL_MODULES" booted
 qr_check "a KERNEL_IMAGE that does not exist is refused by name" missing

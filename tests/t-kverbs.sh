@@ -22,7 +22,7 @@
 #    must tear both sides down.
 . "$(dirname "$0")/lib.sh"
 qr_init kverbs
-qr_boot 2 || { QR_FAIL=$((QR_FAIL + 1)); qr_finish; }
+qr_boot 2 || { qr_fail "qr_boot 2: the guests did not boot"; qr_finish; }
 
 KT=/lib/modules/qroce/qroce_ktest.ko
 KP=/sys/module/qroce_ktest/parameters

@@ -6,7 +6,7 @@
 # responder's history, so 2 x N FETCH_ADDs still end at 2N.
 . "$(dirname "$0")/lib.sh"
 qr_init loss
-qr_boot 2 dgram trace || { QR_FAIL=$((QR_FAIL + 1)); qr_finish; }
+qr_boot 2 dgram trace || { qr_fail "qr_boot 2 dgram trace: the guests did not boot"; qr_finish; }
 QR_TIMEOUT=600
 
 qr_check "ib_write_bw -s 65536 over a lossy wire" qr_perftest ib_write_bw -s 65536 -n 500

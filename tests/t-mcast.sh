@@ -14,7 +14,7 @@
 #  - the driver's Ethernet multicast filter (ndo_set_rx_mode, MC_HASH).
 . "$(dirname "$0")/lib.sh"
 qr_init mcast
-qr_boot 2 || { QR_FAIL=$((QR_FAIL + 1)); qr_finish; }
+qr_boot 2 || { qr_fail "qr_boot 2: the guests did not boot"; qr_finish; }
 N=${QR_MCAST_N:-50}
 
 devinfo() {

@@ -17,7 +17,7 @@ qr_init nfs
 QR_TIMEOUT=300
 MIB=${QR_NFS_MIB:-32}
 
-qr_boot 2 || { QR_FAIL=$((QR_FAIL + 1)); qr_finish; }
+qr_boot 2 || { qr_fail "qr_boot 2: the guests did not boot"; qr_finish; }
 
 # gx G CMD: qr_exec of a command written over several lines
 gx() {

@@ -14,7 +14,7 @@ QR_TIMEOUT=300
 NQN=nqn.2026-11.org.qroce:ramdisk
 MIB=${QR_NVMEOF_MIB:-64}
 
-qr_boot 2 || { QR_FAIL=$((QR_FAIL + 1)); qr_finish; }
+qr_boot 2 || { qr_fail "qr_boot 2: the guests did not boot"; qr_finish; }
 
 # gx G CMD: qr_exec of a command written over several lines (the agent
 # takes one line)

@@ -5,7 +5,7 @@
 # guests.
 . "$(dirname "$0")/lib.sh"
 qr_init provider
-qr_boot 2 || { QR_FAIL=$((QR_FAIL + 1)); qr_finish; }
+qr_boot 2 || { qr_fail "qr_boot 2: the guests did not boot"; qr_finish; }
 
 devinfo() {
 	qr_exec 1 'ibv_devices; ibv_devinfo -v -d qroce_0' >"$QR_DIR/devinfo.out"

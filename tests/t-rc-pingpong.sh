@@ -5,7 +5,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/wire-lib.sh"
 qr_init rc-pingpong
-qr_boot 2 pcap || { QR_FAIL=$((QR_FAIL + 1)); qr_finish; }
+qr_boot 2 pcap || { qr_fail "qr_boot 2 pcap: the guests did not boot"; qr_finish; }
 GID=1   # the IPv4-mapped RoCEv2 GID (index 0 is the IPv6 link-local one)
 
 # pingpong ARGS: ibv_rc_pingpong, server in guest 1, client in guest 2

@@ -6,7 +6,7 @@
 # over the CM) and perftest with -R.
 . "$(dirname "$0")/lib.sh"
 qr_init rdma-cm
-qr_boot 2 || { QR_FAIL=$((QR_FAIL + 1)); qr_finish; }
+qr_boot 2 || { qr_fail "qr_boot 2: the guests did not boot"; qr_finish; }
 
 # pair PORT SERVER-CMD CLIENT-CMD: server in guest 1 (an RDMA CM listener
 # on PORT, or a TCP one with PORT=tcp:N), client in guest 2; both must

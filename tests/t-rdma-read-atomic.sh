@@ -6,7 +6,7 @@
 # tests between the two guests.
 . "$(dirname "$0")/lib.sh"
 qr_init rdma-read-atomic
-qr_boot 2 || { QR_FAIL=$((QR_FAIL + 1)); qr_finish; }
+qr_boot 2 || { qr_fail "qr_boot 2: the guests did not boot"; qr_finish; }
 QR_TIMEOUT=600
 
 one_guest() {

@@ -5,7 +5,7 @@
 # ibv_uc_pingpong.
 . "$(dirname "$0")/lib.sh"
 qr_init rdma-write
-qr_boot 2 || { QR_FAIL=$((QR_FAIL + 1)); qr_finish; }
+qr_boot 2 || { qr_fail "qr_boot 2: the guests did not boot"; qr_finish; }
 QR_TIMEOUT=600
 
 write_program() {

@@ -19,7 +19,7 @@
 # unchanged.
 . "$(dirname "$0")/lib.sh"
 qr_init resize
-qr_boot 1 || { QR_FAIL=$((QR_FAIL + 1)); qr_finish; }
+qr_boot 1 || { qr_fail "qr_boot 1: the guest did not boot"; qr_finish; }
 
 # prog NAME N: guest program NAME exits 0 with N PASS lines and no FAIL
 prog() {

@@ -4,7 +4,7 @@
 # SRQ limit event.
 . "$(dirname "$0")/lib.sh"
 qr_init srq
-qr_boot 2 || { QR_FAIL=$((QR_FAIL + 1)); qr_finish; }
+qr_boot 2 || { qr_fail "qr_boot 2: the guests did not boot"; qr_finish; }
 
 srq_pingpong() { qr_pingpong ibv_srq_pingpong "$@"; }
 

@@ -12,7 +12,7 @@
 #    passes.  Then no WARNING, BUG, Oops or GID leak in either dmesg.
 . "$(dirname "$0")/lib.sh"
 qr_init teardown
-qr_boot 2 rxe || { QR_FAIL=$((QR_FAIL + 1)); qr_finish; }
+qr_boot 2 rxe || { qr_fail "qr_boot 2 rxe: the guests did not boot"; qr_finish; }
 CYCLES=${QR_TEARDOWN_CYCLES:-20}
 
 stress() {

@@ -19,7 +19,7 @@ IQN=iqn.2026-11.org.qroce:ram0
 TG=$T/iscsi/$IQN/tpgt_1
 NP=10.0.0.1:3260
 
-qr_boot 2 || { QR_FAIL=$((QR_FAIL + 1)); qr_finish; }
+qr_boot 2 || { qr_fail "qr_boot 2: the guests did not boot"; qr_finish; }
 
 # any initiator may log in (generated ACLs), and write
 target_up() {

@@ -14,7 +14,7 @@ qr_init u-nfs
 QR_TIMEOUT=300
 ULP_TGT=/srv/nfs/ulp.img
 
-qr_boot 2 || { QR_FAIL=$((QR_FAIL + 1)); qr_finish; }
+qr_boot 2 || { qr_fail "qr_boot 2: the guests did not boot"; qr_finish; }
 
 server() {
 	gx 1 "$QLOAD; qload nfsd && qload rpcrdma && mkdir -p /srv/nfs &&

@@ -12,7 +12,7 @@ qr_init u-nvmeof
 QR_TIMEOUT=300
 NQN=nqn.2026-11.org.qroce:recover
 
-qr_boot 2 || { QR_FAIL=$((QR_FAIL + 1)); qr_finish; }
+qr_boot 2 || { qr_fail "qr_boot 2: the guests did not boot"; qr_finish; }
 
 target_up() {
 	gx 1 "$QLOAD; qload brd rd_nr=1 rd_size=131072 && qload nvmet_rdma && $ULP_CONFIGFS &&

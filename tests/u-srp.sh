@@ -18,7 +18,7 @@ PORT=5555
 T=$ULP_T
 TPG=tpg_1
 
-qr_boot 2 || { QR_FAIL=$((QR_FAIL + 1)); qr_finish; }
+qr_boot 2 || { qr_fail "qr_boot 2: the guests did not boot"; qr_finish; }
 
 # The target port's name: its GID 0 as ib_srpt spells it (0x and 32 hex
 # digits).  Logins through RDMA CM come to this port with the initiator's
