@@ -90,7 +90,7 @@ $(RDMA_BLD)/build.ninja: scripts/rdma-core-prepare.sh
 	cd $(RDMA_BLD) && cmake -GNinja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 		-DCMAKE_INSTALL_PREFIX=/usr -DCMAKE_INSTALL_SYSCONFDIR=/etc \
 		-DCMAKE_INSTALL_RUNDIR=/run -DNO_MAN_PAGES=1 -DNO_PYVERBS=1 \
-		-DENABLE_STATIC=0 -DENABLE_RESOLVE_NEIGH=0 -DCMAKE_C_FLAGS=-I$(TOP)/include \
+		-DENABLE_STATIC=0 -DCMAKE_C_FLAGS=-I$(TOP)/include \
 		$(RDMA_SRC) >cmake.log 2>&1 || { tail -30 cmake.log; exit 1; }
 
 rdma-core: $(RDMA_BLD)/build.ninja
@@ -116,7 +116,7 @@ $(RDMA_PYBLD)/build.ninja: scripts/rdma-core-prepare.sh
 		-DCMAKE_INSTALL_PREFIX=/usr -DCMAKE_INSTALL_SYSCONFDIR=/etc \
 		-DCMAKE_INSTALL_RUNDIR=/run -DNO_MAN_PAGES=1 \
 		-DPYTHON_EXECUTABLE=/usr/bin/python3.11 \
-		-DENABLE_STATIC=0 -DENABLE_RESOLVE_NEIGH=0 -DCMAKE_C_FLAGS=-I$(TOP)/include \
+		-DENABLE_STATIC=0 -DCMAKE_C_FLAGS=-I$(TOP)/include \
 		$(RDMA_SRC) >cmake.log 2>&1 || { tail -30 cmake.log; exit 1; }
 
 # the stamp changes only when the install changed something

@@ -14,6 +14,15 @@
 
 #define QROCE_UVERBS_ABI_VERSION 1
 
+/*
+ * qroce's value in enum rdma_driver_id (<rdma/ib_user_ioctl_verbs.h>),
+ * by which the provider matches the device.  The kernel and rdma-core
+ * series add RDMA_DRIVER_QROCE after RDMA_DRIVER_MANA (20); a stock 6.12
+ * kernel's enum stops at MANA, so the out-of-tree driver reports the
+ * number itself.
+ */
+#define QROCE_RDMA_DRIVER_ID	21
+
 #define QROCE_ABI_ASSERT_SIZE(type, size) \
 	_Static_assert(sizeof(type) == (size), "sizeof(" #type ") != " #size)
 

@@ -892,8 +892,8 @@ static int qroce_get_hw_stats(struct ib_device *ibdev,
 
 static const struct ib_device_ops qroce_dev_ops = {
 	.owner = THIS_MODULE,
-	/* The stock uapi enum rdma_driver_id has no value for qroce. */
-	.driver_id = RDMA_DRIVER_UNKNOWN,
+	/* RDMA_DRIVER_QROCE, which a stock 6.12 uapi enum does not have */
+	.driver_id = QROCE_RDMA_DRIVER_ID,
 	.uverbs_abi_ver = QROCE_UVERBS_ABI_VERSION,
 
 	.add_gid = qroce_add_gid,

@@ -19,7 +19,7 @@ static struct verbs_context *qroce_alloc_context(struct ibv_device *ibdev,
 	struct qroce_context *ctx;
 
 	ctx = verbs_init_and_alloc_context(ibdev, cmd_fd, ctx, ibv_ctx,
-					   RDMA_DRIVER_UNKNOWN);
+					   RDMA_DRIVER_QROCE);
 	if (!ctx)
 		return NULL;
 	if (ibv_cmd_get_context(&ctx->ibv_ctx, &cmd, sizeof(cmd),
@@ -83,10 +83,12 @@ static void qroce_device_free(struct verbs_device *vdev)
 	free(container_of(vdev, struct qroce_device, ibv_dev));
 }
 
-/* The stock kernel has no RDMA_DRIVER_* value for qroce: match by PCI id. */
+/* The kernel driver reports its driver id, as erdma's does. */
+static_assert(RDMA_DRIVER_QROCE == QROCE_RDMA_DRIVER_ID,
+	      "kernel-headers and qroce-abi.h disagree on qroce's driver id");
+
 static const struct verbs_match_ent qroce_match_table[] = {
-	VERBS_PCI_MATCH(QROCE_PCI_VENDOR_ID, QROCE_PCI_DEVICE_ID, NULL),
-	VERBS_NAME_MATCH("qroce", NULL),
+	VERBS_DRIVER_ID(RDMA_DRIVER_QROCE),
 	{},
 };
 

@@ -1,7 +1,8 @@
 #!/bin/sh
 # The provider's gate: each of its sources compiled again with the exact
 # command of the rdma-core build (rdma-core's own warning set) and
-# -Werror, to a scratch object; then no function over 100 lines.  The
+# -Werror, to a scratch object; then no function over 100 lines, and the
+# device matched by driver id only.  The
 # product's build files leave -Werror out, as rdma-core's do (its CI
 # adds it); this gate is where warnings fail.
 #
@@ -30,5 +31,15 @@ for obj in $(ninja -C "$BLD" -t targets all 2>/dev/null |
 done
 [ $n -gt 0 ] || { echo "check-provider: no qroce objects in $BLD" >&2; fail=1; }
 sh "$TOP/scripts/check-funcs.sh" "$TOP/rdma-core-provider" || fail=1
+# the device is matched by its driver id only (docs/abi.md), as erdma's
+if grep -n 'VERBS_PCI_MATCH\|VERBS_NAME_MATCH\|VERBS_MODALIAS_MATCH' \
+	"$TOP"/rdma-core-provider/*.c; then
+	echo "check-provider: the provider must match by driver id only" >&2
+	fail=1
+fi
+grep -q 'VERBS_DRIVER_ID(RDMA_DRIVER_QROCE)' "$TOP"/rdma-core-provider/qroce.c || {
+	echo "check-provider: no VERBS_DRIVER_ID(RDMA_DRIVER_QROCE) match" >&2
+	fail=1
+}
 [ $fail = 0 ] && echo "check-provider: $n translation units -Werror clean"
 exit $fail

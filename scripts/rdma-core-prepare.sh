@@ -23,6 +23,10 @@ link() {
 link "$TOP/rdma-core-provider" "$SRC/providers/qroce"
 link "$TOP/include/qroce-abi.h" "$SRC/kernel-headers/rdma/qroce-abi.h"
 
+# enum rdma_driver_id gains qroce's value, as the kernel series adds it
+grep -qF 'RDMA_DRIVER_QROCE' "$SRC/kernel-headers/rdma/ib_user_ioctl_verbs.h" ||
+	sed -i 's|^\tRDMA_DRIVER_MANA,$|\tRDMA_DRIVER_MANA,\n\tRDMA_DRIVER_QROCE,|' \
+		"$SRC/kernel-headers/rdma/ib_user_ioctl_verbs.h"
 grep -qxF 'add_subdirectory(providers/qroce)' "$SRC/CMakeLists.txt" ||
 	sed -i '/^add_subdirectory(providers\/erdma)$/a add_subdirectory(providers/qroce)' "$SRC/CMakeLists.txt"
 # Both header lists in kernel-headers/CMakeLists.txt name erdma-abi.h.
