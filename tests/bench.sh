@@ -2,13 +2,16 @@
 # Benchmark, not a test (make bench): perftest over qroce and over rdma_rxe
 # on a virtio-net NIC, in the same two guests of one QEMU build and kernel,
 # each pair of NICs joined by its own lossless stream.  Prints one row per
-# tool and size with both figures and the qroce/rxe ratio, then host memcpy
-# bandwidth as the physical reference.
+# tool, size and Ethernet MTU with both figures and the qroce/rxe ratio,
+# then host memcpy bandwidth as the physical reference.  Both devices run
+# at each MTU in turn (the guests' netdevs set to it, so RoCE's path MTU
+# is 1024 at 1500 and 4096 at 9000, rxe's as qroce's).
 #
 #   sh tests/bench.sh [-q] [-r RUNS] [SIZE...]
 #     -q       fewer iterations (a quick look, noisier)
 #     -r RUNS  runs per cell, the median is printed (default 1)
 #     SIZE     message sizes (default 64 4096 65536 1048576)
+#   QR_BENCH_MTUS  Ethernet MTUs to run at (default "1500 9000")
 #
 # Bandwidth is perftest's "BW average" in MB/s (10^6 bytes/s); latency is
 # its "t_typical" in µs (lower is better, so the ratio is < 1 when qroce
@@ -38,8 +41,13 @@ done
 MEMCPY=$QR_B/tools/memcpy-bw
 [ -x "$MEMCPY" ] || { echo "bench: $MEMCPY missing: run 'make tools'" >&2; exit 2; }
 
+MTUS=${QR_BENCH_MTUS:-1500 9000}
+for m in $MTUS; do
+	case $m in 1500 | 9000) ;; *) usage ;; esac
+done
+
 qr_init bench
-qr_boot 2 rxe || exit 1
+qr_boot 2 rxe mtu=9000 || exit 1
 QR_TIMEOUT=300
 OUT=$QR_B/bench.txt
 
@@ -87,28 +95,48 @@ cell() {
 }
 
 row() {
-	printf '%-13s %8s %12s %12s %-5s %10s\n' "$@" | tee -a "$OUT"
+	printf '%-13s %8s %5s %12s %12s %-5s %10s\n' "$@" | tee -a "$OUT"
+}
+
+# set_mtu M: both guests' qroce and virtio netdevs at Ethernet MTU M; the
+# path MTU both RDMA devices then report (1024 or 4096) must follow
+set_mtu() {
+	want=$(($1 >= 4096 + 78 ? 4096 : 1024))
+	for g in 1 2; do
+		qr_exec $g "/usr/sbin/ip link set dev \$QR_IF mtu $1 && /usr/sbin/ip link set dev \$QR_VIF mtu $1" ||
+			return 1
+		for dev in qroce_0 rxe0; do
+			got=$(qr_mtu $g $dev)
+			[ "$got" = "$want" ] || {
+				echo "bench: $dev in guest $g: path MTU ${got:-?}, not $want" >&2
+				return 1
+			}
+		done
+	done
 }
 
 : >"$OUT"
 echo "qroce vs rdma_rxe, perftest between two guests; $(date -u '+%Y-%m-%d %H:%M UTC')" | tee -a "$OUT"
 echo "host: $(nproc) CPUs, $(sed -n 's/^model name.*: //p' /proc/cpuinfo | head -1), $(uname -r)" | tee -a "$OUT"
-row test size qroce rxe unit qroce/rxe
+row test size mtu qroce rxe unit qroce/rxe
 for t in ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_send_lat; do
 	case $t in
 	*_bw) unit=MB/s ;;
 	*) unit=us ;;
 	esac
-	for s in $SIZES; do
-		q=$(cell qroce_0 10.0.0.1 $t "$s")
-		r=$(cell rxe0 10.0.1.1 $t "$s")
-		ratio=$(awk -v q="$q" -v r="$r" \
-			'BEGIN { if (q > 0 && r > 0) printf "%.2f", q / r; else print "-" }')
-		row "$t" "$s" "${q:--}" "${r:--}" "$unit" "$ratio"
+	for m in $MTUS; do
+		set_mtu "$m" || { qr_cleanup; exit 1; }
+		for s in $SIZES; do
+			q=$(cell qroce_0 10.0.0.1 $t "$s")
+			r=$(cell rxe0 10.0.1.1 $t "$s")
+			ratio=$(awk -v q="$q" -v r="$r" \
+				'BEGIN { if (q > 0 && r > 0) printf "%.2f", q / r; else print "-" }')
+			row "$t" "$s" "$m" "${q:--}" "${r:--}" "$unit" "$ratio"
+		done
 	done
 done
 "$MEMCPY" $SIZES | while read -r s bw; do
-	row "host memcpy" "$s" "$bw" "" "MB/s" ""
+	row "host memcpy" "$s" "" "$bw" "" "MB/s" ""
 done
 qr_cleanup
 echo "table saved in $OUT"

@@ -9,7 +9,9 @@
 #                           rxe (also a virtio-net NIC with rdma_rxe on it),
 #                           peer-rxe (the last guest has no qroce: a virtio-net
 #                           NIC with rdma_rxe takes its place on the segment),
-#                           noqroce-driver, mtu=N, pcap (filter-dump per guest),
+#                           noqroce-driver, mtu=N (the guests' Ethernet MTU:
+#                           9000 unless asked, so RoCE's path MTU is 4096;
+#                           mtu=1500 gives 1024), pcap (filter-dump per guest),
 #                           dgram (two guests: a UDP wire that can drop frames
 #                           instead of the default lossless stream on a
 #                           Unix socket),
@@ -163,7 +165,7 @@ qr_ports() {
 qr_boot() {
 	n=$1
 	shift
-	rxe=0 drv=1 mtu="" pcap=0 trace=0 rxepeer=0 wire=stream mgmt=0
+	rxe=0 drv=1 mtu=9000 pcap=0 trace=0 rxepeer=0 wire=stream mgmt=0
 	[ "$n" -ge 3 ] && wire=switch
 	for o in "$@"; do
 		case $o in

@@ -13,7 +13,7 @@
 # from the device's counters (roce_tx_pkts, roce_rx_pkts, roce_dup_reqs)
 # across the flows.  Packets needed: a guest that sends F flows and
 # receives R of them, each of -n N messages of S bytes at path MTU M
-# (ibv_devinfo's active_mtu, 1024 with the guests' Ethernet MTU 1500),
+# (ibv_devinfo's active_mtu, 4096 with the guests' Ethernet MTU 9000),
 # needs F x N x ceil(S / M) request packets and R x N acknowledgements:
 # one ACK per message, which is what a responder owes a requester that sets
 # AckReq on each message's last packet (coalescing may send fewer; today's

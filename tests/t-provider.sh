@@ -13,7 +13,9 @@ devinfo() {
 	cat "$QR_DIR/devinfo.out"
 	[ $rc -eq 0 ] && grep -q 'qroce_0' "$QR_DIR/devinfo.out" &&
 		grep -q 'PORT_ACTIVE' "$QR_DIR/devinfo.out" &&
-		grep -q 'GID\[ *1\]:.*::ffff:10\.0\.0\.1' "$QR_DIR/devinfo.out"
+		grep -q 'GID\[ *1\]:.*::ffff:10\.0\.0\.1' "$QR_DIR/devinfo.out" &&
+		grep -q 'active_mtu:.*4096' "$QR_DIR/devinfo.out" &&
+		grep -q 'max_mtu:.*4096' "$QR_DIR/devinfo.out"
 }
 extended() {
 	qr_exec 1 'qroce-prov -d qroce_0 -g 1' >"$QR_DIR/prov.out"
@@ -25,7 +27,7 @@ extended() {
 # pingpong PROG ARGS: server in guest 1, client in guest 2 (lib.sh)
 pingpong() { qr_pingpong "$@"; }
 
-qr_check "ibv_devices, ibv_devinfo -v: qroce_0, PORT_ACTIVE, GID ::ffff:10.0.0.1" devinfo
+qr_check "ibv_devices, ibv_devinfo -v: qroce_0, PORT_ACTIVE, GID ::ffff:10.0.0.1, path MTU 4096 at Ethernet MTU 9000" devinfo
 qr_check "extended verbs in one guest (cq_ex polling, ibv_wr_*, errors)" extended
 qr_check "ibv_rc_pingpong -N (ibv_wr_* send API)" pingpong ibv_rc_pingpong -N -n 500
 qr_check "ibv_rc_pingpong -N -e" pingpong ibv_rc_pingpong -N -e -n 200

@@ -5,7 +5,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/wire-lib.sh"
 qr_init rc-pingpong
-qr_boot 2 pcap || { qr_fail "qr_boot 2 pcap: the guests did not boot"; qr_finish; }
+qr_boot 2 pcap mtu=1500 || { qr_fail "qr_boot 2 pcap: the guests did not boot"; qr_finish; }
 GID=1   # the IPv4-mapped RoCEv2 GID (index 0 is the IPv6 link-local one)
 
 # pingpong ARGS: ibv_rc_pingpong, server in guest 1, client in guest 2
@@ -44,6 +44,8 @@ ipv6() {
 	return $r
 }
 qr_check "pingpong 4096 B, 1 B and 3001 B messages (frames for the wire check)" [ $warm -eq 0 ]
+qr_check "Ethernet MTU 1500: both guests' qroce_0 at path MTU 1024" \
+	[ "$(qr_mtu 1 qroce_0) $(qr_mtu 2 qroce_0)" = "1024 1024" ]
 qr_check "pingpong over the IPv6 GID (fd00::1 <-> fd00::2)" ipv6 -n 200
 qr_check "wire: every RoCE frame has a correct ICRC, lengths and checksums; tshark decodes all" wire
 # rdma statistic: each side sends and receives at least a packet per iteration
