@@ -901,7 +901,7 @@ QROCE_HW_ASSERT_SIZE(struct qroce_eth_desc, 16);
 /* Limits the device model implements (also readable as CAP registers). */
 /* ------------------------------------------------------------------ */
 
-#define QROCE_DEF_MAX_QP	1024	/* QPNs 2..1023; 1 is the GSI QP */
+#define QROCE_DEF_MAX_QP	65536	/* QPNs 2..65535; 1 is the GSI QP */
 #define QROCE_DEF_MAX_CQ	1024
 #define QROCE_DEF_MAX_MR	8192
 #define QROCE_DEF_MAX_PD	1024
@@ -911,6 +911,7 @@ QROCE_HW_ASSERT_SIZE(struct qroce_eth_desc, 16);
 #define QROCE_DEF_MAX_RD_ATOM	16
 #define QROCE_DEF_MAX_MSG	0x80000000u	/* 2 GiB */
 #define QROCE_DEF_MAX_BT_PAGES	(1u << 22)	/* all buffer tables: 32 MiB */
+#define QROCE_DEF_STATE_BUDGET_MB 512	/* QEMU memory for objects' state */
 #define QROCE_MR_KEY_INDEX_SHIFT 8	/* key = index << 8 | 8-bit variant */
 #define QROCE_DEF_MAX_FRMR_PAGES 512	/* 2 MiB in 4 KiB pages */
 #define QROCE_DEF_MCAST_GROUPS	64	/* CAP_MAX_MCAST_GRP */

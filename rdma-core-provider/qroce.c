@@ -44,16 +44,10 @@ static struct verbs_context *qroce_alloc_context(struct ibv_device *ibdev,
 		       resp.db_mmap_key);
 	if (ctx->db == MAP_FAILED)
 		goto err_free;
-	ctx->qp_table_size = QROCE_DEF_MAX_QP;
-	ctx->qp_table = calloc(ctx->qp_table_size, sizeof(*ctx->qp_table));
-	if (!ctx->qp_table)
-		goto err_unmap;
 	pthread_mutex_init(&ctx->qp_table_mutex, NULL);
 	verbs_set_ops(&ctx->ibv_ctx, &qroce_ctx_ops);
 	return &ctx->ibv_ctx;
 
-err_unmap:
-	munmap(ctx->db, ctx->db_size);
 err_free:
 	verbs_uninit_context(&ctx->ibv_ctx);
 	free(ctx);
@@ -64,8 +58,11 @@ void qroce_free_context(struct ibv_context *ibctx)
 {
 	struct qroce_context *ctx = to_qctx(ibctx);
 
+	uint32_t i;
+
 	munmap(ctx->db, ctx->db_size);
-	free(ctx->qp_table);
+	for (i = 0; i < QROCE_QP_CHUNKS; i++)
+		free(ctx->qp_table[i]);
 	pthread_mutex_destroy(&ctx->qp_table_mutex);
 	verbs_uninit_context(&ctx->ibv_ctx);
 	free(ctx);

@@ -18,7 +18,15 @@
 #include <util/udma_barrier.h>
 #include "qroce_hw.h"
 
+/*
+ * QPs by QPN, two-level as erdma's provider keeps them: 4096 chunks of
+ * 4096 pointers cover the 24-bit QPN space; a chunk is made when a QP
+ * first needs it and kept until the context goes.
+ */
 #define QROCE_QP_TABLE_SIZE	(1u << 24)
+#define QROCE_QP_CHUNK_SHIFT	12
+#define QROCE_QP_CHUNK		(1u << QROCE_QP_CHUNK_SHIFT)
+#define QROCE_QP_CHUNKS		(QROCE_QP_TABLE_SIZE / QROCE_QP_CHUNK)
 
 struct qroce_device {
 	struct verbs_device ibv_dev;
@@ -30,10 +38,28 @@ struct qroce_context {
 	uint32_t db_size;
 	uint32_t max_sge, max_inline;
 	uint32_t sq_wqe_max_shift, rq_wqe_max_shift;
-	pthread_mutex_t qp_table_mutex;
-	struct qroce_qp **qp_table;	/* by qpn, QROCE_DEF_MAX_QP entries */
-	uint32_t qp_table_size;
+	pthread_mutex_t qp_table_mutex;	/* taken to change the table */
+	struct qroce_qp **qp_table[QROCE_QP_CHUNKS];
 };
+
+/* The QP numbered @qpn in this context, or NULL (a poller's lookup). */
+static inline struct qroce_qp *qroce_qp_find(struct qroce_context *ctx,
+					     uint32_t qpn)
+{
+	struct qroce_qp **chunk;
+
+	if (qpn >= QROCE_QP_TABLE_SIZE)
+		return NULL;
+	chunk = atomic_load_explicit(
+		(_Atomic(struct qroce_qp **) *)&ctx->qp_table[qpn >>
+							       QROCE_QP_CHUNK_SHIFT],
+		memory_order_acquire);
+	if (!chunk)
+		return NULL;
+	return atomic_load_explicit(
+		(_Atomic(struct qroce_qp *) *)&chunk[qpn & (QROCE_QP_CHUNK - 1)],
+		memory_order_acquire);
+}
 
 struct qroce_cq {
 	struct verbs_cq vcq;

@@ -455,6 +455,45 @@ static void qroce_qp_req(struct qroce_qp *qp, struct qroce_create_qp_req *r)
  * CREATE_QP to the kernel; with create flags (even none set) through the
  * extended command, which the plain one cannot carry.  Sets qp->qpn.
  */
+/* Enter @qp in the table at @qpn, making its chunk if need be; an errno. */
+static int qroce_qp_table_set(struct qroce_context *ctx, uint32_t qpn,
+			      struct qroce_qp *qp)
+{
+	struct qroce_qp **chunk;
+
+	if (qpn >= QROCE_QP_TABLE_SIZE) {
+		verbs_err(&ctx->ibv_ctx, "qroce: QPN %u out of range\n", qpn);
+		return EINVAL;
+	}
+	pthread_mutex_lock(&ctx->qp_table_mutex);
+	chunk = ctx->qp_table[qpn >> QROCE_QP_CHUNK_SHIFT];
+	if (!chunk) {
+		chunk = calloc(QROCE_QP_CHUNK, sizeof(*chunk));
+		if (!chunk) {
+			pthread_mutex_unlock(&ctx->qp_table_mutex);
+			return ENOMEM;
+		}
+		atomic_store_explicit((_Atomic(struct qroce_qp **) *)
+				      &ctx->qp_table[qpn >> QROCE_QP_CHUNK_SHIFT],
+				      chunk, memory_order_release);
+	}
+	atomic_store_explicit((_Atomic(struct qroce_qp *) *)
+			      &chunk[qpn & (QROCE_QP_CHUNK - 1)],
+			      qp, memory_order_release);
+	pthread_mutex_unlock(&ctx->qp_table_mutex);
+	return 0;
+}
+
+/* Take QP @qpn out of the table; the caller holds the table mutex. */
+static void qroce_qp_table_clear(struct qroce_context *ctx, uint32_t qpn)
+{
+	struct qroce_qp **chunk = ctx->qp_table[qpn >> QROCE_QP_CHUNK_SHIFT];
+
+	atomic_store_explicit((_Atomic(struct qroce_qp *) *)
+			      &chunk[qpn & (QROCE_QP_CHUNK - 1)],
+			      NULL, memory_order_relaxed);
+}
+
 static int qroce_qp_cmd(struct ibv_context *ibctx, struct qroce_qp *qp,
 			struct ibv_qp_init_attr_ex *attr)
 {
@@ -507,21 +546,15 @@ static struct ibv_qp *qroce_create_qp_common(struct ibv_context *ibctx,
 	err = qroce_qp_cmd(ibctx, qp, attr);
 	if (err)
 		goto err_rings;
-	if (qp->qpn >= ctx->qp_table_size) {
-		verbs_err(&ctx->ibv_ctx, "qroce: QPN %u out of range\n",
-			  qp->qpn);
-		ibv_cmd_destroy_qp(&qp->vqp.qp);
-		err = EINVAL;
-		goto err_rings;
-	}
 	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
 		qroce_qp_ex_ops(qp, attr->send_ops_flags);
 		qp->vqp.comp_mask |= VERBS_QP_EX;
 	}
-	pthread_mutex_lock(&ctx->qp_table_mutex);
-	atomic_store_explicit((_Atomic(struct qroce_qp *) *)&ctx->qp_table[qp->qpn],
-			      qp, memory_order_release);
-	pthread_mutex_unlock(&ctx->qp_table_mutex);
+	err = qroce_qp_table_set(ctx, qp->qpn, qp);
+	if (err) {
+		ibv_cmd_destroy_qp(&qp->vqp.qp);
+		goto err_rings;
+	}
 	return &qp->vqp.qp;
 
 err_rings:
@@ -640,8 +673,7 @@ static int qroce_destroy_qp(struct ibv_qp *ibqp)
 		return err;
 	}
 	qroce_lock_cqs(scq, rcq);
-	atomic_store_explicit((_Atomic(struct qroce_qp *) *)&ctx->qp_table[qp->qpn],
-			      NULL, memory_order_relaxed);
+	qroce_qp_table_clear(ctx, qp->qpn);
 	qroce_cq_clean(rcq, qp->qpn, qp->srq);
 	if (scq != rcq)
 		qroce_cq_clean(scq, qp->qpn, NULL);

@@ -121,10 +121,7 @@ static int qroce_cq_pop(struct qroce_cq *cq, struct qroce_cqe *out,
 
 		qpn = le32toh(out->qpn);
 		idx = le32toh(out->wqe_index);
-		if (qpn < ctx->qp_table_size)
-			qp = atomic_load_explicit(
-				(_Atomic(struct qroce_qp *) *)&ctx->qp_table[qpn],
-				memory_order_acquire);
+		qp = qroce_qp_find(ctx, qpn);
 		if (!qp) {
 			verbs_debug(verbs_get_ctx(cq->vcq.cq.context),
 				    "qroce: CQ %u: CQE for unknown QP %u\n",

@@ -100,8 +100,11 @@ typedef struct QRoceCQ {
  * (bt.pages has room for @max_pages, counted in max-bt-pages) and @key
  * the variant it gave; LOCAL_INV or a SEND with Invalidate frees it.
  */
+#define QROCE_MR_GEN_MASK 0xffffff  /* gen: 24 bits, kept in the slot */
+
 typedef struct QRoceMR {
     bool valid;             /* the slot is in use */
+    uint32_t idx;           /* its slot: the key's index */
     bool frmr, frmr_valid;
     uint8_t variant;        /* of the last REG_MR command in this slot */
     uint32_t key, pdn, access;
@@ -307,6 +310,30 @@ typedef void QRoceEthRxFn(QRoceState *s, const uint8_t *frame, size_t len);
 /* The port takes frames again after it pushed back (qroce_port_busy). */
 typedef void QRoceTxReadyFn(QRoceState *s);
 
+/*
+ * The objects of one kind by number (QPN, CQN, SRQN, MR index), each
+ * allocated at its create command and freed at destroy (qroce_objects.c).
+ * Their pointers sit in chunks of QROCE_TBL_CHUNK, made when a number in
+ * the chunk is first used; a bitmap says which numbers are in use, and a
+ * word per number (@stamp) outlives its objects (an MR key's variant).
+ * Objects and chunks are charged to the device's state budget.
+ */
+#define QROCE_TBL_CHUNK_SHIFT 12
+#define QROCE_TBL_CHUNK (1u << QROCE_TBL_CHUNK_SHIFT)
+
+typedef struct QRoceTableChunk {
+    void *obj[QROCE_TBL_CHUNK];
+    uint32_t stamp[QROCE_TBL_CHUNK];
+} QRoceTableChunk;
+
+typedef struct QRoceTable {
+    uint32_t max;               /* numbers 0 .. max - 1 */
+    uint32_t count;             /* objects now */
+    size_t size;                /* bytes of one object */
+    QRoceTableChunk **chunk;    /* max / QROCE_TBL_CHUNK, rounded up */
+    unsigned long *used;        /* bitmap: numbers with an object */
+} QRoceTable;
+
 typedef struct QRoceQP {
     bool valid;
     uint32_t qpn, pdn, type, state, uar, flags;
@@ -380,11 +407,13 @@ struct QRoceState {
     /* objects */
     QRoceEQ eq[QROCE_NUM_EQS];
     QRocePD *pd;
-    QRoceCQ *cq;
-    QRoceQP *qp;
-    QRoceMR *mr;
+    QRoceTable cqs;
+    QRoceTable qps;
+    QRoceTable mrs;
     QRoceAH *ah;
-    QRoceSRQ *srq;
+    QRoceTable srqs;
+    uint32_t state_budget_mb;   /* state-budget-mb: the tables' memory */
+    uint64_t state_bytes;       /* charged to it now */
     QRoceGid gid[QROCE_DEF_MAX_GID];
     QRoceMcast *mcast;      /* mcast_max_groups of them */
     uint32_t *mcast_qpn;    /* their QPN lists, in one allocation */

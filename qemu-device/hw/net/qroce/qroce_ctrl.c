@@ -59,6 +59,7 @@ static int qroce_cmd_bad(const struct qroce_cmd *c, const char *field,
 #define MBZ "must be zero"
 #define NOOBJ "names no object"
 #define FULL "object table full"
+#define BUDGET "state-budget-mb spent"
 
 static int qroce_cmd_nop(QRoceState *s, const struct qroce_cmd *c,
                          uint32_t *out)
@@ -112,8 +113,8 @@ static int qroce_cmd_destroy_eq(QRoceState *s, const struct qroce_cmd *c,
     if (eqn >= QROCE_NUM_EQS || !s->eq[eqn].valid) {
         return qroce_cmd_bad(c, "eqn", eqn, NOOBJ, QROCE_CMD_ERR_HANDLE);
     }
-    for (i = 0; i < s->max_cq; i++) {
-        if (s->cq[i].valid && s->cq[i].eqn == eqn) {
+    QROCE_TBL_FOREACH(&s->cqs, i) {
+        if (qroce_cq_get(s, i)->eqn == eqn) {
             return qroce_cmd_bad(c, "eqn", eqn, "a CQ still uses it",
                                  QROCE_CMD_ERR_BUSY);
         }
@@ -195,20 +196,17 @@ static int qroce_cmd_create_cq(QRoceState *s, const struct qroce_cmd *c,
     if (!s->eq[eqn].valid) {
         return qroce_cmd_bad(c, "eqn", eqn, NOOBJ, QROCE_CMD_ERR_HANDLE);
     }
-    for (i = 1; i < s->max_cq; i++) {
-        if (!s->cq[i].valid) {
-            cq = &s->cq[i];
-            break;
-        }
-    }
+    i = qroce_tbl_free_number(&s->cqs, 1, 1);
+    cq = i ? qroce_tbl_alloc(s, &s->cqs, i) : NULL;
     if (!cq) {
-        return qroce_cmd_bad(c, "cqn", s->max_cq, FULL, QROCE_CMD_ERR_NORES);
+        return qroce_cmd_bad(c, "cqn", s->cqs.max, i ? BUDGET : FULL,
+                             QROCE_CMD_ERR_NORES);
     }
-    memset(cq, 0, sizeof(*cq));
     st = qroce_ring_bt(s, &p->ring, ((uint64_t)sizeof(struct qroce_cqe)
                        << p->log2_entries) + sizeof(struct qroce_cq_rec),
                        &cq->bt);
     if (st != QROCE_CMD_OK) {
+        qroce_tbl_free(s, &s->cqs, i);
         return st;
     }
     cq->cqn = i;
@@ -309,7 +307,7 @@ static int qroce_cmd_destroy_cq(QRoceState *s, const struct qroce_cmd *c,
         return qroce_cmd_bad(c, "cqn", cqn, "QPs use it", QROCE_CMD_ERR_BUSY);
     }
     qroce_bt_free(s, &cq->bt);
-    memset(cq, 0, sizeof(*cq));
+    qroce_tbl_free(s, &s->cqs, cqn);
     return QROCE_CMD_OK;
 }
 
@@ -375,10 +373,8 @@ static int qroce_create_qp_check(QRoceState *s, const struct qroce_cmd *c,
 static int qroce_qp_alloc_qpn(QRoceState *s, const struct qroce_cmd *c,
                               uint8_t type, uint32_t *qpn)
 {
-    uint32_t i;
-
     if (type == QROCE_QPT_GSI) {
-        if (s->qp[1].valid) {
+        if (qroce_tbl_get(&s->qps, 1)) {
             return qroce_cmd_bad(c, "type", type, "the GSI QP exists",
                                  QROCE_CMD_ERR_BUSY);
         }
@@ -386,18 +382,11 @@ static int qroce_qp_alloc_qpn(QRoceState *s, const struct qroce_cmd *c,
         return QROCE_CMD_OK;
     }
     /* the next free QPN after the last one given: reused late */
-    for (*qpn = 0, i = 0; i < s->max_qp - 2; i++) {
-        uint32_t n = 2 + (s->next_qpn - 2 + i) % (s->max_qp - 2);
-
-        if (!s->qp[n].valid) {
-            *qpn = n;
-            break;
-        }
-    }
+    *qpn = qroce_tbl_free_number(&s->qps, 2, s->next_qpn);
     if (!*qpn) {
-        return qroce_cmd_bad(c, "qpn", s->max_qp, FULL, QROCE_CMD_ERR_NORES);
+        return qroce_cmd_bad(c, "qpn", s->qps.max, FULL, QROCE_CMD_ERR_NORES);
     }
-    s->next_qpn = *qpn + 1 < s->max_qp ? *qpn + 1 : 2;
+    s->next_qpn = *qpn + 1;
     return QROCE_CMD_OK;
 }
 
@@ -453,10 +442,19 @@ static int qroce_cmd_create_qp(QRoceState *s, const struct qroce_cmd *c,
     if (st != QROCE_CMD_OK) {
         return st;
     }
-    qp = &s->qp[qpn];
-    memset(qp, 0, sizeof(*qp));
+    qp = qroce_tbl_alloc(s, &s->qps, qpn);
+    if (!qp) {
+        return qroce_cmd_bad(c, "qpn", qpn, BUDGET, QROCE_CMD_ERR_NORES);
+    }
     st = qroce_qp_load_wqs(s, p, srq != NULL, qp);
+    if (st == QROCE_CMD_OK && !qroce_state_take(s, qroce_data_qp_bytes(qp))) {
+        qroce_bt_free(s, &qp->sq.bt);
+        qroce_bt_free(s, &qp->rq.bt);
+        st = qroce_cmd_bad(c, "sq_log2_entries", p->sq_log2_entries, BUDGET,
+                           QROCE_CMD_ERR_NORES);
+    }
     if (st != QROCE_CMD_OK) {
+        qroce_tbl_free(s, &s->qps, qpn);
         return st;
     }
     qp->qpn = qpn;
@@ -836,16 +834,17 @@ static int qroce_cmd_query_qp(QRoceState *s, const struct qroce_cmd *c,
 
 static void qroce_qp_free(QRoceState *s, QRoceQP *qp)
 {
+    qroce_state_give(s, qroce_data_qp_bytes(qp));
     qroce_data_qp_destroy(s, qp);
     qroce_bt_free(s, &qp->sq.bt);
     qroce_bt_free(s, &qp->rq.bt);
     s->pd[qp->pdn].refs--;
-    s->cq[qp->scqn].refs--;
-    s->cq[qp->rcqn].refs--;
+    qroce_cq_get(s, qp->scqn)->refs--;
+    qroce_cq_get(s, qp->rcqn)->refs--;
     if (qp->flags & QROCE_CREATE_QP_SRQ) {
-        s->srq[qp->srqn].refs--;
+        qroce_srq_get(s, qp->srqn)->refs--;
     }
-    memset(qp, 0, sizeof(*qp));
+    qroce_tbl_free(s, &s->qps, qp->qpn);
 }
 
 static int qroce_cmd_destroy_qp(QRoceState *s, const struct qroce_cmd *c,
@@ -871,21 +870,49 @@ static int qroce_cmd_destroy_qp(QRoceState *s, const struct qroce_cmd *c,
 static int qroce_mr_slot(QRoceState *s, const struct qroce_cmd *c,
                          uint32_t pdn, QRoceMR **mr, uint32_t *idx)
 {
-    uint32_t i, n;
+    uint32_t i, stamp;
 
     if (!qroce_pd_get(s, pdn)) {
         return qroce_cmd_bad(c, "pdn", pdn, NOOBJ, QROCE_CMD_ERR_HANDLE);
     }
-    for (n = 0; n < s->max_mr - 1; n++) {
-        i = 1 + (s->next_mr - 1 + n) % (s->max_mr - 1);
-        if (!s->mr[i].valid) {
-            s->next_mr = i + 1 < s->max_mr ? i + 1 : 1;
-            *idx = i;
-            *mr = &s->mr[i];
-            return QROCE_CMD_OK;
-        }
+    i = qroce_tbl_free_number(&s->mrs, 1, s->next_mr);
+    *mr = i ? qroce_tbl_alloc(s, &s->mrs, i) : NULL;
+    if (!*mr) {
+        return qroce_cmd_bad(c, "key", s->mrs.max, i ? BUDGET : FULL,
+                             QROCE_CMD_ERR_NORES);
     }
-    return qroce_cmd_bad(c, "key", s->max_mr, FULL, QROCE_CMD_ERR_NORES);
+    s->next_mr = i + 1;
+    stamp = *qroce_tbl_stamp(&s->mrs, i);
+    (*mr)->idx = i;
+    (*mr)->variant = stamp & 0xff;  /* keys of the slot stay unique */
+    (*mr)->gen = stamp >> 8;
+    *idx = i;
+    return QROCE_CMD_OK;
+}
+
+/* REG_MR's page table, loaded into @mr; a QROCE_CMD_* status. */
+static int qroce_reg_mr_pages(QRoceState *s, const struct qroce_cmd *c,
+                              QRoceMR *mr)
+{
+    const struct qroce_cmd_reg_mr *p = &c->reg_mr;
+    uint32_t access = le32_to_cpu(p->access);
+    int st;
+
+    if (!qroce_bt_exact(&p->pages, le32_to_cpu(p->first_page_offset),
+                        le64_to_cpu(p->length))) {
+        /* the table covers exactly the MR */
+        return qroce_cmd_bad(c, "pages.npages", le32_to_cpu(p->pages.npages),
+                             "not the MR's pages", QROCE_CMD_ERR_PARAM);
+    }
+    st = qroce_bt_load(s, &p->pages, p->inline_pages, true, true, &mr->bt);
+    if (st != QROCE_CMD_OK) {
+        return st;
+    }
+    if (mr->bt.phys && (access & ~QROCE_ACCESS_LOCAL_WRITE)) {
+        return qroce_cmd_bad(c, "access", access, "remote access to a PHYS MR",
+                             QROCE_CMD_ERR_PARAM);
+    }
+    return QROCE_CMD_OK;
 }
 
 static int qroce_cmd_reg_mr(QRoceState *s, const struct qroce_cmd *c,
@@ -915,22 +942,10 @@ static int qroce_cmd_reg_mr(QRoceState *s, const struct qroce_cmd *c,
     if (st != QROCE_CMD_OK) {
         return st;
     }
-    if (!qroce_bt_exact(&p->pages, fpo, length)) {
-        /* the table covers exactly the MR */
-        return qroce_cmd_bad(c, "pages.npages", le32_to_cpu(p->pages.npages),
-                             "not the MR's pages", QROCE_CMD_ERR_PARAM);
-    }
-    st = qroce_bt_load(s, &p->pages, p->inline_pages, true, true, &mr->bt);
+    st = qroce_reg_mr_pages(s, c, mr);
     if (st != QROCE_CMD_OK) {
+        qroce_mr_free(s, mr);
         return st;
-    }
-    if (mr->bt.phys) {
-        if (access & ~QROCE_ACCESS_LOCAL_WRITE) {
-            qroce_bt_free(s, &mr->bt);
-            return qroce_cmd_bad(c, "access", access,
-                                 "remote access to a PHYS MR",
-                                 QROCE_CMD_ERR_PARAM);
-        }
     }
     mr->variant++;
     mr->key = (i << QROCE_MR_KEY_INDEX_SHIFT) | mr->variant;
@@ -965,10 +980,12 @@ static int qroce_cmd_alloc_mr(QRoceState *s, const struct qroce_cmd *c,
                              QROCE_CMD_ERR_PARAM);
     }
     st = qroce_mr_slot(s, c, pdn, &mr, &i);
-    if (st == QROCE_CMD_OK) {
-        st = qroce_frmr_alloc(s, mr, max_pages);
-    }
     if (st != QROCE_CMD_OK) {
+        return st;
+    }
+    st = qroce_frmr_alloc(s, mr, max_pages);
+    if (st != QROCE_CMD_OK) {
+        qroce_mr_free(s, mr);
         return st;
     }
     mr->key = i << QROCE_MR_KEY_INDEX_SHIFT;
@@ -1243,21 +1260,17 @@ static int qroce_cmd_create_srq(QRoceState *s, const struct qroce_cmd *c,
     if (!pd) {
         return qroce_cmd_bad(c, "pdn", pdn, NOOBJ, QROCE_CMD_ERR_HANDLE);
     }
-    for (i = 1; i < s->max_srq; i++) {
-        if (!s->srq[i].valid) {
-            srq = &s->srq[i];
-            break;
-        }
-    }
+    i = qroce_tbl_free_number(&s->srqs, 1, 1);
+    srq = i ? qroce_tbl_alloc(s, &s->srqs, i) : NULL;
     if (!srq) {
-        return qroce_cmd_bad(c, "srqn", s->max_srq, FULL,
+        return qroce_cmd_bad(c, "srqn", s->srqs.max, i ? BUDGET : FULL,
                              QROCE_CMD_ERR_NORES);
     }
-    memset(srq, 0, sizeof(*srq));
     st = qroce_wq_load(s, &p->ring, p->log2_entries, p->wqe_shift,
                        QROCE_RQ_WQE_MIN_SHIFT, QROCE_RQ_WQE_MAX_SHIFT,
                        &srq->wq);
     if (st != QROCE_CMD_OK) {
+        qroce_tbl_free(s, &s->srqs, i);
         return st;
     }
     srq->srqn = i;
@@ -1405,7 +1418,7 @@ static int qroce_cmd_destroy_srq(QRoceState *s, const struct qroce_cmd *c,
     }
     s->pd[srq->pdn].refs--;
     qroce_bt_free(s, &srq->wq.bt);
-    memset(srq, 0, sizeof(*srq));
+    qroce_tbl_free(s, &s->srqs, srq->srqn);
     return QROCE_CMD_OK;
 }
 
@@ -1652,26 +1665,25 @@ void qroce_ctrl_reset(QRoceState *s)
 {
     uint32_t i;
 
-    for (i = 0; i < s->max_qp; i++) {
-        if (s->qp[i].valid) {
-            qroce_qp_free(s, &s->qp[i]);
-        }
+    QROCE_TBL_FOREACH(&s->qps, i) {
+        qroce_qp_free(s, qroce_tbl_get(&s->qps, i));
     }
-    for (i = 0; i < s->max_cq; i++) {
-        qroce_bt_free(s, &s->cq[i].bt);
+    QROCE_TBL_FOREACH(&s->cqs, i) {
+        qroce_bt_free(s, &((QRoceCQ *)qroce_tbl_get(&s->cqs, i))->bt);
+        qroce_tbl_free(s, &s->cqs, i);
     }
-    for (i = 0; i < s->max_mr; i++) {
-        qroce_mr_free(s, &s->mr[i]);    /* keys stay unique across resets */
+    QROCE_TBL_FOREACH(&s->mrs, i) {
+        /* keys stay unique across resets: the stamps stay */
+        qroce_mr_free(s, qroce_tbl_get(&s->mrs, i));
     }
-    for (i = 0; i < s->max_srq; i++) {
-        qroce_bt_free(s, &s->srq[i].wq.bt);
+    QROCE_TBL_FOREACH(&s->srqs, i) {
+        qroce_bt_free(s, &((QRoceSRQ *)qroce_tbl_get(&s->srqs, i))->wq.bt);
+        qroce_tbl_free(s, &s->srqs, i);
     }
-    memset(s->srq, 0, sizeof(*s->srq) * s->max_srq);
     for (i = 0; i < QROCE_NUM_EQS; i++) {
         qroce_bt_free(s, &s->eq[i].bt);
     }
     memset(s->eq, 0, sizeof(s->eq));
-    memset(s->cq, 0, sizeof(*s->cq) * s->max_cq);
     memset(s->pd, 0, sizeof(*s->pd) * s->max_pd);
     memset(s->ah, 0, sizeof(*s->ah) * s->max_ah);
     memset(s->gid, 0, sizeof(s->gid));

@@ -150,9 +150,11 @@ static void engine_stall_timer(void *opaque)
     uint32_t i;
 
     s->eng->stall_until = 0;
-    for (i = 1; i < s->max_qp; i++) {
-        if (s->qp[i].valid && s->qp[i].state != QROCE_QPS_RESET) {
-            qroce_dp_schedule(s, &s->qp[i]);
+    QROCE_TBL_FOREACH(&s->qps, i) {
+        QRoceQP *qp = qroce_tbl_get(&s->qps, i);
+
+        if (qp->valid && qp->state != QROCE_QPS_RESET) {
+            qroce_dp_schedule(s, qp);
         }
     }
 }
@@ -473,6 +475,12 @@ static void qp_xport_reset(QRoceState *s, QRoceQP *qp)
     r->ahist_next = 0;
     r->inj_status = 0;
     r->inj_next = qp->sq.ci;
+}
+
+size_t qroce_data_qp_bytes(const QRoceQP *qp)
+{
+    return (sizeof(QRoceInflight) << qp->sq.log2) + 2 * sizeof(QRoceWqe) +
+           2 * sizeof(QEMUTimer);
 }
 
 void qroce_data_qp_create(QRoceState *s, QRoceQP *qp)

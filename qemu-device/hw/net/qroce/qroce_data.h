@@ -13,6 +13,11 @@
 void qroce_data_init(QRoceState *s);
 void qroce_data_reset(QRoceState *s);
 void qroce_data_fini(QRoceState *s);
+/*
+ * What the engine allocates for @qp at qroce_data_qp_create() (its SQ
+ * loaded): the control path charges it to the state budget.
+ */
+size_t qroce_data_qp_bytes(const QRoceQP *qp);
 void qroce_data_qp_create(QRoceState *s, QRoceQP *qp);
 void qroce_data_qp_modify(QRoceState *s, QRoceQP *qp, uint32_t old_state,
                           uint32_t attr_mask);

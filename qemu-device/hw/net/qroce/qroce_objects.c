@@ -9,6 +9,7 @@
 
 #include "qemu/osdep.h"
 #include "qemu/bswap.h"
+#include "qemu/bitops.h"
 #include "qroce_objects.h"
 #include "qroce_ring.h"
 #include "trace.h"
@@ -191,23 +192,150 @@ int qroce_bt_load(QRoceState *s, const struct qroce_bt *gbt,
 }
 
 /* ------------------------------------------------------------------ */
+/* Object tables and the state budget                                  */
+/* ------------------------------------------------------------------ */
+
+bool qroce_state_take(QRoceState *s, size_t bytes)
+{
+    uint64_t budget = (uint64_t)s->state_budget_mb << 20;
+
+    if (bytes > budget || s->state_bytes > budget - bytes) {
+        trace_qroce_state_budget(bytes, s->state_bytes, budget);
+        return false;
+    }
+    s->state_bytes += bytes;
+    return true;
+}
+
+void qroce_state_give(QRoceState *s, size_t bytes)
+{
+    assert(s->state_bytes >= bytes);
+    s->state_bytes -= bytes;
+}
+
+void qroce_tbl_init(QRoceTable *t, uint32_t max, size_t size)
+{
+    t->max = max;
+    t->size = size;
+    t->count = 0;
+    t->chunk = g_new0(QRoceTableChunk *,
+                      DIV_ROUND_UP(max, QROCE_TBL_CHUNK));
+    t->used = bitmap_new(max);
+}
+
+void qroce_tbl_fini(QRoceTable *t)
+{
+    uint32_t i;
+
+    for (i = 0; i < DIV_ROUND_UP(t->max, QROCE_TBL_CHUNK); i++) {
+        if (t->chunk[i]) {
+            for (uint32_t k = 0; k < QROCE_TBL_CHUNK; k++) {
+                g_free(t->chunk[i]->obj[k]);
+            }
+            g_free(t->chunk[i]);
+        }
+    }
+    g_free(t->chunk);
+    g_free(t->used);
+    memset(t, 0, sizeof(*t));
+}
+
+void *qroce_tbl_get(const QRoceTable *t, uint32_t n)
+{
+    QRoceTableChunk *c;
+
+    if (n >= t->max) {
+        return NULL;
+    }
+    c = t->chunk[n >> QROCE_TBL_CHUNK_SHIFT];
+    return c ? c->obj[n & (QROCE_TBL_CHUNK - 1)] : NULL;
+}
+
+uint32_t qroce_tbl_next(const QRoceTable *t, uint32_t n)
+{
+    return n >= t->max ? t->max : find_next_bit(t->used, t->max, n);
+}
+
+uint32_t qroce_tbl_free_number(const QRoceTable *t, uint32_t first,
+                               uint32_t from)
+{
+    uint32_t n;
+
+    if (from < first || from >= t->max) {
+        from = first;
+    }
+    n = find_next_zero_bit(t->used, t->max, from);
+    if (n >= t->max) {
+        n = find_next_zero_bit(t->used, from, first);
+    }
+    return n < t->max && n >= first && !test_bit(n, t->used) ? n : 0;
+}
+
+uint32_t *qroce_tbl_stamp(QRoceTable *t, uint32_t n)
+{
+    QRoceTableChunk *c = t->chunk[n >> QROCE_TBL_CHUNK_SHIFT];
+
+    return c ? &c->stamp[n & (QROCE_TBL_CHUNK - 1)] : NULL;
+}
+
+void *qroce_tbl_alloc(QRoceState *s, QRoceTable *t, uint32_t n)
+{
+    QRoceTableChunk **c = &t->chunk[n >> QROCE_TBL_CHUNK_SHIFT];
+    void *obj;
+
+    assert(n < t->max && !test_bit(n, t->used));
+    if (!*c) {
+        if (!qroce_state_take(s, sizeof(**c))) {
+            return NULL;
+        }
+        *c = g_try_new0(QRoceTableChunk, 1);
+        if (!*c) {
+            qroce_state_give(s, sizeof(**c));
+            return NULL;
+        }
+    }
+    if (!qroce_state_take(s, t->size)) {
+        return NULL;
+    }
+    obj = g_try_malloc0(t->size);
+    if (!obj) {
+        qroce_state_give(s, t->size);
+        return NULL;
+    }
+    (*c)->obj[n & (QROCE_TBL_CHUNK - 1)] = obj;
+    set_bit(n, t->used);
+    t->count++;
+    return obj;
+}
+
+void qroce_tbl_free(QRoceState *s, QRoceTable *t, uint32_t n)
+{
+    QRoceTableChunk *c = t->chunk[n >> QROCE_TBL_CHUNK_SHIFT];
+
+    assert(n < t->max && c && test_bit(n, t->used));
+    g_free(c->obj[n & (QROCE_TBL_CHUNK - 1)]);
+    c->obj[n & (QROCE_TBL_CHUNK - 1)] = NULL;
+    clear_bit(n, t->used);
+    t->count--;
+    qroce_state_give(s, t->size);
+}
+
+/* ------------------------------------------------------------------ */
 /* Objects                                                             */
 /* ------------------------------------------------------------------ */
 
 QRoceQP *qroce_qp_get(QRoceState *s, uint32_t qpn)
 {
-    if (qpn == 0 || qpn >= s->max_qp || !s->qp[qpn].valid) {
-        return NULL;
-    }
-    return &s->qp[qpn];
+    QRoceQP *qp = qroce_tbl_get(&s->qps, qpn);
+
+    return qp && qp->valid ? qp : NULL;
 }
 
 QRoceCQ *qroce_cq_get(QRoceState *s, uint32_t cqn)
 {
-    if (cqn >= s->max_cq || !s->cq[cqn].valid) {
-        return NULL;
-    }
-    return &s->cq[cqn];
+    QRoceCQ *cq = qroce_tbl_get(&s->cqs, cqn);
+
+    return cq && cq->valid ? cq : NULL;
 }
 
 QRoceAH *qroce_ah_get(QRoceState *s, uint32_t ahn)
@@ -220,10 +348,9 @@ QRoceAH *qroce_ah_get(QRoceState *s, uint32_t ahn)
 
 QRoceSRQ *qroce_srq_get(QRoceState *s, uint32_t srqn)
 {
-    if (srqn >= s->max_srq || !s->srq[srqn].valid) {
-        return NULL;
-    }
-    return &s->srq[srqn];
+    QRoceSRQ *srq = qroce_tbl_get(&s->srqs, srqn);
+
+    return srq && srq->valid ? srq : NULL;
 }
 
 QRoceWQ *qroce_qp_recv_wq(QRoceState *s, QRoceQP *qp, QRoceSRQ **srq)
@@ -255,35 +382,33 @@ QRocePD *qroce_pd_get(QRoceState *s, uint32_t pdn)
     return &s->pd[pdn];
 }
 
+/* The MR or window in the slot @key's index names, whatever its kind. */
+static QRoceMR *qroce_mr_slot_get(QRoceState *s, uint32_t key)
+{
+    QRoceMR *mr = qroce_tbl_get(&s->mrs, key >> QROCE_MR_KEY_INDEX_SHIFT);
+
+    return mr && mr->valid ? mr : NULL;
+}
+
 QRoceMR *qroce_mr_get(QRoceState *s, uint32_t key)
 {
-    uint32_t idx = key >> QROCE_MR_KEY_INDEX_SHIFT;
+    QRoceMR *mr = qroce_mr_slot_get(s, key);
 
-    if (idx >= s->max_mr || !s->mr[idx].valid || s->mr[idx].mw_type ||
-        s->mr[idx].key != key) {
-        return NULL;
-    }
-    return &s->mr[idx];
+    return mr && !mr->mw_type && mr->key == key ? mr : NULL;
 }
 
 QRoceMR *qroce_mw_get(QRoceState *s, uint32_t key)
 {
-    uint32_t idx = key >> QROCE_MR_KEY_INDEX_SHIFT;
+    QRoceMR *mr = qroce_mr_slot_get(s, key);
 
-    if (idx >= s->max_mr || !s->mr[idx].valid || !s->mr[idx].mw_type) {
-        return NULL;
-    }
-    return &s->mr[idx];
+    return mr && mr->mw_type ? mr : NULL;
 }
 
 QRoceMR *qroce_frmr_get(QRoceState *s, uint32_t key)
 {
-    uint32_t idx = key >> QROCE_MR_KEY_INDEX_SHIFT;
+    QRoceMR *mr = qroce_mr_slot_get(s, key);
 
-    if (idx >= s->max_mr || !s->mr[idx].valid || !s->mr[idx].frmr) {
-        return NULL;
-    }
-    return &s->mr[idx];
+    return mr && mr->frmr ? mr : NULL;
 }
 
 int qroce_mr_check(QRoceState *s, uint32_t key, uint32_t pdn, uint64_t va,
@@ -351,7 +476,7 @@ int qroce_rkey_check(QRoceState *s, QRoceQP *qp, uint32_t key, uint64_t va,
  */
 static void qroce_mr_new_gen(QRoceMR *mr)
 {
-    mr->gen++;
+    mr->gen = (mr->gen + 1) & QROCE_MR_GEN_MASK;
     mr->mw_refs = 0;
 }
 
@@ -389,18 +514,19 @@ int qroce_frmr_alloc(QRoceState *s, QRoceMR *mr, uint32_t max_pages)
 
 void qroce_mr_free(QRoceState *s, QRoceMR *mr)
 {
-    uint8_t variant = mr->variant;
-    uint32_t gen = mr->gen;
-
     if (mr->frmr) {
         s->bt_pages -= mr->max_pages;
         g_free(mr->bt.pages);
     } else {
         qroce_bt_free(s, &mr->bt);
     }
-    memset(mr, 0, sizeof(*mr));
-    mr->variant = variant;      /* keys of the slot stay unique */
-    mr->gen = gen + 1;
+    /*
+     * the slot's next keys and generations differ from this MR's: a key
+     * or a window bound to it never names the next MR of the slot
+     */
+    *qroce_tbl_stamp(&s->mrs, mr->idx) =
+        mr->variant | ((mr->gen + 1) & QROCE_MR_GEN_MASK) << 8;
+    qroce_tbl_free(s, &s->mrs, mr->idx);
 }
 
 /* Remote write and atomic access need local write (ib_check_mr_access). */
@@ -495,11 +621,10 @@ int qroce_frmr_reg(QRoceState *s, uint32_t pdn,
 /* Unbind window @mw: its MR (if still there) loses a reference. */
 void qroce_mw_unbind(QRoceState *s, QRoceMR *mw)
 {
-    uint32_t idx = mw->mw_mr_key >> QROCE_MR_KEY_INDEX_SHIFT;
+    QRoceMR *mr = qroce_mr_slot_get(s, mw->mw_mr_key);
 
-    if (mw->mw_bound && idx < s->max_mr && s->mr[idx].valid &&
-        s->mr[idx].gen == mw->mw_mr_gen && s->mr[idx].mw_refs) {
-        s->mr[idx].mw_refs--;
+    if (mw->mw_bound && mr && mr->gen == mw->mw_mr_gen && mr->mw_refs) {
+        mr->mw_refs--;
     }
     mw->mw_bound = false;
     mw->mw_qpn = mw->mw_mr_key = mw->mw_mr_gen = 0;
@@ -511,8 +636,8 @@ void qroce_mw_qp_gone(QRoceState *s, uint32_t qpn)
 {
     uint32_t i;
 
-    for (i = 0; i < s->max_mr; i++) {
-        QRoceMR *mw = &s->mr[i];
+    QROCE_TBL_FOREACH(&s->mrs, i) {
+        QRoceMR *mw = qroce_tbl_get(&s->mrs, i);
 
         if (mw->valid && mw->mw_type == 2 && mw->mw_bound &&
             mw->mw_qpn == qpn) {

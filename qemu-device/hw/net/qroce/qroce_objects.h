@@ -26,6 +26,34 @@ int qroce_wq_load(QRoceState *s, const struct qroce_bt *gbt, uint8_t log2,
                   uint8_t shift, uint8_t min_shift, uint8_t max_shift,
                   QRoceWQ *wq);
 
+/*
+ * The state budget (state-budget-mb): take @bytes of it (false if that
+ * would pass it), give them back.
+ */
+bool qroce_state_take(QRoceState *s, size_t bytes);
+void qroce_state_give(QRoceState *s, size_t bytes);
+/*
+ * Object tables (QRoceTable in qroce.h).  get: the object numbered @n or
+ * NULL; next: the first number >= @n in use, or t->max; free_number: a
+ * number >= @first not in use, from @from on and then from @first (late
+ * reuse), 0 if none; alloc: a zeroed object for free number @n, charged
+ * to the budget (NULL if it is spent); free: the object @n and its charge;
+ * stamp: the word of number @n that outlives its objects (NULL before the
+ * number's chunk exists: 0 then).
+ */
+void qroce_tbl_init(QRoceTable *t, uint32_t max, size_t size);
+void qroce_tbl_fini(QRoceTable *t);
+void *qroce_tbl_get(const QRoceTable *t, uint32_t n);
+uint32_t qroce_tbl_next(const QRoceTable *t, uint32_t n);
+uint32_t qroce_tbl_free_number(const QRoceTable *t, uint32_t first,
+                               uint32_t from);
+void *qroce_tbl_alloc(QRoceState *s, QRoceTable *t, uint32_t n);
+void qroce_tbl_free(QRoceState *s, QRoceTable *t, uint32_t n);
+uint32_t *qroce_tbl_stamp(QRoceTable *t, uint32_t n);
+#define QROCE_TBL_FOREACH(t, n) \
+    for ((n) = qroce_tbl_next((t), 0); (n) < (t)->max; \
+         (n) = qroce_tbl_next((t), (n) + 1))
+
 /* Lookups: NULL if there is no such valid object. */
 QRoceQP *qroce_qp_get(QRoceState *s, uint32_t qpn);
 bool qroce_gid_is_mcast(const uint8_t gid[16]);

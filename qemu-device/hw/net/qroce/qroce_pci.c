@@ -131,11 +131,11 @@ static void qroce_realize(PCIDevice *pdev, Error **errp)
     }
 
     s->pd = g_new0(QRocePD, s->max_pd);
-    s->cq = g_new0(QRoceCQ, s->max_cq);
-    s->qp = g_new0(QRoceQP, s->max_qp);
-    s->mr = g_new0(QRoceMR, s->max_mr);
+    qroce_tbl_init(&s->cqs, s->max_cq, sizeof(QRoceCQ));
+    qroce_tbl_init(&s->qps, s->max_qp, sizeof(QRoceQP));
+    qroce_tbl_init(&s->mrs, s->max_mr, sizeof(QRoceMR));
     s->ah = g_new0(QRoceAH, s->max_ah);
-    s->srq = g_new0(QRoceSRQ, s->max_srq);
+    qroce_tbl_init(&s->srqs, s->max_srq, sizeof(QRoceSRQ));
     s->mcast = g_new0(QRoceMcast, s->mcast_max_groups);
     s->mcast_qpn = g_new0(uint32_t, s->mcast_max_groups *
                                     s->mcast_max_qp_attach);
@@ -182,11 +182,11 @@ static void qroce_exit(PCIDevice *pdev)
     }
     msix_uninit(pdev, &s->msix, &s->msix);
     g_free(s->pd);
-    g_free(s->cq);
-    g_free(s->qp);
-    g_free(s->mr);
+    qroce_tbl_fini(&s->cqs);
+    qroce_tbl_fini(&s->qps);
+    qroce_tbl_fini(&s->mrs);
     g_free(s->ah);
-    g_free(s->srq);
+    qroce_tbl_fini(&s->srqs);
     g_free(s->mcast);
     g_free(s->mcast_qpn);
     g_free(s->inj_event);
@@ -217,6 +217,8 @@ static const Property qroce_properties[] = {
     DEFINE_PROP_UINT32("max-pd", QRoceState, max_pd, QROCE_DEF_MAX_PD),
     DEFINE_PROP_UINT32("max-ah", QRoceState, max_ah, QROCE_DEF_MAX_AH),
     DEFINE_PROP_UINT32("max-srq", QRoceState, max_srq, QROCE_DEF_MAX_SRQ),
+    DEFINE_PROP_UINT32("state-budget-mb", QRoceState, state_budget_mb,
+                       QROCE_DEF_STATE_BUDGET_MB),
     DEFINE_PROP_UINT32("mcast-max-groups", QRoceState, mcast_max_groups,
                        QROCE_DEF_MCAST_GROUPS),
     DEFINE_PROP_UINT32("mcast-max-qp-attach", QRoceState, mcast_max_qp_attach,
@@ -403,14 +405,12 @@ static QDict *qroce_info_eq(const QRoceEQ *eq, uint32_t eqn)
     return d;
 }
 
-/* A QList of the valid entries of the object table @tab of @n, by @fn. */
-#define QROCE_INFO_LIST(tab, n, fn) ({                                  \
+/* A QList of the objects of table @tab, each described by @fn. */
+#define QROCE_INFO_LIST(tab, fn) ({                                     \
     QList *l_ = qlist_new();                                            \
     uint32_t i_;                                                        \
-    for (i_ = 0; (tab) && i_ < (n); i_++) {                             \
-        if ((tab)[i_].valid) {                                          \
-            qlist_append(l_, fn(&(tab)[i_]));                           \
-        }                                                               \
+    QROCE_TBL_FOREACH(tab, i_) {                                        \
+        qlist_append(l_, fn(qroce_tbl_get(tab, i_)));                   \
     }                                                                   \
     l_; })
 
@@ -434,11 +434,11 @@ static char *qroce_objects_json(QRoceState *s)
         }
     }
     qdict_put(d, "eqs", eqs);
-    qdict_put(d, "cqs", QROCE_INFO_LIST(s->cq, s->max_cq, qroce_info_cq));
-    qdict_put(d, "qps", QROCE_INFO_LIST(s->qp, s->max_qp, qroce_info_qp));
-    qdict_put(d, "mrs", QROCE_INFO_LIST(s->mr, s->max_mr, qroce_info_mr));
-    qdict_put(d, "srqs", QROCE_INFO_LIST(s->srq, s->max_srq,
-                                         qroce_info_srq));
+    qdict_put(d, "cqs", QROCE_INFO_LIST(&s->cqs, qroce_info_cq));
+    qdict_put(d, "qps", QROCE_INFO_LIST(&s->qps, qroce_info_qp));
+    qdict_put(d, "mrs", QROCE_INFO_LIST(&s->mrs, qroce_info_mr));
+    qdict_put(d, "srqs", QROCE_INFO_LIST(&s->srqs, qroce_info_srq));
+    qdict_put_int(d, "state_bytes", s->state_bytes);
     js = qobject_to_json(QOBJECT(d));
     qobject_unref(d);
     return g_string_free(js, false);
