@@ -40,7 +40,7 @@ n=0
 # one line per entry: directory<TAB>command<TAB>file (the JSON that meson
 # writes has one key per line)
 awk -F'"' '/"directory":/ { d = $4 } /"command":/ { c = $0; sub(/^[^:]*: *"/, "", c); sub(/",? *$/, "", c) }
-	/"file":/ { if ($4 ~ /hw\/net\/qroce\/|qtest\/qroce/) print d "\t" c "\t" $4 }' \
+	/"file":/ { if ($4 ~ /hw\/net\/qroce\/|qtest\/(libqos\/)?qroce/) print d "\t" c "\t" $4 }' \
 	$QBLD/compile_commands.json >"$tmp/cmds"
 while IFS="$(printf '\t')" read -r dir cmd file; do
 	n=$((n + 1))
@@ -53,5 +53,13 @@ while IFS="$(printf '\t')" read -r dir cmd file; do
 	fi
 done <"$tmp/cmds"
 [ $n -gt 0 ] || { echo "check-qemu: no qroce sources in $QBLD/compile_commands.json" >&2; fail=1; }
-[ $fail = 0 ] && echo "check-qemu: $n translation units -Werror clean, checkpatch clean"
+
+# the qtests and their libqos driver: functions <= 100 lines, as the
+# device's (the fuzz targets are not held to it)
+if ! sh scripts/check-funcs.sh qemu-device/tests/qtest/qroce-*-test.c \
+	qemu-device/tests/qtest/libqos; then
+	echo "check-qemu: a qtest function is too long" >&2
+	fail=1
+fi
+[ $fail = 0 ] && echo "check-qemu: $n translation units -Werror clean, checkpatch clean, qtest functions <= 100 lines"
 exit $fail

@@ -4,7 +4,7 @@
  *
  *   fuzz-seeds OUTDIR        (make tools builds it as build/tools/fuzz-seeds)
  *
- * The seeds replay what the qtests (qemu-device/tests/qtest/qroce-test.c)
+ * The seeds replay what the qtests (qemu-device/tests/qtest/qroce-*-test.c)
  * do, in the input formats of the two targets:
  *
  * generic-fuzz-qroce  QEMU's generic-fuzz: operations separated by "FUZZ"
