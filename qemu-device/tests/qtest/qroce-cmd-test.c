@@ -659,12 +659,71 @@ static void test_cq_resize(QRoce *t)
     }
 }
 
+#define BUDGET_QPS 2048
+
+/* QPs of 16-entry rings until CREATE_QP fails; their QPNs in @qpn. */
+static uint32_t qps_until_full(QRoce *t, uint32_t pdn, uint32_t cqn,
+                               uint32_t *qpn)
+{
+    uint32_t n;
+    int st = 0;
+
+    for (n = 0; n < BUDGET_QPS; n++) {
+        st = qroce_mk_qp(t, QROCE_QPT_RC, pdn, cqn, 5, &qpn[n]);
+        if (st) {
+            break;
+        }
+    }
+    g_assert_cmpuint(st, ==, QROCE_CMD_ERR_NORES);
+    return n;
+}
+
+/*
+ * max-qp at its limit, 2^24, costs nothing up front: QPs take device
+ * memory one by one from state-budget-mb (1 MiB here) until CREATE_QP
+ * fails with ERR_NORES, which changes nothing.  A destroyed QP makes room
+ * for one more, which does not take its QPN (numbers come back late);
+ * with all destroyed, as many fit again.
+ */
+static void test_qp_budget(QRoce *t)
+{
+    uint32_t *qpn = g_new(uint32_t, BUDGET_QPS), pdn, cqn, n, i, more;
+
+    qroce_enable(t);
+    g_assert_cmpuint(qroce_rd(t, QROCE_REG_CAP_MAX_QP), ==, 1u << 24);
+    pdn = qroce_alloc_pd(t);
+    qroce_mk_eq(t, 1);
+    cqn = qroce_mk_cq(t, 1);
+    n = qps_until_full(t, pdn, cqn, qpn);
+    g_assert_cmpuint(n, >, 16);
+    for (i = 0; i < n; i++) {
+        g_assert_cmpuint(qpn[i], ==, i + 2);
+    }
+    g_assert_cmpuint(qroce_cmd_simple(t, QROCE_CMD_DESTROY_QP, qpn[0], NULL),
+                     ==, QROCE_CMD_OK);
+    g_assert_cmpuint(qroce_mk_qp(t, QROCE_QPT_RC, pdn, cqn, 5, &qpn[0]), ==,
+                     QROCE_CMD_OK);
+    g_assert_cmpuint(qpn[0], ==, n + 2);
+    g_assert_cmpuint(qroce_mk_qp(t, QROCE_QPT_RC, pdn, cqn, 5, &more), ==,
+                     QROCE_CMD_ERR_NORES);
+    g_assert_cmpuint(qroce_qp_state(t, qpn[n - 1]), ==, QROCE_QPS_RESET);
+    for (i = 0; i < n; i++) {
+        g_assert_cmpuint(qroce_cmd_simple(t, QROCE_CMD_DESTROY_QP, qpn[i],
+                                          NULL), ==, QROCE_CMD_OK);
+    }
+    g_assert_cmpuint(qps_until_full(t, pdn, cqn, qpn), ==, n);
+    g_assert_cmpuint(qpn[0], ==, n + 3);
+    g_free(qpn);
+}
+
 static const QRoceCase cases[] = {
     { "cmd/statuses-of-each-command", test_commands, NULL, NULL },
     { "cmd/qp-state-machine-per-type", test_qp_states, NULL, NULL },
     { "cmd/eq-overflow-loses-event-then-reports-it", test_eq_overflow, NULL,
       NULL },
     { "cmd/cq-resize-moves-outstanding-cqes", test_cq_resize, NULL, NULL },
+    { "cmd/qps-allocated-one-by-one-within-state-budget", test_qp_budget,
+      "-global qroce.max-qp=16777216 -global qroce.state-budget-mb=1", NULL },
 };
 
 static void register_qroce_cmd_tests(void)

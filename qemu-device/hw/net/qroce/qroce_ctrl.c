@@ -386,7 +386,6 @@ static int qroce_qp_alloc_qpn(QRoceState *s, const struct qroce_cmd *c,
     if (!*qpn) {
         return qroce_cmd_bad(c, "qpn", s->qps.max, FULL, QROCE_CMD_ERR_NORES);
     }
-    s->next_qpn = *qpn + 1;
     return QROCE_CMD_OK;
 }
 
@@ -474,6 +473,9 @@ static int qroce_cmd_create_qp(QRoceState *s, const struct qroce_cmd *c,
         srq->refs++;
     }
     qroce_data_qp_create(s, qp);
+    if (qpn > 1) {
+        s->next_qpn = qpn + 1;  /* a create that failed took no number */
+    }
     out[0] = qpn;
     return QROCE_CMD_OK;
 }
