@@ -15,9 +15,10 @@ CACHE    ?= /var/cache/qroce
 export QROCE_CACHE := $(CACHE)
 KVER      = $(shell cat $(CACHE)/kernel-version 2>/dev/null)
 # A developer's own kernel: KERNEL_SRC (a configured and built tree, or
-# a headers package) builds qroce.ko against it; KERNEL_IMAGE (its
-# bzImage) and KERNEL_MODULES (its lib/modules/VERSION, from
-# modules_install) make the guests boot it instead of Debian's.
+# a headers package) builds the driver's modules (qroce_en.ko and
+# qroce_ib.ko) against it; KERNEL_IMAGE (its bzImage) and KERNEL_MODULES
+# (its lib/modules/VERSION, from modules_install) make the guests boot it
+# instead of Debian's.
 KERNEL_SRC ?= /lib/modules/$(KVER)/build
 KDIR       = $(KERNEL_SRC)
 ifneq ($(KERNEL_IMAGE),)
@@ -197,7 +198,7 @@ pingpong:
 	ninja -C $(RDMA_BLD) -j$(JOBS) >/dev/null && \
 	rm -rf $(OVERLAY) && \
 	mkdir -p $(OVERLAY)/root/lib/modules/qroce $(OVERLAY)/root/usr/lib/x86_64-linux-gnu/libibverbs && \
-	cp linux-driver/qroce.ko $(OVERLAY)/root/lib/modules/qroce/ && \
+	cp linux-driver/qroce_en.ko linux-driver/qroce_ib.ko $(OVERLAY)/root/lib/modules/qroce/ && \
 	cp -L $(RDMA_BLD)/lib/libqroce-rdmav*.so $(OVERLAY)/root/usr/lib/x86_64-linux-gnu/libibverbs/ && \
 	(cd $(OVERLAY)/root && find . | cpio -o -H newc --quiet | gzip -1) >$(OVERLAY)/overlay.cpio.gz && \
 	cat $(INITRD) $(OVERLAY)/overlay.cpio.gz >$(OVERLAY)/initramfs.cpio.gz && \

@@ -1,7 +1,9 @@
 #!/bin/sh
 # Assemble the guest initramfs: busybox, the guest kernel's RDMA, virtio
-# and NVMe over RDMA (host and target) modules, qroce.ko, the built
-# rdma-core (libibverbs with libqroce and librxe), Debian's perftest,
+# and NVMe over RDMA (host and target) modules, qroce's two modules
+# (qroce_en.ko, the Ethernet PCI driver; qroce_ib.ko, the RDMA driver that
+# binds to its auxiliary device), the built rdma-core (libibverbs with
+# libqroce and librxe), Debian's perftest,
 # iproute2 and nvme-cli tools, the NFS tools (nfs-utils) and the iSCSI
 # initiator (open-iscsi), both unpacked by make deps, the guest test
 # programs, and /init.  Every binary's shared libraries are resolved with ldd.
@@ -70,13 +72,20 @@ for m in $want; do
 	done <"$ROOT/lib/modules/qroce/$m.list.tmp"
 	rm "$ROOT/lib/modules/qroce/$m.list.tmp"
 done
-# the kernel verbs checks of tests/t-kverbs.sh (not part of qroce.ko)
+# the kernel verbs checks of tests/t-kverbs.sh (not part of the driver)
 [ -f "$TOP/tests/kmod/qroce_ktest.ko" ] &&
 	cp "$TOP/tests/kmod/qroce_ktest.ko" "$ROOT/lib/modules/qroce/"
-if [ -f "$TOP/linux-driver/qroce.ko" ]; then
-	cp "$TOP/linux-driver/qroce.ko" "$ROOT/lib/modules/qroce/qroce.ko"
-	{ cat "$ROOT/lib/modules/qroce/ib_uverbs.list"; echo qroce.ko; } |
-		awk '!seen[$0]++' >"$ROOT/lib/modules/qroce/qroce.list"
+# qroce_en.list: the Ethernet driver, which needs nothing of ib_core;
+# qroce_ib.list: ib_uverbs and its dependencies, then the RDMA driver.
+# Neither module needs the other loaded: /init loads qroce_en first.
+if [ -f "$TOP/linux-driver/qroce_en.ko" ]; then
+	cp "$TOP/linux-driver/qroce_en.ko" "$ROOT/lib/modules/qroce/"
+	echo qroce_en.ko >"$ROOT/lib/modules/qroce/qroce_en.list"
+fi
+if [ -f "$TOP/linux-driver/qroce_ib.ko" ]; then
+	cp "$TOP/linux-driver/qroce_ib.ko" "$ROOT/lib/modules/qroce/"
+	{ cat "$ROOT/lib/modules/qroce/ib_uverbs.list"; echo qroce_ib.ko; } |
+		awk '!seen[$0]++' >"$ROOT/lib/modules/qroce/qroce_ib.list"
 fi
 
 # --- rdma-core: libraries, two providers, utilities

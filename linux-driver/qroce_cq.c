@@ -24,7 +24,7 @@ int qroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	u32 out[6];
 	int err;
 
-	if (attr->flags || attr->cqe < 1 || attr->cqe > dev->cap_max_cqe)
+	if (attr->flags || attr->cqe < 1 || attr->cqe > dev->caps.max_cqe)
 		return -EINVAL;
 	if (udata) {
 		err = qroce_get_req(udata, &req, sizeof(req));
@@ -93,7 +93,7 @@ static int qroce_resize_args(struct qroce_dev *dev, int cqe,
 {
 	int err;
 
-	if (cqe < 1 || cqe > dev->cap_max_cqe)
+	if (cqe < 1 || cqe > dev->caps.max_cqe)
 		return -EINVAL;
 	if (!udata) {
 		req->log2_entries = max(1, order_base_2(cqe + 1));
@@ -126,7 +126,7 @@ int qroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	unsigned long flags;
 	int err;
 
-	if (!(dev->features & QROCE_FEAT_RESIZE_CQ))
+	if (!(dev->caps.features & QROCE_FEAT_RESIZE_CQ))
 		return -EOPNOTSUPP;
 	err = qroce_resize_args(dev, cqe, udata, &req);
 	if (err)

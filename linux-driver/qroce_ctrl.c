@@ -58,8 +58,24 @@ int qroce_destroyed(struct qroce_dev *dev, int err, bool wait_reset)
 	if (!err || !qroce_dead(dev))
 		return err;
 	if (wait_reset)
-		wait_for_completion(&dev->reset_done);
+		wait_for_completion(&dev->core->reset_done);
 	return 0;
+}
+
+/* A command whose only input is an object handle. */
+int qroce_simple_cmd_out(struct qroce_dev *dev, u8 opcode, u32 handle,
+			 u32 *out)
+{
+	struct qroce_cmd cmd = {};
+
+	cmd.hdr.opcode = opcode;
+	cmd.handle.handle = cpu_to_le32(handle);
+	return qroce_cmd_exec(dev, &cmd, out);
+}
+
+int qroce_simple_cmd(struct qroce_dev *dev, u8 opcode, u32 handle)
+{
+	return qroce_simple_cmd_out(dev, opcode, handle, NULL);
 }
 
 int qroce_destroy_cmd(struct qroce_dev *dev, u8 opcode, u32 handle)
@@ -103,34 +119,34 @@ static int qroce_query_device(struct ib_device *ibdev,
 	a->vendor_part_id = dev->pdev->device;
 	a->hw_ver = dev->pdev->revision;
 	a->fw_ver = QROCE_SPEC_VERSION;
-	addrconf_addr_eui48((u8 *)&a->sys_image_guid, dev->mac);
-	a->max_mr_size = dev->cap_max_mr_size;
-	a->page_size_cap = dev->cap_page_sizes;
-	a->max_qp = dev->cap_max_qp - 2;
-	a->max_qp_wr = dev->cap_max_qp_wr;
+	addrconf_addr_eui48((u8 *)&a->sys_image_guid, dev->caps.mac);
+	a->max_mr_size = dev->caps.max_mr_size;
+	a->page_size_cap = dev->caps.page_sizes;
+	a->max_qp = dev->caps.max_qp - 2;
+	a->max_qp_wr = dev->caps.max_qp_wr;
 	a->device_cap_flags = IB_DEVICE_RC_RNR_NAK_GEN |
 			      IB_DEVICE_CHANGE_PHY_PORT |
 			      IB_DEVICE_PORT_ACTIVE_EVENT;
-	a->max_send_sge = dev->cap_max_sge;
-	a->max_recv_sge = dev->cap_max_sge;
-	a->max_sge_rd = dev->cap_max_sge;
-	a->max_cq = dev->cap_max_cq - 1;
-	a->max_cqe = dev->cap_max_cqe;
-	a->max_mr = dev->cap_max_mr - 1;
-	a->max_pd = dev->cap_max_pd - 1;
-	a->max_qp_rd_atom = dev->cap_max_rd_atom;
-	a->max_qp_init_rd_atom = dev->cap_max_rd_atom;
-	a->max_res_rd_atom = dev->cap_max_rd_atom * a->max_qp;
+	a->max_send_sge = dev->caps.max_sge;
+	a->max_recv_sge = dev->caps.max_sge;
+	a->max_sge_rd = dev->caps.max_sge;
+	a->max_cq = dev->caps.max_cq - 1;
+	a->max_cqe = dev->caps.max_cqe;
+	a->max_mr = dev->caps.max_mr - 1;
+	a->max_pd = dev->caps.max_pd - 1;
+	a->max_qp_rd_atom = dev->caps.max_rd_atom;
+	a->max_qp_init_rd_atom = dev->caps.max_rd_atom;
+	a->max_res_rd_atom = dev->caps.max_rd_atom * a->max_qp;
 	/* atomics are atomic against the device's other QPs, not the CPU */
-	a->atomic_cap = (dev->features & QROCE_FEAT_ATOMIC) ? IB_ATOMIC_HCA :
+	a->atomic_cap = (dev->caps.features & QROCE_FEAT_ATOMIC) ? IB_ATOMIC_HCA :
 							      IB_ATOMIC_NONE;
-	a->max_ah = dev->cap_max_ah - 1;
-	if (dev->features & QROCE_FEAT_SRQ) {
-		a->max_srq = dev->cap_max_srq - 1;
-		a->max_srq_wr = dev->cap_max_qp_wr;
-		a->max_srq_sge = dev->cap_max_sge;
+	a->max_ah = dev->caps.max_ah - 1;
+	if (dev->caps.features & QROCE_FEAT_SRQ) {
+		a->max_srq = dev->caps.max_srq - 1;
+		a->max_srq_wr = dev->caps.max_qp_wr;
+		a->max_srq_sge = dev->caps.max_sge;
 		/* ibv_modify_srq(IBV_SRQ_MAX_WR); QPs are not resized */
-		if (dev->features & QROCE_FEAT_RESIZE_SRQ)
+		if (dev->caps.features & QROCE_FEAT_RESIZE_SRQ)
 			a->device_cap_flags |= IB_DEVICE_SRQ_RESIZE;
 	}
 	/*
@@ -139,26 +155,26 @@ static int qroce_query_device(struct ib_device *ibdev,
 	 * local DMA lkey (each PD's comes from get_dma_mr), and page lists
 	 * have no gaps (no IBK_SG_GAPS_REG).
 	 */
-	if (dev->features & QROCE_FEAT_FRMR) {
+	if (dev->caps.features & QROCE_FEAT_FRMR) {
 		a->device_cap_flags |= IB_DEVICE_MEM_MGT_EXTENSIONS;
-		a->max_fast_reg_page_list_len = dev->cap_max_frmr_pages;
+		a->max_fast_reg_page_list_len = dev->caps.max_frmr_pages;
 	}
 	/* windows of type 1 and 2B, bound by BIND_MW work requests */
-	if (dev->features & QROCE_FEAT_MW) {
+	if (dev->caps.features & QROCE_FEAT_MW) {
 		a->device_cap_flags |= IB_DEVICE_MEM_WINDOW |
 				       IB_DEVICE_MEM_WINDOW_TYPE_2B;
-		a->max_mw = dev->cap_max_mr - 1;
+		a->max_mw = dev->caps.max_mr - 1;
 	}
 	/* RDMA FLUSH (global placement only: no persistent memory) */
-	if (dev->features & QROCE_FEAT_FLUSH)
+	if (dev->caps.features & QROCE_FEAT_FLUSH)
 		a->device_cap_flags |= IB_DEVICE_FLUSH_GLOBAL;
-	if (dev->features & QROCE_FEAT_ATOMIC_WRITE)
+	if (dev->caps.features & QROCE_FEAT_ATOMIC_WRITE)
 		a->device_cap_flags |= IB_DEVICE_ATOMIC_WRITE;
-	if (dev->features & QROCE_FEAT_MCAST) {
-		a->max_mcast_grp = dev->cap_max_mcast_grp;
-		a->max_mcast_qp_attach = dev->cap_max_mcast_qp_attach;
+	if (dev->caps.features & QROCE_FEAT_MCAST) {
+		a->max_mcast_grp = dev->caps.max_mcast_grp;
+		a->max_mcast_qp_attach = dev->caps.max_mcast_qp_attach;
 		a->max_total_mcast_qp_attach =
-			dev->cap_max_mcast_grp * dev->cap_max_mcast_qp_attach;
+			dev->caps.max_mcast_grp * dev->caps.max_mcast_qp_attach;
 		a->kernel_cap_flags |= IBK_BLOCK_MULTICAST_LOOPBACK;
 	}
 	a->max_pkeys = 1;
@@ -180,9 +196,9 @@ static int qroce_query_port(struct ib_device *ibdev, u32 port,
 	a->active_mtu = nd ? iboe_get_mtu(nd->mtu) : IB_MTU_256;
 	if (!a->active_mtu)
 		a->active_mtu = IB_MTU_256;
-	a->gid_tbl_len = dev->cap_max_gid;
+	a->gid_tbl_len = dev->caps.max_gid;
 	a->port_cap_flags = IB_PORT_CM_SUP;
-	a->max_msg_sz = dev->cap_max_msg;
+	a->max_msg_sz = dev->caps.max_msg;
 	a->bad_pkey_cntr = 0;
 	a->qkey_viol_cntr = 0;
 	a->pkey_tbl_len = 1;
@@ -276,7 +292,7 @@ static int qroce_alloc_ucontext(struct ib_ucontext *ibuc,
 		err = -ENOMEM;
 		goto err_ida;
 	}
-	e->address = dev->db_bar_start + (u64)uar * QROCE_DB_PAGE_SIZE;
+	e->address = dev->core->db_bar_start + (u64)uar * QROCE_DB_PAGE_SIZE;
 	err = rdma_user_mmap_entry_insert(ibuc, &e->rdma_entry,
 					  QROCE_DB_PAGE_SIZE);
 	if (err) {
@@ -287,8 +303,8 @@ static int qroce_alloc_ucontext(struct ib_ucontext *ibuc,
 	resp.db_mmap_key = rdma_user_mmap_get_offset(uc->db_entry);
 	resp.db_page_size = QROCE_DB_PAGE_SIZE;
 	resp.uar = uar;
-	resp.max_sge = dev->cap_max_sge;
-	resp.max_inline = dev->cap_max_inline;
+	resp.max_sge = dev->caps.max_sge;
+	resp.max_inline = dev->caps.max_inline;
 	resp.sq_wqe_max_shift = QROCE_SQ_WQE_MAX_SHIFT;
 	resp.rq_wqe_max_shift = QROCE_RQ_WQE_MAX_SHIFT;
 	err = ib_copy_to_udata(udata, &resp, min(sizeof(resp), udata->outlen));
@@ -442,7 +458,7 @@ static struct ib_mr *qroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 
 	if (!qroce_access_ok(access))
 		return ERR_PTR(-EOPNOTSUPP);
-	if (!len || len > dev->cap_max_mr_size)
+	if (!len || len > dev->caps.max_mr_size)
 		return ERR_PTR(-EINVAL);
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
 	if (!mr)
@@ -452,7 +468,7 @@ static struct ib_mr *qroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 		err = PTR_ERR(mr->umem);
 		goto err_free;
 	}
-	pgsz = ib_umem_find_best_pgsz(mr->umem, dev->cap_page_sizes, virt);
+	pgsz = ib_umem_find_best_pgsz(mr->umem, dev->caps.page_sizes, virt);
 	if (!pgsz) {
 		err = -EINVAL;
 		goto err_umem;
@@ -493,7 +509,7 @@ static int qroce_rereg_trans(struct qroce_mr *mr, u64 start, u64 len,
 	unsigned long pgsz;
 	int err;
 
-	if (!len || len > dev->cap_max_mr_size)
+	if (!len || len > dev->caps.max_mr_size)
 		return -EINVAL;
 	*umem = ib_umem_get(mr->ibmr.device, start, len, access);
 	if (IS_ERR(*umem)) {
@@ -501,7 +517,7 @@ static int qroce_rereg_trans(struct qroce_mr *mr, u64 start, u64 len,
 		*umem = NULL;
 		return err;
 	}
-	pgsz = ib_umem_find_best_pgsz(*umem, dev->cap_page_sizes, virt);
+	pgsz = ib_umem_find_best_pgsz(*umem, dev->caps.page_sizes, virt);
 	if (!pgsz)
 		return -EINVAL;
 	cmd->rereg_mr.mr.iova = cpu_to_le64(virt);
@@ -529,7 +545,7 @@ static struct ib_mr *qroce_rereg_user_mr(struct ib_mr *ibmr, int flags,
 	struct qroce_bt_tmp t = {};
 	int err;
 
-	if (!(dev->features & QROCE_FEAT_REREG_MR) || !mr->umem ||
+	if (!(dev->caps.features & QROCE_FEAT_REREG_MR) || !mr->umem ||
 	    (flags & ~(IB_MR_REREG_TRANS | IB_MR_REREG_PD |
 		       IB_MR_REREG_ACCESS)))
 		return ERR_PTR(-EOPNOTSUPP);
@@ -587,9 +603,9 @@ static struct ib_mr *qroce_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 	u32 out[6];
 	int err;
 
-	if (type != IB_MR_TYPE_MEM_REG || !(dev->features & QROCE_FEAT_FRMR))
+	if (type != IB_MR_TYPE_MEM_REG || !(dev->caps.features & QROCE_FEAT_FRMR))
 		return ERR_PTR(-EOPNOTSUPP);
-	if (!max_num_sg || max_num_sg > dev->cap_max_frmr_pages)
+	if (!max_num_sg || max_num_sg > dev->caps.max_frmr_pages)
 		return ERR_PTR(-EINVAL);
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
 	if (!mr)
@@ -643,7 +659,7 @@ static int qroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg,
 	struct qroce_mr *mr = to_qmr(ibmr);
 
 	if (!mr->pbl || !is_power_of_2(ibmr->page_size) ||
-	    !(ibmr->page_size & dev->cap_page_sizes))
+	    !(ibmr->page_size & dev->caps.page_sizes))
 		return -EINVAL;
 	mr->npages = 0;
 	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, qroce_set_page);
@@ -684,7 +700,7 @@ static int qroce_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 	u32 out[6];
 	int err;
 
-	if (!(dev->features & QROCE_FEAT_MW))
+	if (!(dev->caps.features & QROCE_FEAT_MW))
 		return -EOPNOTSUPP;
 	cmd.hdr.opcode = QROCE_CMD_ALLOC_MW;
 	cmd.alloc_mw.pdn = cpu_to_le32(to_qpd(ibmw->pd)->pdn);
@@ -796,97 +812,21 @@ static int qroce_destroy_ah(struct ib_ah *ibah, u32 flags)
 /* Hardware counters (rdma statistic, sysfs hw_counters)               */
 /* ------------------------------------------------------------------ */
 
-static const struct rdma_stat_desc qroce_stat_descs[] = {
-	[QROCE_CNT_ETH_TX_FRAMES] = { .name = "eth_tx_frames" },
-	[QROCE_CNT_ETH_RX_FRAMES] = { .name = "eth_rx_frames" },
-	[QROCE_CNT_ETH_RX_DROPS] = { .name = "eth_rx_drops" },
-	[QROCE_CNT_ROCE_TX_PKTS] = { .name = "roce_tx_pkts" },
-	[QROCE_CNT_ROCE_RX_PKTS] = { .name = "roce_rx_pkts" },
-	[QROCE_CNT_ROCE_RX_DROPS] = { .name = "roce_rx_drops" },
-	[QROCE_CNT_ROCE_ICRC_ERRS] = { .name = "roce_icrc_errs" },
-	[QROCE_CNT_ROCE_SEQ_NAKS] = { .name = "roce_seq_naks" },
-	[QROCE_CNT_ROCE_RNR_NAKS] = { .name = "roce_rnr_naks" },
-	[QROCE_CNT_ROCE_RETRANS] = { .name = "roce_retrans" },
-	[QROCE_CNT_ROCE_DUP_REQS] = { .name = "roce_dup_reqs" },
-	[QROCE_CNT_CMDS] = { .name = "cmds" },
-	[QROCE_CNT_CMD_ERRS] = { .name = "cmd_errs" },
-	[QROCE_CNT_BAD_DOORBELLS] = { .name = "bad_doorbells" },
-	[QROCE_CNT_CQE_ERRS] = { .name = "cqe_errs" },
-	[QROCE_CNT_CNP_SENT] = { .name = "cnp_sent" },
-	[QROCE_CNT_CNP_HANDLED] = { .name = "cnp_handled" },
-	[QROCE_CNT_ECN_MARKED] = { .name = "ecn_marked" },
-	[QROCE_CNT_RATE_CUTS] = { .name = "rate_cuts" },
-	[QROCE_CNT_WIRE_FAULTS] = { .name = "wire_faults" },
-	[QROCE_CNT_INJECTED_FAULTS] = { .name = "injected_faults" },
-	[QROCE_CNT_ETH_RX_FILTERED] = { .name = "eth_rx_filtered" },
-};
-
-/* a counter without a name would oops ib_core's sysfs setup at probe */
-static_assert(ARRAY_SIZE(qroce_stat_descs) == QROCE_CNT_NUM);
-
-/* the counters' names, shared with ethtool -S (qroce_eth.c) */
-const char *qroce_stat_name(unsigned int i)
-{
-	return qroce_stat_descs[i].name;
-}
-
+/* The names are the Ethernet driver's (ethtool -S shows the same). */
 static struct rdma_hw_stats *
 qroce_alloc_hw_port_stats(struct ib_device *ibdev, u32 port)
 {
-	return rdma_alloc_hw_stats_struct(qroce_stat_descs, QROCE_CNT_NUM,
+	return rdma_alloc_hw_stats_struct(to_qdev(ibdev)->stat_descs,
+					  QROCE_CNT_NUM,
 					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
-}
-
-/*
- * The device's counters are 32 bits wide and wrap.  Each read adds the
- * distance from the previous read (modulo 2^32) to a 64-bit sum; the
- * health work reads them every QROCE_HEALTH_PERIOD_MS, far more often than
- * any of them can wrap.
- */
-void qroce_stats_update(struct qroce_dev *dev)
-{
-	unsigned long flags;
-	u32 now;
-	int i;
-
-	spin_lock_irqsave(&dev->stats_lock, flags);
-	for (i = 0; i < QROCE_CNT_NUM; i++) {
-		now = qroce_rd(dev, QROCE_REG_CNT(i));
-		dev->cnt[i] += (u32)(now - dev->cnt_last[i]);
-		dev->cnt_last[i] = now;
-	}
-	spin_unlock_irqrestore(&dev->stats_lock, flags);
-}
-
-/* Take the registers as they are now as the base (probe, after a reset). */
-void qroce_stats_resync(struct qroce_dev *dev)
-{
-	unsigned long flags;
-	int i;
-
-	spin_lock_irqsave(&dev->stats_lock, flags);
-	for (i = 0; i < QROCE_CNT_NUM; i++)
-		dev->cnt_last[i] = qroce_rd(dev, QROCE_REG_CNT(i));
-	spin_unlock_irqrestore(&dev->stats_lock, flags);
-}
-
-/* The 64-bit counters, brought up to date (hw_counters and ethtool -S). */
-void qroce_stats_read(struct qroce_dev *dev, u64 *val)
-{
-	unsigned long flags;
-	int i;
-
-	qroce_stats_update(dev);
-	spin_lock_irqsave(&dev->stats_lock, flags);
-	for (i = 0; i < QROCE_CNT_NUM; i++)
-		val[i] = dev->cnt[i];
-	spin_unlock_irqrestore(&dev->stats_lock, flags);
 }
 
 static int qroce_get_hw_stats(struct ib_device *ibdev,
 			      struct rdma_hw_stats *stats, u32 port, int index)
 {
-	qroce_stats_read(to_qdev(ibdev), stats->value);
+	struct qroce_core *core = to_qdev(ibdev)->core;
+
+	core->ops->stats_read(core, stats->value);
 	return QROCE_CNT_NUM;
 }
 
@@ -958,13 +898,15 @@ static const struct ib_device_ops qroce_dev_ops = {
 int qroce_ib_register(struct qroce_dev *dev)
 {
 	struct ib_device *ibdev = &dev->ibdev;
-	int err;
+	int err, i;
 
+	for (i = 0; i < QROCE_CNT_NUM; i++)
+		dev->stat_descs[i].name = dev->core->stat_names[i];
 	ibdev->node_type = RDMA_NODE_IB_CA;
 	ibdev->phys_port_cnt = 1;
 	ibdev->num_comp_vectors = QROCE_NUM_CEQS;
 	strscpy(ibdev->node_desc, "qroce", sizeof(ibdev->node_desc));
-	addrconf_addr_eui48((u8 *)&ibdev->node_guid, dev->mac);
+	addrconf_addr_eui48((u8 *)&ibdev->node_guid, dev->caps.mac);
 	ib_set_device_ops(ibdev, &qroce_dev_ops);
 	err = ib_device_set_netdev(ibdev, dev->netdev, 1);
 	if (err)
@@ -977,17 +919,20 @@ int qroce_ib_register(struct qroce_dev *dev)
 	return 0;
 
 err_netdev:
-	qroce_cmdq_stop_gc(dev);
 	/* the port holds a reference that unregister_netdev would wait for */
 	ib_device_set_netdev(ibdev, NULL, 1);
 	return err;
 }
 
+/*
+ * ib_core destroys every object first, a user context's too (its process
+ * keeps nothing of the device: disassociate_ucontext).  An address handle
+ * a timed-out atomic command left in the device is the Ethernet driver's
+ * to destroy (qroce_en_cmdq.c).
+ */
 void qroce_ib_unregister(struct qroce_dev *dev)
 {
 	WRITE_ONCE(dev->ib_registered, false);
 	ib_unregister_device(&dev->ibdev);
-	/* no AH is created any more: none can be left behind by a timeout */
-	qroce_cmdq_stop_gc(dev);
 	ib_device_set_netdev(&dev->ibdev, NULL, 1);
 }

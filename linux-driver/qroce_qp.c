@@ -34,20 +34,20 @@ static int qroce_create_qp_check(struct qroce_dev *dev, int type,
 	if (type < 0)
 		return type;
 	/* a UD QP may block the copies of its own multicast sends */
-	if (type == QROCE_QPT_UD && (dev->features & QROCE_FEAT_MCAST))
+	if (type == QROCE_QPT_UD && (dev->caps.features & QROCE_FEAT_MCAST))
 		flags &= ~IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK;
 	/* a device without their data path: fail here, not hang later */
-	if ((type == QROCE_QPT_UC && !(dev->features & QROCE_FEAT_UC)) ||
-	    (type == QROCE_QPT_UD && !(dev->features & QROCE_FEAT_UD)))
+	if ((type == QROCE_QPT_UC && !(dev->caps.features & QROCE_FEAT_UC)) ||
+	    (type == QROCE_QPT_UD && !(dev->caps.features & QROCE_FEAT_UD)))
 		return -EOPNOTSUPP;
-	if ((init->srq && !(dev->features & QROCE_FEAT_SRQ)) ||
+	if ((init->srq && !(dev->caps.features & QROCE_FEAT_SRQ)) ||
 	    (init->srq && type != QROCE_QPT_RC && type != QROCE_QPT_UD) ||
 	    flags ||
-	    cap->max_send_wr > dev->cap_max_qp_wr ||
-	    cap->max_recv_wr > dev->cap_max_qp_wr ||
-	    cap->max_send_sge > dev->cap_max_sge ||
-	    cap->max_recv_sge > dev->cap_max_sge ||
-	    cap->max_inline_data > dev->cap_max_inline)
+	    cap->max_send_wr > dev->caps.max_qp_wr ||
+	    cap->max_recv_wr > dev->caps.max_qp_wr ||
+	    cap->max_send_sge > dev->caps.max_sge ||
+	    cap->max_recv_sge > dev->caps.max_sge ||
+	    cap->max_inline_data > dev->caps.max_inline)
 		return -EINVAL;
 	return 0;
 }
@@ -458,9 +458,9 @@ int qroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	 * fewer reads in flight is always safe.  Responder resources cannot
 	 * be promised beyond the device's, so those are refused.
 	 */
-	rd_atomic = min_t(u32, attr->max_rd_atomic, dev->cap_max_rd_atom);
+	rd_atomic = min_t(u32, attr->max_rd_atomic, dev->caps.max_rd_atom);
 	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
-	    attr->max_dest_rd_atomic > dev->cap_max_rd_atom)
+	    attr->max_dest_rd_atomic > dev->caps.max_rd_atom)
 		return -EINVAL;
 
 	err = qroce_modify_qp_cmd(qp, attr, mask, cur, next, rd_atomic, &cmd);
@@ -777,7 +777,7 @@ static int qroce_mcast_cmd(struct ib_qp *ibqp, union ib_gid *gid, u8 opcode)
 	struct qroce_dev *dev = to_qdev(ibqp->device);
 	struct qroce_cmd cmd = {};
 
-	if (!(dev->features & QROCE_FEAT_MCAST))
+	if (!(dev->caps.features & QROCE_FEAT_MCAST))
 		return -EOPNOTSUPP;
 	cmd.hdr.opcode = opcode;
 	cmd.mcast.qpn = cpu_to_le32(ibqp->qp_num);

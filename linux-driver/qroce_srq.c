@@ -23,11 +23,11 @@ int qroce_create_srq(struct ib_srq *ibsrq,
 	u32 out[6];
 	int err;
 
-	if (!(dev->features & QROCE_FEAT_SRQ))
+	if (!(dev->caps.features & QROCE_FEAT_SRQ))
 		return -EOPNOTSUPP;
 	if (init->srq_type != IB_SRQT_BASIC || !attr->max_wr ||
-	    attr->max_wr > dev->cap_max_qp_wr ||
-	    attr->max_sge > dev->cap_max_sge)
+	    attr->max_wr > dev->caps.max_qp_wr ||
+	    attr->max_sge > dev->caps.max_sge)
 		return -EINVAL;
 	spin_lock_init(&srq->lock);
 	if (udata) {
@@ -124,7 +124,7 @@ static int qroce_srq_resize_args(struct qroce_dev *dev, struct qroce_srq *srq,
 {
 	int err;
 
-	if (!max_wr || max_wr > dev->cap_max_qp_wr)
+	if (!max_wr || max_wr > dev->caps.max_qp_wr)
 		return -EINVAL;
 	if (!udata) {
 		req->log2_entries = max(1, order_base_2(max_wr));
@@ -227,7 +227,7 @@ int qroce_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 	if (mask & ~(IB_SRQ_LIMIT | IB_SRQ_MAX_WR))
 		return -EOPNOTSUPP;
 	if (mask & IB_SRQ_MAX_WR) {
-		if (!(dev->features & QROCE_FEAT_RESIZE_SRQ))
+		if (!(dev->caps.features & QROCE_FEAT_RESIZE_SRQ))
 			return -EOPNOTSUPP;
 		return qroce_srq_resize(dev, srq, attr, mask, udata);
 	}

@@ -168,7 +168,7 @@ struct qroce_bt_tmp {
 static inline void qroce_db_ring(struct qroce_dev *dev, u32 off, u32 obj,
 				 u32 val)
 {
-	writeq(qroce_db_value(obj, val), dev->db + off);
+	writeq(qroce_db_value(obj, val), dev->core->db + off);
 }
 
 /*

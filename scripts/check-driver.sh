@@ -1,7 +1,10 @@
 #!/bin/sh
 # The kernel driver's style gate: Linux's checkpatch.pl --strict on
-# linux-driver/ and tests/kmod/, then both modules built with W=1, sparse
-# (C=2) and -Werror in a scratch copy.  Any diagnostic fails it.
+# linux-driver/ (the Ethernet driver qroce_en.ko and the RDMA driver
+# qroce_ib.ko) and tests/kmod/, then the driver's two modules and the test
+# module built with W=1, sparse (C=2) and -Werror in a scratch copy, and
+# no driver function over 100 lines (check-funcs.sh).  Any diagnostic
+# fails it.
 #
 #   sh scripts/check-driver.sh      (run from the top of the tree; make check)
 set -eu
@@ -20,8 +23,8 @@ command -v sparse >/dev/null 2>&1 || die "sparse missing: run 'make deps'"
 
 fail=0
 
-# checkpatch: the sources only (not the build's generated qroce.mod.c)
-# and the kernel test module of tests/kmod
+# checkpatch: the sources only (not the build's generated *.mod.c) and
+# the kernel test module of tests/kmod
 cd "$TOP"
 set --
 for f in linux-driver/qroce*.c linux-driver/qroce*.h tests/kmod/qroce*.c; do
@@ -42,7 +45,7 @@ trap 'rm -rf "$tmp"' EXIT INT TERM
 mkdir "$tmp/linux-driver"
 cp linux-driver/Kbuild linux-driver/Makefile linux-driver/qroce*.c \
 	linux-driver/qroce*.h "$tmp/linux-driver/"
-rm -f "$tmp/linux-driver/qroce.mod.c"
+rm -f "$tmp"/linux-driver/*.mod.c
 cp -r include "$tmp/include"
 mkdir "$tmp/kmod"
 cp tests/kmod/Kbuild tests/kmod/qroce*.c "$tmp/kmod/"
@@ -63,8 +66,20 @@ build() {
 		echo "PASS: $2 build (W=1 C=2 -Werror, sparse clean)"
 	fi
 }
-build "$tmp/linux-driver" module
+build "$tmp/linux-driver" "qroce_en.ko and qroce_ib.ko"
+for m in qroce_en qroce_ib; do
+	[ -f "$tmp/linux-driver/$m.ko" ] || { echo "FAIL: $m.ko was not built"; fail=1; }
+done
 build "$tmp/kmod" "tests/kmod module"
+
+# functions: none over 100 lines in either module
+if out=$(sh "$TOP/scripts/check-funcs.sh" linux-driver 2>&1); then
+	echo "PASS: no function over 100 lines (linux-driver)"
+else
+	echo "$out"
+	echo "FAIL: functions over 100 lines"
+	fail=1
+fi
 
 [ $fail -eq 0 ] && echo "RESULT: check-driver passed" || echo "RESULT: check-driver failed"
 exit $fail

@@ -1,8 +1,9 @@
 #!/bin/sh
 # The edit loop's last step (make pingpong): boot two guests from the
 # given initramfs (the base image with an overlay of the freshly built
-# qroce.ko and libqroce), run one ibv_rc_pingpong between them, check both
-# guests' dmesg, and print the seconds from START (the loop's first step).
+# qroce_en.ko, qroce_ib.ko and libqroce), run one ibv_rc_pingpong between
+# them, check both guests' dmesg, and print the seconds from START (the
+# loop's first step).
 #   pingpong.sh INITRD START
 . "$(dirname "$0")/lib.sh"
 QR_INITRD=$1
@@ -16,13 +17,15 @@ qr_exec 2 'ibv_rc_pingpong -d qroce_0 -g 1 -n 100 10.0.0.1' >"$QR_DIR/cli" 2>&1 
 qr_bg_wait 1 srv >"$QR_DIR/srv" 2>&1 || fail=1
 sed 's/^/[g2] /' "$QR_DIR/cli"
 grep -q 'iters in' "$QR_DIR/cli" || fail=1
-# the module the guests loaded is the one just built
-qr_exec 1 'md5sum /lib/modules/qroce/qroce.ko' >"$QR_DIR/md5" 2>&1 || fail=1
-want=$(md5sum "$QR_TOP/linux-driver/qroce.ko" | cut -d' ' -f1)
-if [ "$(cut -d' ' -f1 "$QR_DIR/md5")" != "$want" ]; then
-	echo "pingpong: the guest's qroce.ko is not the one just built"
-	fail=1
-fi
+# the modules the guests loaded are the ones just built
+for m in qroce_en qroce_ib; do
+	qr_exec 1 "md5sum /lib/modules/qroce/$m.ko" >"$QR_DIR/md5" 2>&1 || fail=1
+	want=$(md5sum "$QR_TOP/linux-driver/$m.ko" | cut -d' ' -f1)
+	if [ "$(cut -d' ' -f1 "$QR_DIR/md5")" != "$want" ]; then
+		echo "pingpong: the guest's $m.ko is not the one just built"
+		fail=1
+	fi
+done
 qr_cleanup
 [ "$QR_FAIL" -gt 0 ] && fail=1
 QR_PP_END=$(date +%s)

@@ -1,6 +1,8 @@
 #!/bin/sh
-# Foundation: two guests boot, qroce binds, ibv_devinfo reports the port and
-# its RoCEv2 GID, the netdevs ping each other, the driver reloads cleanly;
+# Foundation: two guests boot, qroce binds (the Ethernet driver qroce_en to
+# the PCI function, the RDMA driver qroce_ib to its auxiliary device),
+# ibv_devinfo reports the port and its RoCEv2 GID, the netdevs ping each
+# other, the two modules unload and load again in either order;
 # QEMU's own handling of a missing netdev and of a bad property; files
 # copied in and out of a running guest over its management NIC (user
 # networking: the guest fetches from the host's 10.0.2.2, the host from
@@ -68,11 +70,12 @@ qr_check "invalid max-qp property is refused with a message" bad_limit
 
 qr_boot 2 mgmt || { qr_fail "qr_boot 2 mgmt: the guests did not boot"; qr_finish; }
 
-binds() { # the driver bound the PCI function and registered qroce_0
-	qr_exec "$1" 'cat /sys/bus/pci/drivers/qroce/*/vendor /sys/bus/pci/drivers/qroce/*/device; ls /sys/class/infiniband' >"$QR_DIR/binds.$1" || return 1
+binds() { # qroce_en bound the PCI function, qroce_ib its auxiliary device, qroce_0
+	qr_exec "$1" 'cat /sys/bus/pci/drivers/qroce_en/*/vendor /sys/bus/pci/drivers/qroce_en/*/device; ls /sys/class/infiniband; for a in /sys/bus/auxiliary/devices/*; do echo "aux ${a##*/} $(basename $(readlink $a/driver))"; done' >"$QR_DIR/binds.$1" || return 1
 	cat "$QR_DIR/binds.$1"
 	grep -qx 0x1b36 "$QR_DIR/binds.$1" && grep -qx 0x00e0 "$QR_DIR/binds.$1" &&
-		grep -qx qroce_0 "$QR_DIR/binds.$1"
+		grep -qx qroce_0 "$QR_DIR/binds.$1" &&
+		grep -qx "aux qroce_en.rdma.0 qroce_ib" "$QR_DIR/binds.$1"
 }
 devinfo() { # ibv_devinfo -v: device, active Ethernet port, RoCEv2 GID of our IPv4
 	g=$1
@@ -93,9 +96,55 @@ ping_peer() {
 	cat "$QR_DIR/ping.$1"
 	grep -q " 0% packet loss" "$QR_DIR/ping.$1"
 }
-reload() { # rmmod, insmod, and the device is back with its GID
-	qr_exec 1 'rmmod qroce && ! ls /sys/class/infiniband/qroce_0 2>/dev/null && insmod /lib/modules/qroce/qroce.ko && ip link set $(ls /sys/bus/pci/drivers/qroce/*/net) up && ip addr add 10.0.0.1/24 dev $(ls /sys/bus/pci/drivers/qroce/*/net) && sleep 1' || return 1
-	devinfo 1
+# Guest 1's reloads.  In the guest: QUP sets the netdev up with
+# 10.0.0.1/24 unless it has that address still, then waits 10 s at most
+# for qroce_0's GID ::ffff:10.0.0.1 (index 1, as the pingpongs want);
+# QSTATE prints the ib devices, the qroce netdev and its ifindex, the
+# auxiliary devices and the qroce modules loaded.
+QUP='n=$(ls /sys/bus/pci/drivers/qroce_en/*/net) && { ip -4 addr show dev $n | grep -q 10.0.0.1/ || { ip link set $n up && ip addr add 10.0.0.1/24 dev $n; }; } && i=0 && until grep -q ffff:0a00:0001 /sys/class/infiniband/qroce_0/ports/1/gids/1 2>/dev/null; do i=$((i + 1)); [ $i -gt 100 ] && { echo "no GID"; exit 1; }; sleep 0.1; done'
+QSTATE='echo "ib: $(ls /sys/class/infiniband | tr "\n" " ")"; echo "net: $(ls /sys/bus/pci/drivers/qroce_en/*/net 2>/dev/null)"; echo "ifindex: $(cat /sys/bus/pci/drivers/qroce_en/*/net/*/ifindex 2>/dev/null)"; echo "aux: $(ls /sys/bus/auxiliary/devices)"; echo "modules: $(grep -o "^qroce_[a-z]*" /proc/modules | sort | tr "\n" " ")"'
+# state FILE LINE...: each LINE is a line of FILE
+state() {
+	f=$1
+	shift
+	for l in "$@"; do
+		grep -qx "$l" "$f" || { echo "expected '$l'"; return 1; }
+	done
+}
+# reload TAG CMD: guest 1 runs CMD, which prints "removed" and the state,
+# then "back" and the state again; TAG.out and TAG.back are the two
+# parts, and the second must be all of qroce bound again
+reload() {
+	qr_exec 1 "$2" >"$QR_DIR/$1" || { cat "$QR_DIR/$1"; return 1; }
+	cat "$QR_DIR/$1"
+	sed -n '/^removed/,/^back/p' "$QR_DIR/$1" >"$QR_DIR/$1.out"
+	sed -n '/^back/,$p' "$QR_DIR/$1" >"$QR_DIR/$1.back"
+	state "$QR_DIR/$1.back" "ib: qroce_0 " "aux: qroce_en.rdma.0" \
+		"modules: qroce_en qroce_ib "
+}
+# rmmod qroce_ib: qroce_0 goes, the netdev stays (same ifindex) and pings;
+# insmod qroce_ib: qroce_0 is back with its GID
+reload_ib() {
+	reload reload-ib "$QSTATE; rmmod qroce_ib; echo removed; $QSTATE; ping -c 3 -W 5 10.0.0.2 | grep 'packet loss'; insmod /lib/modules/qroce/qroce_ib.ko && $QUP && echo back && $QSTATE" || return 1
+	x=$(sed -n '1,/^removed/s/^ifindex: //p' "$QR_DIR/reload-ib")
+	state "$QR_DIR/reload-ib.out" "ib: " "ifindex: $x" "aux: qroce_en.rdma.0" "modules: qroce_en " &&
+		grep -q " 0% packet loss" "$QR_DIR/reload-ib.out" &&
+		state "$QR_DIR/reload-ib.back" "ifindex: $x" && devinfo 1
+}
+# rmmod qroce_en with qroce_ib loaded: the auxiliary device, qroce_0 and
+# the netdev go, qroce_ib stays; insmod qroce_en: qroce_ib binds the new
+# auxiliary device, qroce_0 is back on a new netdev
+reload_en() {
+	reload reload-en "rmmod qroce_en; echo removed; $QSTATE; insmod /lib/modules/qroce/qroce_en.ko && $QUP && echo back && $QSTATE" &&
+		state "$QR_DIR/reload-en.out" "ib: " "net: " "aux: " "modules: qroce_ib " &&
+		devinfo 1
+}
+# both out (qroce_ib first, then qroce_en); qroce_ib in first, which binds
+# nothing, then qroce_en: it binds when the auxiliary device appears
+reload_ib_first() {
+	reload reload-both "rmmod qroce_ib && rmmod qroce_en && insmod /lib/modules/qroce/qroce_ib.ko && echo removed; $QSTATE; insmod /lib/modules/qroce/qroce_en.ko && $QUP && echo back && $QSTATE" &&
+		state "$QR_DIR/reload-both.out" "ib: " "net: " "aux: " "modules: qroce_ib " &&
+		devinfo 1
 }
 clean_dmesg() {
 	qr_exec "$1" 'dmesg' >"$QR_DIR/dmesg.$1" || return 1
@@ -107,10 +156,10 @@ clean_dmesg() {
 # rate (CAP_LINK_MBPS = the dcqcn-line-mbps property, default below)
 QR_LINE_MBPS=100000
 ethtool_info() {
-	qr_exec "$1" 'ethtool -i $QR_IF; echo pci: $(basename /sys/bus/pci/drivers/qroce/0000:*)' >"$QR_DIR/ethtool-i.$1" || return 1
+	qr_exec "$1" 'ethtool -i $QR_IF; echo pci: $(basename /sys/bus/pci/drivers/qroce_en/0000:*)' >"$QR_DIR/ethtool-i.$1" || return 1
 	cat "$QR_DIR/ethtool-i.$1"
 	pci=$(sed -n 's/^pci: //p' "$QR_DIR/ethtool-i.$1")
-	grep -qx "driver: qroce" "$QR_DIR/ethtool-i.$1" && [ -n "$pci" ] &&
+	grep -qx "driver: qroce_en" "$QR_DIR/ethtool-i.$1" && [ -n "$pci" ] &&
 		grep -qx "bus-info: $pci" "$QR_DIR/ethtool-i.$1"
 }
 ethtool_link() {
@@ -171,13 +220,16 @@ qr_check "guest 2: ibv_devinfo -v shows the port and its RoCEv2 GID" devinfo 2
 qr_check "guest 1: sysfs GID table has ::ffff:10.0.0.1 as RoCE v2" gid_sysfs 1
 qr_check "guest 1 pings guest 2 over qroce" ping_peer 1 2
 qr_check "guest 2 pings guest 1 over qroce" ping_peer 2 1
-qr_check "guest 1: ethtool -i names driver qroce and its PCI address" ethtool_info 1
+qr_check "guest 1: ethtool -i names driver qroce_en and its PCI address" ethtool_info 1
 qr_check "guest 1: ethtool shows the device's line rate, link detected" ethtool_link 1
 qr_check "guest 1: ethtool -S lists the counters, eth_tx_frames grows" ethtool_stats 1 2
 qr_check "guest 1: dmesg has no 'speed is unknown'" no_unknown_speed 1
 qr_check "guest 2: dmesg has no 'speed is unknown'" no_unknown_speed 2
-qr_check "rmmod/insmod qroce, device comes back" reload
-qr_check "ping after the reload" ping_peer 1 2
+qr_check "rmmod qroce_ib: qroce_0 goes, the netdev stays and pings; insmod: qroce_0 is back" reload_ib
+qr_check "rmmod qroce_en, qroce_ib loaded: all of qroce goes; insmod qroce_en: qroce_ib binds" reload_en
+qr_check "rmmod both, insmod qroce_ib before qroce_en: it binds when the auxiliary device appears" reload_ib_first
+qr_check "ping after the reloads" ping_peer 1 2
+qr_check "ibv_rc_pingpong after the reloads" qr_pingpong ibv_rc_pingpong -n 100
 qr_check "management NIC: the host fetches a 256 KiB file from guest 1 (hostfwd)" copy_out 1
 qr_check "management NIC: guest 2 fetches a 256 KiB file from the host (10.0.2.2)" copy_in 2
 qr_check "guest 1: dmesg has no BUG, WARNING or qroce failure" clean_dmesg 1

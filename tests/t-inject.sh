@@ -20,7 +20,7 @@ qr_boot 2 || { qr_fail "qr_boot 2: the guests did not boot"; qr_finish; }
 # IPv4 RoCEv2 GID at index 1 (what an administrator's network set-up
 # does for a new interface)
 # $OLD is the ifindex of the netdev before the failure.
-UP='i=0; until n=$(ls /sys/bus/pci/drivers/qroce/*/net 2>/dev/null) && [ "$(cat /sys/class/net/$n/ifindex)" != $OLD ] && [ -e /sys/class/infiniband/qroce_0 ]; do i=$((i + 1)); [ $i -gt 300 ] && exit 1; sleep 0.1; done; /usr/sbin/ip link set $n up && /usr/sbin/ip addr add $QR_IP dev $n && /usr/sbin/ip -6 addr add $QR_IP6 dev $n nodad && o=${QR_IP%%/*} && o=${o##*.} && i=0 && until grep -q "ffff:0a00:000$o" /sys/class/infiniband/qroce_0/ports/1/gids/1 2>/dev/null; do i=$((i + 1)); [ $i -gt 100 ] && exit 1; sleep 0.1; done'
+UP='i=0; until n=$(ls /sys/bus/pci/drivers/qroce_en/*/net 2>/dev/null) && [ "$(cat /sys/class/net/$n/ifindex)" != $OLD ] && [ -e /sys/class/infiniband/qroce_0 ]; do i=$((i + 1)); [ $i -gt 300 ] && exit 1; sleep 0.1; done; /usr/sbin/ip link set $n up && /usr/sbin/ip addr add $QR_IP dev $n && /usr/sbin/ip -6 addr add $QR_IP6 dev $n nodad && o=${QR_IP%%/*} && o=${o##*.} && i=0 && until grep -q "ffff:0a00:000$o" /sys/class/infiniband/qroce_0/ports/1/gids/1 2>/dev/null; do i=$((i + 1)); [ $i -gt 100 ] && exit 1; sleep 0.1; done'
 
 # injected G N: guest G's injected_faults counter grew by N since $inj0
 injected() {
@@ -99,7 +99,7 @@ watch_for() {
 # ifindex G: the ifindex of guest G's qroce netdev (a new one after a
 # recovery)
 ifindex() {
-	old=$(qr_exec "$1" 'cat /sys/bus/pci/drivers/qroce/*/net/*/ifindex')
+	old=$(qr_exec "$1" 'cat /sys/bus/pci/drivers/qroce_en/*/net/*/ifindex')
 	echo "guest $1: netdev ifindex $old before the failure"
 }
 

@@ -291,7 +291,7 @@ EOF
 sequenceDiagram
     participant App as ibv_rc_pingpong
     participant Provider as libqroce (provider)
-    participant Driver as qroce.ko
+    participant Driver as qroce_ib.ko
     participant Device as qroce (QEMU)
     participant Wire as wire (peer)
 EOF

@@ -7,18 +7,23 @@
  * same cookie wakes it.  Until the interrupt is wired, waiters poll; after
  * that, vector 0 completes them.
  *
+ * One queue serves the whole device: this driver's commands (EQ 0) and,
+ * through qroce_core_ops, the RDMA driver's.
+ *
  * A command that does not complete within QROCE_CMD_TIMEOUT_MS means the
- * device is gone: qroce_dev_fatal() marks the queue dead, fails every
- * waiter, and has the device reset (qroce_main.c); every later command
- * fails at once with -EIO, and destroy verbs then succeed without the
- * device (qroce_destroyed() in qroce_ctrl.c).  A command polled from
- * atomic context gives up after QROCE_CMD_ATOMIC_TIMEOUT_US without killing
- * the queue: its slot is orphaned, and its completion, when it comes,
- * returns the credit (and an address handle it created is destroyed).
+ * device is gone: qroce_dev_fatal() marks the queue dead (core.dead),
+ * fails every waiter, and has the device reset (qroce_en_main.c); every
+ * later command fails at once with -EIO, and the RDMA driver's destroy
+ * verbs then succeed without the device (qroce_destroyed() in
+ * qroce_ctrl.c).  A command polled from atomic context gives up after
+ * QROCE_CMD_ATOMIC_TIMEOUT_US without killing the queue: its slot is
+ * orphaned, and its completion, when it comes, returns the credit (and an
+ * address handle it created is destroyed, here, for as long as the
+ * function is bound: the RDMA driver may come and go meanwhile).
  */
 #include <linux/delay.h>
 #include <linux/dma-mapping.h>
-#include "qroce.h"
+#include "qroce_en.h"
 
 struct qroce_cmd_wait {
 	struct completion done;
@@ -55,10 +60,10 @@ static int qroce_status_to_errno(u8 status)
 
 static void qroce_cmdq_gc_work(struct work_struct *work);
 
-int qroce_cmdq_init(struct qroce_dev *dev)
+int qroce_cmdq_init(struct qroce_en *en)
 {
-	struct qroce_cmdq *q = &dev->cmdq;
-	struct device *dmadev = &dev->pdev->dev;
+	struct qroce_cmdq *q = &en->cmdq;
+	struct device *dmadev = &en->core.pdev->dev;
 
 	q->size = 1u << QROCE_CMDQ_LOG2;
 	q->ring = dma_alloc_coherent(dmadev, q->size * QROCE_CMD_SIZE,
@@ -83,12 +88,12 @@ int qroce_cmdq_init(struct qroce_dev *dev)
 	sema_init(&q->credits, q->size);
 	q->pi = 0;
 	q->ci = 0;
-	q->dead = false;
+	en->core.dead = false;
 	q->use_irq = false;
 
-	qroce_wr64(dev, QROCE_REG_CMDQ_BASE_LO, q->ring_dma);
-	qroce_wr64(dev, QROCE_REG_CMDQ_CQ_LO, q->comp_dma);
-	qroce_wr(dev, QROCE_REG_CMDQ_LOG2, QROCE_CMDQ_LOG2);
+	qroce_wr64(&en->core, QROCE_REG_CMDQ_BASE_LO, q->ring_dma);
+	qroce_wr64(&en->core, QROCE_REG_CMDQ_CQ_LO, q->comp_dma);
+	qroce_wr(&en->core, QROCE_REG_CMDQ_LOG2, QROCE_CMDQ_LOG2);
 	return 0;
 
 err_free_wait:
@@ -104,10 +109,10 @@ err_free_ring:
 	return -ENOMEM;
 }
 
-void qroce_cmdq_destroy(struct qroce_dev *dev)
+void qroce_cmdq_destroy(struct qroce_en *en)
 {
-	struct qroce_cmdq *q = &dev->cmdq;
-	struct device *dmadev = &dev->pdev->dev;
+	struct qroce_cmdq *q = &en->cmdq;
+	struct device *dmadev = &en->core.pdev->dev;
 
 	kfree(q->stale_ah);
 	kfree(q->orphan);
@@ -126,7 +131,7 @@ void qroce_cmdq_destroy(struct qroce_dev *dev)
 static void qroce_cmdq_gc_work(struct work_struct *work)
 {
 	struct qroce_cmdq *q = container_of(work, struct qroce_cmdq, gc_work);
-	struct qroce_dev *dev = container_of(q, struct qroce_dev, cmdq);
+	struct qroce_en *en = container_of(q, struct qroce_en, cmdq);
 	unsigned long flags;
 	u32 ahn;
 
@@ -138,14 +143,14 @@ static void qroce_cmdq_gc_work(struct work_struct *work)
 		}
 		ahn = q->stale_ah[--q->nstale_ah];
 		spin_unlock_irqrestore(&q->lock, flags);
-		qroce_simple_cmd(dev, QROCE_CMD_DESTROY_AH, ahn);
+		qroce_simple_cmd(en, QROCE_CMD_DESTROY_AH, ahn);
 	}
 }
 
-/* No more orphan clean-up: the ib_device is gone and no AH is created. */
-void qroce_cmdq_stop_gc(struct qroce_dev *dev)
+/* No more orphan clean-up: remove, the RDMA driver is gone for good. */
+void qroce_cmdq_stop_gc(struct qroce_en *en)
 {
-	struct qroce_cmdq *q = &dev->cmdq;
+	struct qroce_cmdq *q = &en->cmdq;
 	unsigned long flags;
 
 	spin_lock_irqsave(&q->lock, flags);
@@ -155,15 +160,15 @@ void qroce_cmdq_stop_gc(struct qroce_dev *dev)
 }
 
 /* The completion of an orphaned slot: the credit, and what it created. */
-static void qroce_cmd_orphan_done(struct qroce_dev *dev, u32 slot,
+static void qroce_cmd_orphan_done(struct qroce_en *en, u32 slot,
 				  const struct qroce_cmd_comp *c)
 {
-	struct qroce_cmdq *q = &dev->cmdq;
+	struct qroce_cmdq *q = &en->cmdq;
 	struct qroce_cmd_orphan *o = &q->orphan[slot];
 
 	o->set = false;
 	if (o->cookie != le32_to_cpu(c->cookie))
-		dev_err_ratelimited(&dev->pdev->dev,
+		dev_err_ratelimited(&en->core.pdev->dev,
 				    "command completion %u has an unknown cookie\n",
 				    slot);
 	if (o->opcode == QROCE_CMD_CREATE_AH && c->status == QROCE_CMD_OK &&
@@ -175,9 +180,9 @@ static void qroce_cmd_orphan_done(struct qroce_dev *dev, u32 slot,
 }
 
 /* Consume completions; called from the vector 0 handler and by pollers. */
-void qroce_cmdq_complete(struct qroce_dev *dev)
+void qroce_cmdq_complete(struct qroce_en *en)
 {
-	struct qroce_cmdq *q = &dev->cmdq;
+	struct qroce_cmdq *q = &en->cmdq;
 	unsigned long flags;
 
 	spin_lock_irqsave(&q->lock, flags);
@@ -194,11 +199,11 @@ void qroce_cmdq_complete(struct qroce_dev *dev)
 		q->wait[slot] = NULL;
 		q->ci++;
 		if (!w && q->orphan[slot].set) {
-			qroce_cmd_orphan_done(dev, slot, c);
+			qroce_cmd_orphan_done(en, slot, c);
 			continue;
 		}
 		if (!w || w->cookie != le32_to_cpu(c->cookie)) {
-			dev_err_ratelimited(&dev->pdev->dev,
+			dev_err_ratelimited(&en->core.pdev->dev,
 					    "command completion %u has an unknown cookie\n",
 					    slot);
 			continue;
@@ -211,16 +216,16 @@ void qroce_cmdq_complete(struct qroce_dev *dev)
 }
 
 /* Put @cmd on the ring with @w as its waiter; the caller holds a credit. */
-static int qroce_cmd_post(struct qroce_dev *dev, struct qroce_cmd *cmd,
+static int qroce_cmd_post(struct qroce_en *en, struct qroce_cmd *cmd,
 			  struct qroce_cmd_wait *w, u32 *slotp)
 {
-	struct qroce_cmdq *q = &dev->cmdq;
+	struct qroce_cmdq *q = &en->cmdq;
 	unsigned long flags;
 	u32 slot;
 
 	init_completion(&w->done);
 	spin_lock_irqsave(&q->lock, flags);
-	if (q->dead) {
+	if (en->core.dead) {
 		spin_unlock_irqrestore(&q->lock, flags);
 		up(&q->credits);
 		return -EIO;
@@ -232,7 +237,7 @@ static int qroce_cmd_post(struct qroce_dev *dev, struct qroce_cmd *cmd,
 	memcpy(&q->ring[slot], cmd, sizeof(*cmd));
 	q->pi++;
 	dma_wmb();
-	qroce_wr(dev, QROCE_REG_CMDQ_PI, q->pi);
+	qroce_wr(&en->core, QROCE_REG_CMDQ_PI, q->pi);
 	spin_unlock_irqrestore(&q->lock, flags);
 	*slotp = slot;
 	return 0;
@@ -241,19 +246,20 @@ static int qroce_cmd_post(struct qroce_dev *dev, struct qroce_cmd *cmd,
 /*
  * The device stopped answering, reported FATAL, or lost events: no command
  * will complete again.  Fail every waiter now, refuse new commands, and have
- * the device reset and ib_core told (qroce_fatal_work).  Any context.
+ * the device reset and the RDMA driver told (qroce_fatal_work).  Any
+ * context.
  */
-void qroce_dev_fatal(struct qroce_dev *dev, const char *why)
+void qroce_dev_fatal(struct qroce_en *en, const char *why)
 {
-	struct qroce_cmdq *q = &dev->cmdq;
+	struct qroce_cmdq *q = &en->cmdq;
 	struct qroce_cmd_wait *w;
 	unsigned long flags;
 	bool first;
 	u32 i;
 
 	spin_lock_irqsave(&q->lock, flags);
-	first = !q->dead;
-	WRITE_ONCE(q->dead, true);
+	first = !en->core.dead;
+	WRITE_ONCE(en->core.dead, true);
 	for (i = 0; i < q->size; i++) {
 		w = q->wait[i];
 		if (!w)
@@ -264,9 +270,9 @@ void qroce_dev_fatal(struct qroce_dev *dev, const char *why)
 	}
 	spin_unlock_irqrestore(&q->lock, flags);
 	if (first) {
-		dev_err(&dev->pdev->dev, "device failed (%s): resetting it\n",
+		dev_err(&en->core.pdev->dev, "device failed (%s): resetting it\n",
 			why);
-		schedule_work(&dev->fatal_work);
+		schedule_work(&en->fatal_work);
 	}
 }
 
@@ -276,16 +282,16 @@ void qroce_dev_fatal(struct qroce_dev *dev, const char *why)
  * (@polled): then its slot is orphaned and keeps the credit until the
  * device completes it.
  */
-static int qroce_cmd_finish(struct qroce_dev *dev, struct qroce_cmd *cmd,
+static int qroce_cmd_finish(struct qroce_en *en, struct qroce_cmd *cmd,
 			    struct qroce_cmd_wait *w, u32 slot, bool done,
 			    bool polled, u32 *out)
 {
-	struct qroce_cmdq *q = &dev->cmdq;
+	struct qroce_cmdq *q = &en->cmdq;
 	unsigned long flags;
 	int i;
 
 	if (!done) {
-		qroce_cmdq_complete(dev);
+		qroce_cmdq_complete(en);
 		spin_lock_irqsave(&q->lock, flags);
 		done = try_wait_for_completion(&w->done);
 		if (!done && q->wait[slot] == w) {
@@ -299,16 +305,16 @@ static int qroce_cmd_finish(struct qroce_dev *dev, struct qroce_cmd *cmd,
 		spin_unlock_irqrestore(&q->lock, flags);
 	}
 	if (!done && polled) {
-		dev_warn_ratelimited(&dev->pdev->dev,
+		dev_warn_ratelimited(&en->core.pdev->dev,
 				     "polled command 0x%x did not complete in %u us\n",
 				     cmd->hdr.opcode,
 				     QROCE_CMD_ATOMIC_TIMEOUT_US);
 		return -ETIMEDOUT;
 	}
 	if (!done) {
-		dev_err(&dev->pdev->dev, "command 0x%x timed out\n",
+		dev_err(&en->core.pdev->dev, "command 0x%x timed out\n",
 			cmd->hdr.opcode);
-		qroce_dev_fatal(dev, "command timeout");
+		qroce_dev_fatal(en, "command timeout");
 		return -EIO;
 	}
 	up(&q->credits);
@@ -316,25 +322,25 @@ static int qroce_cmd_finish(struct qroce_dev *dev, struct qroce_cmd *cmd,
 		for (i = 0; i < 6; i++)
 			out[i] = le32_to_cpu((__force __le32)w->out[i]);
 	if (w->status != QROCE_CMD_OK)
-		dev_dbg(&dev->pdev->dev, "command 0x%x: status %u\n",
+		dev_dbg(&en->core.pdev->dev, "command 0x%x: status %u\n",
 			cmd->hdr.opcode, w->status);
 	return qroce_status_to_errno(w->status);
 }
 
-int qroce_cmd_exec(struct qroce_dev *dev, struct qroce_cmd *cmd, u32 *out)
+int qroce_cmd_exec(struct qroce_en *en, struct qroce_cmd *cmd, u32 *out)
 {
-	struct qroce_cmdq *q = &dev->cmdq;
+	struct qroce_cmdq *q = &en->cmdq;
 	struct qroce_cmd_wait w;
 	unsigned long deadline;
 	bool done;
 	u32 slot;
 	int err;
 
-	if (READ_ONCE(q->dead))
+	if (qroce_dead(en))
 		return -EIO;
 	if (down_timeout(&q->credits, msecs_to_jiffies(QROCE_CMD_TIMEOUT_MS)))
 		return -EBUSY;
-	err = qroce_cmd_post(dev, cmd, &w, &slot);
+	err = qroce_cmd_post(en, cmd, &w, &slot);
 	if (err)
 		return err;
 
@@ -345,14 +351,14 @@ int qroce_cmd_exec(struct qroce_dev *dev, struct qroce_cmd *cmd, u32 *out)
 		done = wait_for_completion_timeout(&w.done, tmo) != 0;
 	} else {
 		for (;;) {
-			qroce_cmdq_complete(dev);
+			qroce_cmdq_complete(en);
 			done = try_wait_for_completion(&w.done);
 			if (done || !time_before(jiffies, deadline))
 				break;
 			usleep_range(20, 100);
 		}
 	}
-	return qroce_cmd_finish(dev, cmd, &w, slot, done, false, out);
+	return qroce_cmd_finish(en, cmd, &w, slot, done, false, out);
 }
 
 /*
@@ -360,44 +366,38 @@ int qroce_cmd_exec(struct qroce_dev *dev, struct qroce_cmd *cmd, u32 *out)
  * address handles in atomic context): a free credit or -EBUSY at once,
  * then the completion is polled for at most QROCE_CMD_ATOMIC_TIMEOUT_US.
  */
-int qroce_cmd_exec_atomic(struct qroce_dev *dev, struct qroce_cmd *cmd,
+int qroce_cmd_exec_atomic(struct qroce_en *en, struct qroce_cmd *cmd,
 			  u32 *out)
 {
-	struct qroce_cmdq *q = &dev->cmdq;
+	struct qroce_cmdq *q = &en->cmdq;
 	struct qroce_cmd_wait w;
 	bool done = false;
 	u32 slot, us;
 	int err;
 
-	if (READ_ONCE(q->dead))
+	if (qroce_dead(en))
 		return -EIO;
 	if (down_trylock(&q->credits))
 		return -EBUSY;
-	err = qroce_cmd_post(dev, cmd, &w, &slot);
+	err = qroce_cmd_post(en, cmd, &w, &slot);
 	if (err)
 		return err;
 	for (us = 0; us < QROCE_CMD_ATOMIC_TIMEOUT_US; us += 5) {
-		qroce_cmdq_complete(dev);
+		qroce_cmdq_complete(en);
 		done = try_wait_for_completion(&w.done);
 		if (done)
 			break;
 		udelay(5);
 	}
-	return qroce_cmd_finish(dev, cmd, &w, slot, done, true, out);
+	return qroce_cmd_finish(en, cmd, &w, slot, done, true, out);
 }
 
 /* A command whose only input is an object handle. */
-int qroce_simple_cmd_out(struct qroce_dev *dev, u8 opcode, u32 handle,
-			 u32 *out)
+int qroce_simple_cmd(struct qroce_en *en, u8 opcode, u32 handle)
 {
 	struct qroce_cmd cmd = {};
 
 	cmd.hdr.opcode = opcode;
 	cmd.handle.handle = cpu_to_le32(handle);
-	return qroce_cmd_exec(dev, &cmd, out);
-}
-
-int qroce_simple_cmd(struct qroce_dev *dev, u8 opcode, u32 handle)
-{
-	return qroce_simple_cmd_out(dev, opcode, handle, NULL);
+	return qroce_cmd_exec(en, &cmd, NULL);
 }
