@@ -206,7 +206,7 @@ enum qroce_fatal_code {
 	QROCE_FATAL_NONE,
 	QROCE_FATAL_CMDQ_DMA,	/* the command ring or its completion ring is not readable/writable */
 	QROCE_FATAL_CMDQ_CONFIG,	/* bad CMDQ base or size at CTRL.ENABLE */
-	QROCE_FATAL_INJECTED,	/* raised by the inject-event knob (tests) */
+	QROCE_FATAL_INJECTED,	/* raised by the x-inject-event knob (tests) */
 };
 
 /* ------------------------------------------------------------------ */

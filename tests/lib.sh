@@ -631,7 +631,7 @@ qr_qmp() {
 # qr_qom_set G PROPERTY VALUE: set a property of guest G's qroce device
 # while it runs (qom-set on /machine/peripheral/qroce0): true/false as
 # booleans, digits as numbers, e.g. qr_qom_set 2 dcqcn false or
-# qr_qom_set 1 rx-drop-ppm 10000; qr_qom_get G PROPERTY prints its value.
+# qr_qom_set 1 x-rx-drop-ppm 10000; qr_qom_get G PROPERTY prints its value.
 qr_qom_set() {
 	case $3 in
 	true | false) v=$3 ;;

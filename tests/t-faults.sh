@@ -60,15 +60,15 @@ lossy_pingpong() {
 }
 
 seed=1
-for cfg in "1% drop:0:tx-drop-ppm=10000" \
-	"5% drop:0:tx-drop-ppm=50000" \
-	"1% duplicate, reorder and corrupt:1:tx-dup-ppm=10000,tx-reorder-ppm=10000,tx-corrupt-ppm=10000"; do
+for cfg in "1% drop:0:x-tx-drop-ppm=10000" \
+	"5% drop:0:x-tx-drop-ppm=50000" \
+	"1% duplicate, reorder and corrupt:1:x-tx-dup-ppm=10000,x-tx-reorder-ppm=10000,x-tx-corrupt-ppm=10000"; do
 	name=${cfg%%:*}
 	rest=${cfg#*:}
 	corrupt=${rest%%:*}
 	opts=${rest#*:}
 	seed=$((seed + 1))
-	if ! QR_DEVOPTS="fault-seed=$seed,$opts" qr_boot 2; then
+	if ! QR_DEVOPTS="x-fault-seed=$seed,$opts" qr_boot 2; then
 		qr_fail "$name: guests did not boot"
 		qr_cleanup
 		continue

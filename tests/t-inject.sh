@@ -34,16 +34,16 @@ mark() { inj0=$(qr_counter "$1" injected_faults); }
 # any) fails with STATUS; qroce-verb OBJECT reports ERRNO, then succeeds
 cmd_fail() {
 	mark 1
-	qr_qom_set 1 inject-cmd-opcode "$1" && qr_qom_set 1 inject-cmd-status "$2" &&
-		qr_qom_set 1 inject-cmd-fail 1 || return 1
+	qr_qom_set 1 x-inject-cmd-opcode "$1" && qr_qom_set 1 x-inject-cmd-status "$2" &&
+		qr_qom_set 1 x-inject-cmd-fail 1 || return 1
 	qr_exec 1 "qroce-verb $3" >"$QR_DIR/verb.out"
 	trc=$?
 	cat "$QR_DIR/verb.out"
-	left=$(qr_qom_get 1 inject-cmd-fail)
-	echo "inject-cmd-fail left: $left"
+	left=$(qr_qom_get 1 x-inject-cmd-fail)
+	echo "x-inject-cmd-fail left: $left"
 	[ $trc -eq 1 ] && grep -q "failed, errno $4 " "$QR_DIR/verb.out" &&
 		[ "$left" = 0 ] && injected 1 1 || return 1
-	qr_qom_set 1 inject-cmd-opcode 256 || return 1
+	qr_qom_set 1 x-inject-cmd-opcode 256 || return 1
 	qr_exec 1 "qroce-verb $3"
 }
 
@@ -51,7 +51,7 @@ cmd_fail() {
 # pingpong client reports exactly that status
 wqe_err() {
 	mark 2
-	qr_qom_set 2 inject-wqe-status 4 && qr_qom_set 2 inject-wqe-err 1 || return 1
+	qr_qom_set 2 x-inject-wqe-status 4 && qr_qom_set 2 x-inject-wqe-err 1 || return 1
 	qr_bg 1 srv "ibv_rc_pingpong -d qroce_0 -g 1 -n 5" || return 1
 	qr_wait_listen 1 18515 || return 1
 	qr_exec 2 "ibv_rc_pingpong -d qroce_0 -g 1 -n 5 10.0.0.1" >"$QR_DIR/wqe.cli"
@@ -67,10 +67,10 @@ wqe_err() {
 # client retries them and the pingpong passes
 rnr() {
 	mark 1
-	qr_qom_set 1 inject-rnr-nak 3 || return 1
+	qr_qom_set 1 x-inject-rnr-nak 3 || return 1
 	qr_pingpong ibv_rc_pingpong -n 20 -c || return 1
-	left=$(qr_qom_get 1 inject-rnr-nak)
-	echo "inject-rnr-nak left: $left"
+	left=$(qr_qom_get 1 x-inject-rnr-nak)
+	echo "x-inject-rnr-nak left: $left"
 	[ "$left" = 0 ] && injected 1 3
 }
 
@@ -79,8 +79,8 @@ rnr() {
 events() {
 	qr_bg 1 watch "ibv_asyncwatch -d qroce_0" || return 1
 	sleep 1
-	qr_qom_set 1 inject-event port-down && sleep 1 &&
-		qr_qom_set 1 inject-event port-up && sleep 1
+	qr_qom_set 1 x-inject-event port-down && sleep 1 &&
+		qr_qom_set 1 x-inject-event port-up && sleep 1
 	trc=$?
 	echo "qom-set: status $trc"
 	watch_for 1 IBV_EVENT_PORT_ACTIVE >"$QR_DIR/events.out"
@@ -118,7 +118,7 @@ swallow() {
 	ifindex 1
 	qr_bg 1 watch "ibv_asyncwatch -d qroce_0" || return 1
 	sleep 1
-	qr_qom_set 1 inject-cmd-swallow 1 || return 1
+	qr_qom_set 1 x-inject-cmd-swallow 1 || return 1
 	QR_TIMEOUT=60 qr_exec 1 'qroce-verb pd' >"$QR_DIR/verb.out"
 	trc=$?
 	cat "$QR_DIR/verb.out"
@@ -128,8 +128,8 @@ swallow() {
 	# or the PD's): either fails after the timeout
 	[ $trc -ne 0 ] && grep -Eq 'failed, errno|cannot open' "$QR_DIR/verb.out" &&
 		grep -q 'IBV_EVENT_DEVICE_FATAL' "$QR_DIR/swallow.out" || return 1
-	left=$(qr_qom_get 1 inject-cmd-swallow)
-	echo "inject-cmd-swallow left: $left"
+	left=$(qr_qom_get 1 x-inject-cmd-swallow)
+	echo "x-inject-cmd-swallow left: $left"
 	[ "$left" = 0 ] && qr_exec 1 'dmesg | grep -E "command 0x[0-9a-f]+ timed out"' || return 1
 	recovered 1
 }
@@ -139,7 +139,7 @@ fatal() {
 	ifindex 2
 	qr_bg 2 watch "ibv_asyncwatch -d qroce_0" || return 1
 	sleep 1
-	qr_qom_set 2 inject-event device-fatal || return 1
+	qr_qom_set 2 x-inject-event device-fatal || return 1
 	watch_for 2 IBV_EVENT_DEVICE_FATAL >"$QR_DIR/fatal.out"
 	cat "$QR_DIR/fatal.out"
 	grep -q 'IBV_EVENT_DEVICE_FATAL' "$QR_DIR/fatal.out" || return 1

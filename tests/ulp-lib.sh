@@ -91,7 +91,7 @@ ulp_roundtrip() {
 # ulp_recover FAULT PATTERN: ulp_roundtrip with FAULT (link or qp) on
 # guest 2's device a second after the I/O started: the link down for 2 s,
 # or the ULP's first RC QP (rdma resource show qp) moved to ERR by
-# inject-event qp-fatal.  The I/O must end and compare equal, with no hung
+# x-inject-event qp-fatal.  The I/O must end and compare equal, with no hung
 # task in guest 2's dmesg.  After a QP error its dmesg must show PATTERN
 # (the ULP's reconnect); a link outage of 2 s may instead be covered by
 # the RC transport's own retries (its QPs never leave RTS), which guest
@@ -108,13 +108,13 @@ ulp_recover() {
 	qr_bg 2 io "$(printf '%s' "$ULP_RT" | tr '\n\t' '  ')" || return 1
 	sleep 1
 	if [ "$1" = link ]; then
-		qr_qom_set 2 link-up false && sleep 2 && qr_qom_set 2 link-up true ||
+		qr_qom_set 2 x-link-up false && sleep 2 && qr_qom_set 2 x-link-up true ||
 			return 1
 		echo "guest 2's link down for 2 s"
 	else
 		qpn=$(qr_exec 2 "rdma resource show qp link qroce_0/1 | awk '/type RC/ && /state RTS/ { for (i = 1; i < NF; i++) if (\$i == \"lqpn\") print \$(i + 1) }' | head -1")
 		[ -n "$qpn" ] || { echo "no RC QP in RTS"; return 1; }
-		qr_qom_set 2 inject-event "qp-fatal:$qpn" || return 1
+		qr_qom_set 2 x-inject-event "qp-fatal:$qpn" || return 1
 		echo "QP $qpn of guest 2 moved to ERR"
 	fi
 	qr_bg_wait 2 io 300 >"$QR_DIR/io.out" 2>&1

@@ -2,7 +2,7 @@
  * qtests of qroce: fault injection and introspection (docs/hw-spec.md
  * §17), through the device's QOM properties: the wire's fault knobs,
  * failed and swallowed commands, WQEs that end in error, NAKs, events, the
- * link, stalls, and the "objects" view of the device's state.
+ * link, stalls, and the "x-objects" view of the device's state.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -29,8 +29,8 @@ static void test_fault_knobs(QRoce *t)
 
     qroce_objs_setup(t, QROCE_ACCESS_LOCAL_WRITE, &pdn, &cqn, &cq, &buf, &key);
     qroce_rc_pair(t, pdn, cqn, 1, &a, &b);
-    qroce_qom_set_int(t, "tx-drop-ppm", 1000000);
-    g_assert_cmpint(qroce_qom_get_int(t, "tx-drop-ppm"), ==, 1000000);
+    qroce_qom_set_int(t, "x-tx-drop-ppm", 1000000);
+    g_assert_cmpint(qroce_qom_get_int(t, "x-tx-drop-ppm"), ==, 1000000);
 
     qroce_post_recv(t, b.rq, 0, buf + 4096, 1000, key);
     qroce_db(t, QROCE_DB_RQ, b.qpn, 1);
@@ -40,7 +40,7 @@ static void test_fault_knobs(QRoce *t)
     g_assert_false(qroce_entry_ready(t, cq, sizeof(cqe), 6, 0));
     g_assert_cmpuint(qroce_cnt(t, QROCE_CNT_ROCE_RX_PKTS), ==, 0);
 
-    qroce_qom_set_int(t, "tx-drop-ppm", 0);
+    qroce_qom_set_int(t, "x-tx-drop-ppm", 0);
     qtest_clock_step(t->qts, 200 * 1000 * 1000);     /* the retry timer */
     qroce_next_send_cqe(t, cq, &idx, a.qpn, &cqe);
     g_assert_cmpuint(cqe.status, ==, QROCE_WC_SUCCESS);
@@ -54,8 +54,8 @@ static uint32_t injected(QRoce *t)
 }
 
 /*
- * inject-cmd-fail: the next command of one opcode fails with the chosen
- * status, others and the one after succeed.  inject-cmd-swallow: a
+ * x-inject-cmd-fail: the next command of one opcode fails with the chosen
+ * status, others and the one after succeed.  x-inject-cmd-swallow: a
  * command is consumed without a completion, the next one completes.
  */
 static void test_inject_cmd(QRoce *t)
@@ -64,11 +64,11 @@ static void test_inject_cmd(QRoce *t)
     uint32_t out[6];
 
     qroce_enable(t);
-    g_assert_cmpint(qroce_qom_get_int(t, "inject-cmd-opcode"), ==, 256);
-    g_assert_cmpint(qroce_qom_get_int(t, "inject-cmd-status"), ==, 4);
-    qroce_qom_set_int(t, "inject-cmd-opcode", QROCE_CMD_ALLOC_PD);
-    qroce_qom_set_int(t, "inject-cmd-status", QROCE_CMD_ERR_NORES);
-    qroce_qom_set_int(t, "inject-cmd-fail", 1);
+    g_assert_cmpint(qroce_qom_get_int(t, "x-inject-cmd-opcode"), ==, 256);
+    g_assert_cmpint(qroce_qom_get_int(t, "x-inject-cmd-status"), ==, 4);
+    qroce_qom_set_int(t, "x-inject-cmd-opcode", QROCE_CMD_ALLOC_PD);
+    qroce_qom_set_int(t, "x-inject-cmd-status", QROCE_CMD_ERR_NORES);
+    qroce_qom_set_int(t, "x-inject-cmd-fail", 1);
     g_assert_cmpuint(qroce_cmd_simple(t, QROCE_CMD_NOP, 0, NULL), ==,
                      QROCE_CMD_OK);
     g_assert_cmpuint(qroce_cmd_simple(t, QROCE_CMD_ALLOC_PD, 0, NULL), ==,
@@ -76,14 +76,14 @@ static void test_inject_cmd(QRoce *t)
     g_assert_cmpuint(qroce_cmd_simple(t, QROCE_CMD_ALLOC_PD, 0, out), ==,
                      QROCE_CMD_OK);
     g_assert_cmpuint(out[0], ==, 1);   /* the failed one allocated nothing */
-    g_assert_cmpint(qroce_qom_get_int(t, "inject-cmd-fail"), ==, 0);
+    g_assert_cmpint(qroce_qom_get_int(t, "x-inject-cmd-fail"), ==, 0);
     g_assert_cmpuint(injected(t), ==, 1);
     g_assert_cmpuint(qroce_cnt(t, QROCE_CNT_CMD_ERRS), ==, 1);
 
     /* any opcode, two in a row */
-    qroce_qom_set_int(t, "inject-cmd-opcode", 256);
-    qroce_qom_set_int(t, "inject-cmd-status", QROCE_CMD_ERR_INTERNAL);
-    qroce_qom_set_int(t, "inject-cmd-fail", 2);
+    qroce_qom_set_int(t, "x-inject-cmd-opcode", 256);
+    qroce_qom_set_int(t, "x-inject-cmd-status", QROCE_CMD_ERR_INTERNAL);
+    qroce_qom_set_int(t, "x-inject-cmd-fail", 2);
     g_assert_cmpuint(qroce_cmd_simple(t, QROCE_CMD_NOP, 0, NULL), ==,
                      QROCE_CMD_ERR_INTERNAL);
     g_assert_cmpuint(qroce_cmd_simple(t, QROCE_CMD_DEALLOC_PD, 1, NULL), ==,
@@ -93,14 +93,14 @@ static void test_inject_cmd(QRoce *t)
     g_assert_cmpuint(injected(t), ==, 3);
 
     /* swallowed: CMDQ_CI moves, no completion entry */
-    qroce_qom_set_int(t, "inject-cmd-swallow", 1);
+    qroce_qom_set_int(t, "x-inject-cmd-swallow", 1);
     c.hdr.cookie = cpu_to_le32(0xdead);
     qroce_cmd_post(t, &c);
     qroce_wait_reg(t, QROCE_REG_CMDQ_CI, t->pi);
     g_assert_false(qroce_entry_ready(t, t->comp, QROCE_CMD_COMP_SIZE,
                                      QROCE_CMDQ_LOG2, t->pi - 1));
     g_assert_cmpuint(injected(t), ==, 4);
-    g_assert_cmpint(qroce_qom_get_int(t, "inject-cmd-swallow"), ==, 0);
+    g_assert_cmpint(qroce_qom_get_int(t, "x-inject-cmd-swallow"), ==, 0);
     /* the queue is not stuck: the next command completes */
     g_assert_cmpuint(qroce_cmd_simple(t, QROCE_CMD_NOP, 0, NULL), ==,
                      QROCE_CMD_OK);
@@ -108,7 +108,7 @@ static void test_inject_cmd(QRoce *t)
                                      QROCE_CMDQ_LOG2, t->pi - 2));
 }
 
-/* inject-wqe-err: N send WQEs of a QP, or of any, end in the status. */
+/* x-inject-wqe-err: N send WQEs of a QP, or of any, end in the status. */
 static void test_inject_wqe(QRoce *t)
 {
     QRoceEnv e;
@@ -117,9 +117,9 @@ static void test_inject_wqe(QRoce *t)
     qroce_env_setup(&e, t);
     qroce_env_pair(&e, &a, &b, 1);
     qroce_env_lone(&e, e.pdn, &c);
-    qroce_qom_set_int(e.t, "inject-wqe-qpn", b.qpn);     /* not a's */
-    qroce_qom_set_int(e.t, "inject-wqe-status", QROCE_WC_LOC_PROT_ERR);
-    qroce_qom_set_int(e.t, "inject-wqe-err", 1);
+    qroce_qom_set_int(e.t, "x-inject-wqe-qpn", b.qpn);     /* not a's */
+    qroce_qom_set_int(e.t, "x-inject-wqe-status", QROCE_WC_LOC_PROT_ERR);
+    qroce_qom_set_int(e.t, "x-inject-wqe-err", 1);
     qroce_env_recv(&e, &b, 0);
     qroce_env_send(&e, &a, 100);
     qroce_env_cqe(&e, &a, QROCE_CQE_SEND, QROCE_WC_SUCCESS, NULL);
@@ -129,12 +129,12 @@ static void test_inject_wqe(QRoce *t)
     qroce_env_cqe(&e, &b, 0, QROCE_WC_LOC_PROT_ERR, NULL);
     g_assert_cmpuint(qroce_qp_state(e.t, b.qpn), ==, QROCE_QPS_ERR);
     g_assert_cmpuint(injected(e.t), ==, 1);
-    g_assert_cmpint(qroce_qom_get_int(e.t, "inject-wqe-err"), ==, 0);
+    g_assert_cmpint(qroce_qom_get_int(e.t, "x-inject-wqe-err"), ==, 0);
 
     /* two WQEs of any QP, the default status */
-    qroce_qom_set_int(e.t, "inject-wqe-qpn", 0);
-    qroce_qom_set_int(e.t, "inject-wqe-status", QROCE_WC_GENERAL_ERR);
-    qroce_qom_set_int(e.t, "inject-wqe-err", 2);
+    qroce_qom_set_int(e.t, "x-inject-wqe-qpn", 0);
+    qroce_qom_set_int(e.t, "x-inject-wqe-status", QROCE_WC_GENERAL_ERR);
+    qroce_qom_set_int(e.t, "x-inject-wqe-err", 2);
     qroce_env_send(&e, &a, 100);
     qroce_env_cqe(&e, &a, 0, QROCE_WC_GENERAL_ERR, NULL);
     qroce_env_send(&e, &c, 100);
@@ -150,27 +150,27 @@ static void test_inject_wqe(QRoce *t)
      */
     qroce_env_pair(&e, &a, &b, 1);
     qroce_env_recv(&e, &b, 0);
-    qroce_qom_set_int(e.t, "tx-drop-ppm", 1000000);
+    qroce_qom_set_int(e.t, "x-tx-drop-ppm", 1000000);
     qroce_env_send(&e, &a, 100);
     qroce_wait_cnt(e.t, QROCE_CNT_WIRE_FAULTS, 1);
-    qroce_qom_set_int(e.t, "inject-wqe-qpn", a.qpn);
-    qroce_qom_set_int(e.t, "inject-wqe-status", QROCE_WC_LOC_PROT_ERR);
-    qroce_qom_set_int(e.t, "inject-wqe-err", 2);
+    qroce_qom_set_int(e.t, "x-inject-wqe-qpn", a.qpn);
+    qroce_qom_set_int(e.t, "x-inject-wqe-status", QROCE_WC_LOC_PROT_ERR);
+    qroce_qom_set_int(e.t, "x-inject-wqe-err", 2);
     qroce_env_send(&e, &a, 100);
     qroce_wait_cnt(e.t, QROCE_CNT_INJECTED_FAULTS, 4);
     g_assert_false(
         qroce_entry_ready(e.t, a.cq, sizeof(struct qroce_cqe), 6, 0));
-    qroce_qom_set_int(e.t, "tx-drop-ppm", 0);
+    qroce_qom_set_int(e.t, "x-tx-drop-ppm", 0);
     qtest_clock_step(e.t->qts, 200 * 1000 * 1000);   /* the retry timer */
     qroce_env_cqe(&e, &a, QROCE_CQE_SEND, QROCE_WC_SUCCESS, NULL);
     qroce_env_cqe(&e, &a, 0, QROCE_WC_LOC_PROT_ERR, NULL);
     g_assert_cmpuint(injected(e.t), ==, 4);
-    g_assert_cmpint(qroce_qom_get_int(e.t, "inject-wqe-err"), ==, 1);
+    g_assert_cmpint(qroce_qom_get_int(e.t, "x-inject-wqe-err"), ==, 1);
 }
 
 /*
- * inject-rnr-nak: the responder answers one SEND with an RNR NAK, the
- * requester retries after the RNR timer and succeeds.  inject-access-nak:
+ * x-inject-rnr-nak: the responder answers one SEND with an RNR NAK, the
+ * requester retries after the RNR timer and succeeds.  x-inject-access-nak:
  * the requester's WQE ends in REM_ACCESS_ERR, the responder in ERR.
  */
 static void test_inject_nak(QRoce *t)
@@ -181,8 +181,8 @@ static void test_inject_nak(QRoce *t)
 
     qroce_env_setup(&e, t);
     qroce_env_pair(&e, &a, &b, 1);
-    qroce_qom_set_int(e.t, "inject-nak-qpn", b.qpn);
-    qroce_qom_set_int(e.t, "inject-rnr-nak", 1);
+    qroce_qom_set_int(e.t, "x-inject-nak-qpn", b.qpn);
+    qroce_qom_set_int(e.t, "x-inject-rnr-nak", 1);
     rnr = qroce_cnt(e.t, QROCE_CNT_ROCE_RNR_NAKS);
     qroce_env_recv(&e, &b, 0);
     qroce_env_send(&e, &a, 600);
@@ -196,14 +196,14 @@ static void test_inject_nak(QRoce *t)
                      rnr + 1);
     g_assert_cmpuint(injected(e.t), ==, 1);
 
-    qroce_qom_set_int(e.t, "inject-access-nak", 1);
+    qroce_qom_set_int(e.t, "x-inject-access-nak", 1);
     qroce_env_recv(&e, &b, 1);
     qroce_env_send(&e, &a, 100);
     qroce_env_cqe(&e, &a, 0, QROCE_WC_REM_ACCESS_ERR, NULL);
     g_assert_cmpuint(qroce_qp_state(e.t, a.qpn), ==, QROCE_QPS_ERR);
     g_assert_cmpuint(qroce_qp_state(e.t, b.qpn), ==, QROCE_QPS_ERR);
     g_assert_cmpuint(injected(e.t), ==, 2);
-    g_assert_cmpint(qroce_qom_get_int(e.t, "inject-access-nak"), ==, 0);
+    g_assert_cmpint(qroce_qom_get_int(e.t, "x-inject-access-nak"), ==, 0);
 }
 
 /* The next entry of EQ 0 (256 entries at @eq0, from *@idx). */
@@ -217,7 +217,7 @@ static void eq0_next(QRoce *t, uint64_t eq0, uint32_t *idx,
     g_assert_cmpuint(le32_to_cpu(ev.handle), ==, handle);
 }
 
-/* inject-event: each kind appears on EQ 0, with its effect. */
+/* x-inject-event: each kind appears on EQ 0, with its effect. */
 static void test_inject_events(QRoce *t)
 {
     uint64_t eq0;
@@ -233,30 +233,30 @@ static void test_inject_events(QRoce *t)
     g_assert_cmpuint(qroce_modify(t, qpn, QROCE_RC_INIT, QROCE_QPS_INIT, NULL),
                      ==, 0);
 
-    g_assert_true(qroce_qom_set_str(t, "inject-event", "port-down"));
+    g_assert_true(qroce_qom_set_str(t, "x-inject-event", "port-down"));
     eq0_next(t, eq0, &idx, QROCE_EQE_PORT_DOWN, 1);
-    g_assert_true(qroce_qom_set_str(t, "inject-event", "port-up"));
+    g_assert_true(qroce_qom_set_str(t, "x-inject-event", "port-up"));
     eq0_next(t, eq0, &idx, QROCE_EQE_PORT_ACTIVE, 1);
     last = g_strdup_printf("qp-fatal:%u", qpn);
-    g_assert_true(qroce_qom_set_str(t, "inject-event", last));
+    g_assert_true(qroce_qom_set_str(t, "x-inject-event", last));
     eq0_next(t, eq0, &idx, QROCE_EQE_QP_FATAL, qpn);
     g_assert_cmpuint(qroce_qp_state(t, qpn), ==, QROCE_QPS_ERR);
     g_free(last);
     last = g_strdup_printf("cq-err:%u", cqn);
-    g_assert_true(qroce_qom_set_str(t, "inject-event", last));
+    g_assert_true(qroce_qom_set_str(t, "x-inject-event", last));
     eq0_next(t, eq0, &idx, QROCE_EQE_CQ_ERR, cqn);
-    got = qroce_qom_get_str(t, "inject-event");
+    got = qroce_qom_get_str(t, "x-inject-event");
     g_assert_cmpstr(got, ==, last);
     g_free(got);
     g_free(last);
     /* refused: no such QP, no such event; nothing raised */
-    g_assert_false(qroce_qom_set_str(t, "inject-event", "qp-fatal:999"));
-    g_assert_false(qroce_qom_set_str(t, "inject-event", "cq-err"));
-    g_assert_false(qroce_qom_set_str(t, "inject-event", "meteor"));
+    g_assert_false(qroce_qom_set_str(t, "x-inject-event", "qp-fatal:999"));
+    g_assert_false(qroce_qom_set_str(t, "x-inject-event", "cq-err"));
+    g_assert_false(qroce_qom_set_str(t, "x-inject-event", "meteor"));
     g_assert_false(qroce_entry_ready(t, eq0, sizeof(struct qroce_eqe), 8, idx));
     g_assert_cmpuint(injected(t), ==, 4);
 
-    g_assert_true(qroce_qom_set_str(t, "inject-event", "device-fatal"));
+    g_assert_true(qroce_qom_set_str(t, "x-inject-event", "device-fatal"));
     g_assert_cmphex(qroce_rd(t, QROCE_REG_STATUS), ==, QROCE_STATUS_FATAL);
     g_assert_cmpuint(qroce_rd(t, QROCE_REG_FATAL_CODE), ==,
                      QROCE_FATAL_INJECTED);
@@ -268,7 +268,7 @@ static void test_inject_events(QRoce *t)
                      QROCE_CMD_OK);
 }
 
-/* link-up: PORT_STATUS, PORT_DOWN / PORT_ACTIVE on EQ 0, ETH_IRQ.LINK. */
+/* x-link-up: PORT_STATUS, PORT_DOWN / PORT_ACTIVE on EQ 0, ETH_IRQ.LINK. */
 static void test_inject_link(QRoce *t)
 {
     uint64_t eq0;
@@ -276,25 +276,25 @@ static void test_inject_link(QRoce *t)
 
     qroce_enable(t);
     eq0 = qroce_mk_eq(t, 0);
-    g_assert_true(qroce_qom_get_bool(t, "link-up"));
+    g_assert_true(qroce_qom_get_bool(t, "x-link-up"));
     g_assert_cmphex(qroce_rd(t, QROCE_REG_PORT_STATUS) & QROCE_PORT_LINK_UP, ==,
                     QROCE_PORT_LINK_UP);
     qroce_wr(t, QROCE_REG_ETH_IRQ, 0xffffffff);
-    qroce_qom_set_bool(t, "link-up", false);
+    qroce_qom_set_bool(t, "x-link-up", false);
     g_assert_cmphex(qroce_rd(t, QROCE_REG_PORT_STATUS) & QROCE_PORT_LINK_UP, ==,
                     0);
     eq0_next(t, eq0, &idx, QROCE_EQE_PORT_DOWN, 1);
     g_assert_cmphex(qroce_rd(t, QROCE_REG_ETH_IRQ) & QROCE_ETH_IRQ_LINK, ==,
                     QROCE_ETH_IRQ_LINK);
-    g_assert_false(qroce_qom_get_bool(t, "link-up"));
-    qroce_qom_set_bool(t, "link-up", true);
+    g_assert_false(qroce_qom_get_bool(t, "x-link-up"));
+    qroce_qom_set_bool(t, "x-link-up", true);
     g_assert_cmphex(qroce_rd(t, QROCE_REG_PORT_STATUS) & QROCE_PORT_LINK_UP, ==,
                     QROCE_PORT_LINK_UP);
     eq0_next(t, eq0, &idx, QROCE_EQE_PORT_ACTIVE, 1);
     g_assert_cmpuint(injected(t), ==, 2);
 }
 
-/* inject-stall-us: the QP sends nothing for the time, then resumes. */
+/* x-inject-stall-us: the QP sends nothing for the time, then resumes. */
 static void test_inject_stall(QRoce *t)
 {
     QRoceEnv e;
@@ -303,9 +303,9 @@ static void test_inject_stall(QRoce *t)
 
     qroce_env_setup(&e, t);
     qroce_env_pair(&e, &a, &b, 1);
-    qroce_qom_set_int(e.t, "inject-stall-qpn", a.qpn);
-    qroce_qom_set_int(e.t, "inject-stall-us", 1000);
-    g_assert_cmpint(qroce_qom_get_int(e.t, "inject-stall-us"), ==, 1000);
+    qroce_qom_set_int(e.t, "x-inject-stall-qpn", a.qpn);
+    qroce_qom_set_int(e.t, "x-inject-stall-us", 1000);
+    g_assert_cmpint(qroce_qom_get_int(e.t, "x-inject-stall-us"), ==, 1000);
     tx = qroce_cnt(e.t, QROCE_CNT_ROCE_TX_PKTS);
     qroce_env_recv(&e, &b, 0);
     qroce_env_send(&e, &a, 100);
@@ -343,7 +343,7 @@ static QDict *json_find(QList *list, const char *key, int64_t val)
 
 static QDict *objects(QRoce *t)
 {
-    char *js = qroce_qom_get_str(t, "objects");
+    char *js = qroce_qom_get_str(t, "x-objects");
     QDict *d = qobject_to(QDict, qobject_from_json(js, &error_abort));
 
     g_assert(d);
@@ -351,7 +351,7 @@ static QDict *objects(QRoce *t)
     return d;
 }
 
-/* "objects": a QP with its state and PSNs, a CQ with its indices, an MR. */
+/* "x-objects": a QP with its state and PSNs, a CQ with its indices, an MR. */
 static void test_objects(QRoce *t)
 {
     QRoceEnv e;
@@ -402,7 +402,7 @@ static const QRoceCase cases[] = {
     { "inject/tx-drop-knob-loses-frames-retry-delivers", test_fault_knobs,
       NULL, NULL },
     { "inject/cmd-fails-or-is-swallowed", test_inject_cmd,
-      "-global qroce.inject-cmd-status=4", NULL },
+      "-global qroce.x-inject-cmd-status=4", NULL },
     { "inject/wqe-ends-in-chosen-status", test_inject_wqe, NULL, NULL },
     { "inject/rnr-nak-retried-access-nak-fatal", test_inject_nak, NULL,
       NULL },

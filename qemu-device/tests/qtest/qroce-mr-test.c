@@ -191,7 +191,7 @@ static void frmr_reg_and_inv(QRoceEnv *e, QRoceQP *q, uint32_t key,
 /*
  * (d) SEND with Invalidate: A's SEND_INV (two packets, the IETH on the
  * last) invalidates B's MR: the RECV CQE has INV and the rkey.  Every
- * frame goes twice (tx-dup-ppm): the duplicate is only ACKed, it does not
+ * frame goes twice (x-tx-dup-ppm): the duplicate is only ACKed, it does not
  * invalidate again.  The same rkey again fails with REM_INV_REQ_ERR on
  * both sides; so does the key of an MR made by the REG_MR command.  On UC
  * the local operations work and SEND_INV is refused.
@@ -800,7 +800,7 @@ static const QRoceCase cases[] = {
       NULL },
     { "mr/frmr-reg-rdma-local-inv-rekey", test_frmr_rdma, NULL, NULL },
     { "mr/frmr-send-with-invalidate-once", test_frmr_send_inv,
-      "-global qroce.tx-dup-ppm=1000000", NULL },
+      "-global qroce.x-tx-dup-ppm=1000000", NULL },
     { "mr/frmr-local-ops-run-once-on-replay", test_frmr_replay, NULL, NULL },
     { "mr/frmr-errors-and-their-statuses", test_frmr_errors,
       "-global qroce.max-bt-pages=1000", NULL },

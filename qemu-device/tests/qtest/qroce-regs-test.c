@@ -157,7 +157,7 @@ static void test_doorbells(QRoce *t)
 
 /*
  * A bad doorbell is only recorded by the MMIO handler.  With the engine
- * stalled (inject-stall-us; the virtual clock stands still) the QP keeps
+ * stalled (x-inject-stall-us; the virtual clock stands still) the QP keeps
  * its state, no event is written and its doorbells are ignored; when the
  * engine runs, the QP goes to ERR with one QP_FATAL event.
  */
@@ -168,7 +168,7 @@ static void test_bad_doorbell_deferred(QRoce *t)
     uint32_t cqn, qpn, bad;
 
     qpn = qp_on_page5(t, &eq0, &cqn);
-    qroce_qom_set_int(t, "inject-stall-us", 1000 * 1000);
+    qroce_qom_set_int(t, "x-inject-stall-us", 1000 * 1000);
     bad = qroce_cnt(t, QROCE_CNT_BAD_DOORBELLS);
     qroce_db(t, page5 + QROCE_DB_RQ, qpn, 17);
     g_assert_cmpuint(qroce_cnt(t, QROCE_CNT_BAD_DOORBELLS), ==, bad + 1);

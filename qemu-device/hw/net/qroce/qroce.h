@@ -284,7 +284,7 @@ typedef struct QRoceQPXport {
     uint32_t rsp_head, rsp_count;
     QRoceRcAtomicHist ahist[QROCE_DEF_MAX_RD_ATOM];
     uint32_t ahist_next;
-    /* inject-wqe-err: the send WQE chosen to fail, and its status */
+    /* x-inject-wqe-err: the send WQE chosen to fail, and its status */
     uint32_t inj_idx;
     uint32_t inj_next;      /* the first send WQE not yet considered */
     uint8_t inj_status;
@@ -382,7 +382,7 @@ struct QRoceState {
     uint32_t inj_rnr_nak, inj_access_nak, inj_nak_qpn;
     uint32_t inj_stall_qpn, inj_stall_us;
     char *inj_event;        /* the last event injected */
-    bool link_off;          /* link-up=off */
+    bool link_off;          /* x-link-up=off */
     uint64_t bt_pages;      /* pages held by all buffer tables now */
     uint32_t bt_work;       /* pages loaded in this command-queue run */
     uint32_t next_qpn, next_mr;     /* allocation cursors: late reuse */

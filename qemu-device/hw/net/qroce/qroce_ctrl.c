@@ -1546,7 +1546,7 @@ static const QRoceCmdDesc qroce_cmds[QROCE_CMD_MAX] = {
 };
 
 /*
- * Run one command (or fail it as inject-cmd-fail asks): its status, its
+ * Run one command (or fail it as x-inject-cmd-fail asks): its status, its
  * table entry in *@dp (NULL for an unknown opcode).
  */
 static int qroce_cmd_exec(QRoceState *s, const struct qroce_cmd *cmd,

@@ -31,7 +31,7 @@ bool qroce_data_qp_doomed(QRoceQP *qp);
 
 /*
  * Stall the engine of QP @qpn (0: every QP) for @us microseconds from
- * now (inject-stall-us, docs/hw-spec.md §17); 0 ends a stall.
+ * now (x-inject-stall-us, docs/hw-spec.md §17); 0 ends a stall.
  */
 void qroce_data_stall(QRoceState *s, uint32_t qpn, uint32_t us);
 #endif

@@ -51,7 +51,7 @@ void qroce_dp_cqe(QRoceState *s, QRoceQP *qp, bool sq, uint32_t idx,
                   uint32_t imm_wire, bool solicited);
 /* Count and trace a received packet that is dropped. */
 /*
- * inject-wqe-err: the status send WQE @idx of @qp, which the engine
+ * x-inject-wqe-err: the status send WQE @idx of @qp, which the engine
  * starts now, is to complete with (QROCE_WC_SUCCESS: none).
  */
 int qroce_dp_inject_wqe(QRoceState *s, QRoceQP *qp, uint32_t idx);

@@ -31,7 +31,7 @@
 
 /*
  * The local ACK timeout: 4.096 us x 2^timeout, no less than the device's
- * floor (min-ack-timeout-us, for TCG guests), doubled for each timeout in
+ * floor (x-min-ack-timeout-us, for TCG guests), doubled for each timeout in
  * a row.
  */
 int64_t qroce_rc_ack_timeout_ns(QRoceQP *qp)

@@ -568,7 +568,7 @@ static bool rc_responder_inv(QRoceState *s, QRoceQP *qp, RocePktIn *p)
 }
 
 /*
- * inject-rnr-nak, inject-access-nak: answer the first packet of a new
+ * x-inject-rnr-nak, x-inject-access-nak: answer the first packet of a new
  * request with an RNR NAK (SEND only) or a remote access NAK.  True if
  * it was answered so.
  */

@@ -59,7 +59,7 @@ typedef struct QRoceEngine {
     uint32_t burst_qpn[QROCE_CC_BURST_QPS];
     uint32_t burst_over[QROCE_CC_BURST_QPS];
     QEMUBH *burst_bh;
-    /* inject-stall-us: QP @stall_qpn (0: all) sends nothing until then */
+    /* x-inject-stall-us: QP @stall_qpn (0: all) sends nothing until then */
     int64_t stall_until;
     uint32_t stall_qpn;
     QEMUTimer *stall_timer;

@@ -263,7 +263,7 @@ static bool qroce_inject_event(QRoceState *s, const char *what, size_t len,
     } else if (IS("qp-fatal")) {
         qp = n <= UINT32_MAX ? qroce_qp_get(s, n) : NULL;
         if (!qp || qp->state == QROCE_QPS_RESET) {
-            error_setg(errp, "qroce: inject-event: no QP %" PRIu64
+            error_setg(errp, "qroce: x-inject-event: no QP %" PRIu64
                        " out of RESET", n);
             return false;
         }
@@ -275,7 +275,7 @@ static bool qroce_inject_event(QRoceState *s, const char *what, size_t len,
     } else if (IS("cq-err")) {
         cq = n <= UINT32_MAX ? qroce_cq_get(s, n) : NULL;
         if (!cq) {
-            error_setg(errp, "qroce: inject-event: no CQ %" PRIu64, n);
+            error_setg(errp, "qroce: x-inject-event: no CQ %" PRIu64, n);
             return false;
         }
         cq->error = true;
@@ -285,7 +285,7 @@ static bool qroce_inject_event(QRoceState *s, const char *what, size_t len,
         qroce_irq(s, QROCE_MSIX_VEC_CMD);
         n = 0;
     } else {
-        error_setg(errp, "qroce: inject-event: port-down, port-up, "
+        error_setg(errp, "qroce: x-inject-event: port-down, port-up, "
                    "qp-fatal:QPN, cq-err:CQN or device-fatal");
         return false;
     }
@@ -296,7 +296,7 @@ static bool qroce_inject_event(QRoceState *s, const char *what, size_t len,
 }
 
 /* ------------------------------------------------------------------ */
-/* Introspection: the "objects" property (docs/hw-spec.md §17)          */
+/* Introspection: the "x-objects" property (docs/hw-spec.md §17)        */
 /* ------------------------------------------------------------------ */
 
 static const char *const qroce_cnt_names[QROCE_CNT_NUM] = {
@@ -468,7 +468,7 @@ static void qroce_apply_stall(QRoceState *s)
 }
 
 static const QRoceKnob qroce_knobs[] = {
-    KNOB("min-ack-timeout-us", min_ack_timeout_us, 4000),
+    KNOB("x-min-ack-timeout-us", min_ack_timeout_us, 4000),
     KNOB("ecn-threshold", ecn_threshold, 16),
     KNOB("cnp-interval-us", cnp_interval_us, 50),
     KNOB("dcqcn-line-mbps", dcqcn_line_mbps, 100000),
@@ -481,27 +481,27 @@ static const QRoceKnob qroce_knobs[] = {
     KNOB("dcqcn-byte-kb", dcqcn_byte_kb, 1024),
     KNOB("dcqcn-f", dcqcn_f, 5),
     KNOB("dcqcn-wnd-g", dcqcn_wnd_g, 64),
-    KNOB("tx-drop-ppm", fault_ppm[QROCE_DIR_TX][QROCE_FAULT_DROP], 0),
-    KNOB("tx-dup-ppm", fault_ppm[QROCE_DIR_TX][QROCE_FAULT_DUP], 0),
-    KNOB("tx-reorder-ppm", fault_ppm[QROCE_DIR_TX][QROCE_FAULT_REORDER], 0),
-    KNOB("tx-corrupt-ppm", fault_ppm[QROCE_DIR_TX][QROCE_FAULT_CORRUPT], 0),
-    KNOB("rx-drop-ppm", fault_ppm[QROCE_DIR_RX][QROCE_FAULT_DROP], 0),
-    KNOB("rx-dup-ppm", fault_ppm[QROCE_DIR_RX][QROCE_FAULT_DUP], 0),
-    KNOB("rx-reorder-ppm", fault_ppm[QROCE_DIR_RX][QROCE_FAULT_REORDER], 0),
-    KNOB("rx-corrupt-ppm", fault_ppm[QROCE_DIR_RX][QROCE_FAULT_CORRUPT], 0),
+    KNOB("x-tx-drop-ppm", fault_ppm[QROCE_DIR_TX][QROCE_FAULT_DROP], 0),
+    KNOB("x-tx-dup-ppm", fault_ppm[QROCE_DIR_TX][QROCE_FAULT_DUP], 0),
+    KNOB("x-tx-reorder-ppm", fault_ppm[QROCE_DIR_TX][QROCE_FAULT_REORDER], 0),
+    KNOB("x-tx-corrupt-ppm", fault_ppm[QROCE_DIR_TX][QROCE_FAULT_CORRUPT], 0),
+    KNOB("x-rx-drop-ppm", fault_ppm[QROCE_DIR_RX][QROCE_FAULT_DROP], 0),
+    KNOB("x-rx-dup-ppm", fault_ppm[QROCE_DIR_RX][QROCE_FAULT_DUP], 0),
+    KNOB("x-rx-reorder-ppm", fault_ppm[QROCE_DIR_RX][QROCE_FAULT_REORDER], 0),
+    KNOB("x-rx-corrupt-ppm", fault_ppm[QROCE_DIR_RX][QROCE_FAULT_CORRUPT], 0),
     /* fault injection for driver tests, §17 */
-    KNOB("inject-cmd-fail", inj_cmd_fail, 0),
-    KNOB("inject-cmd-opcode", inj_cmd_opcode, 256),
-    KNOB("inject-cmd-status", inj_cmd_status, QROCE_CMD_ERR_INTERNAL),
-    KNOB("inject-cmd-swallow", inj_cmd_swallow, 0),
-    KNOB("inject-wqe-err", inj_wqe_err, 0),
-    KNOB("inject-wqe-qpn", inj_wqe_qpn, 0),
-    KNOB("inject-wqe-status", inj_wqe_status, QROCE_WC_GENERAL_ERR),
-    KNOB("inject-rnr-nak", inj_rnr_nak, 0),
-    KNOB("inject-access-nak", inj_access_nak, 0),
-    KNOB("inject-nak-qpn", inj_nak_qpn, 0),
-    KNOB("inject-stall-qpn", inj_stall_qpn, 0),
-    KNOB_APPLY("inject-stall-us", inj_stall_us, 0, qroce_apply_stall),
+    KNOB("x-inject-cmd-fail", inj_cmd_fail, 0),
+    KNOB("x-inject-cmd-opcode", inj_cmd_opcode, 256),
+    KNOB("x-inject-cmd-status", inj_cmd_status, QROCE_CMD_ERR_INTERNAL),
+    KNOB("x-inject-cmd-swallow", inj_cmd_swallow, 0),
+    KNOB("x-inject-wqe-err", inj_wqe_err, 0),
+    KNOB("x-inject-wqe-qpn", inj_wqe_qpn, 0),
+    KNOB("x-inject-wqe-status", inj_wqe_status, QROCE_WC_GENERAL_ERR),
+    KNOB("x-inject-rnr-nak", inj_rnr_nak, 0),
+    KNOB("x-inject-access-nak", inj_access_nak, 0),
+    KNOB("x-inject-nak-qpn", inj_nak_qpn, 0),
+    KNOB("x-inject-stall-qpn", inj_stall_qpn, 0),
+    KNOB_APPLY("x-inject-stall-us", inj_stall_us, 0, qroce_apply_stall),
 };
 
 #undef KNOB
@@ -530,7 +530,7 @@ static void qroce_knob_set(Object *obj, Visitor *v, const char *name,
     }
 }
 
-/* inject-event: raise one now (§17); "port-down", "qp-fatal:5", ... */
+/* x-inject-event: raise one now (§17); "port-down", "qp-fatal:5", ... */
 static void qroce_set_inject_event(Object *obj, const char *value,
                                    Error **errp)
 {
@@ -540,11 +540,11 @@ static void qroce_set_inject_event(Object *obj, const char *value,
     uint64_t n = 0;
 
     if (!DEVICE(obj)->realized) {
-        error_setg(errp, "qroce: inject-event works on a running device");
+        error_setg(errp, "qroce: x-inject-event works on a running device");
         return;
     }
     if (arg && qemu_strtou64(arg + 1, NULL, 0, &n)) {
-        error_setg(errp, "qroce: inject-event: bad number in '%s'", value);
+        error_setg(errp, "qroce: x-inject-event: bad number in '%s'", value);
         return;
     }
     if (!qroce_inject_event(s, value, len, n, errp)) {
@@ -568,7 +568,7 @@ static bool qroce_get_link_up(Object *obj, Error **errp)
            !s->link_off;
 }
 
-/* link-up: as the set_link monitor command (§17) */
+/* x-link-up: as the set_link monitor command (§17) */
 static void qroce_set_link_up(Object *obj, bool value, Error **errp)
 {
     QRoceState *s = QROCE(obj);
@@ -607,16 +607,16 @@ static void qroce_instance_init(Object *obj)
                                            OBJ_PROP_FLAG_READWRITE);
         }
     }
-    object_property_add_str(obj, "inject-event", qroce_get_inject_event,
+    object_property_add_str(obj, "x-inject-event", qroce_get_inject_event,
                             qroce_set_inject_event);
-    object_property_add_bool(obj, "link-up", qroce_get_link_up,
+    object_property_add_bool(obj, "x-link-up", qroce_get_link_up,
                              qroce_set_link_up);
-    object_property_add_str(obj, "objects", qroce_get_objects, NULL);
+    object_property_add_str(obj, "x-objects", qroce_get_objects, NULL);
     s->ecn = true;
     s->dcqcn = true;
     object_property_add_bool(obj, "ecn", qroce_get_ecn, qroce_set_ecn);
     object_property_add_bool(obj, "dcqcn", qroce_get_dcqcn, qroce_set_dcqcn);
-    object_property_add_uint64_ptr(obj, "fault-seed", &s->fault_seed,
+    object_property_add_uint64_ptr(obj, "x-fault-seed", &s->fault_seed,
                                    OBJ_PROP_FLAG_READWRITE);
 }
 
