@@ -3,9 +3,11 @@
 # on a virtio-net NIC, in the same two guests of one QEMU build and kernel,
 # each pair of NICs joined by its own lossless stream.  Prints one row per
 # tool, size and Ethernet MTU with both figures and the qroce/rxe ratio,
-# then host memcpy bandwidth as the physical reference.  Both devices run
-# at each MTU in turn (the guests' netdevs set to it, so RoCE's path MTU
-# is 1024 at 1500 and 4096 at 9000, rxe's as qroce's).
+# then host memcpy bandwidth as the physical reference; each bandwidth row
+# also gives qroce's figure as a percentage of host memcpy at that size,
+# measured in the same run (memcpy first, while the guests are idle).
+# Both devices run at each MTU in turn (the guests' netdevs set to it, so
+# RoCE's path MTU is 1024 at 1500 and 4096 at 9000, rxe's as qroce's).
 #
 #   sh tests/bench.sh [-q] [-r RUNS] [SIZE...]
 #     -q       fewer iterations (a quick look, noisier)
@@ -95,7 +97,14 @@ cell() {
 }
 
 row() {
-	printf '%-13s %8s %5s %12s %12s %-5s %10s\n' "$@" | tee -a "$OUT"
+	printf '%-13s %8s %5s %12s %12s %-5s %10s %8s\n' "$@" | tee -a "$OUT"
+}
+
+# pct Q SIZE: Q (MB/s) as a percentage of host memcpy at SIZE
+pct() {
+	awk -v q="$1" -v s="$2" '$1 == s { m = $2 } END {
+		if (q > 0 && m > 0) printf "%.2f%%", 100 * q / m; else print "-" }' \
+		"$QR_DIR/memcpy.txt"
 }
 
 # set_mtu M: both guests' qroce and virtio netdevs at Ethernet MTU M; the
@@ -118,7 +127,8 @@ set_mtu() {
 : >"$OUT"
 echo "qroce vs rdma_rxe, perftest between two guests; $(date -u '+%Y-%m-%d %H:%M UTC')" | tee -a "$OUT"
 echo "host: $(nproc) CPUs, $(sed -n 's/^model name.*: //p' /proc/cpuinfo | head -1), $(uname -r)" | tee -a "$OUT"
-row test size mtu qroce rxe unit qroce/rxe
+"$MEMCPY" $SIZES >"$QR_DIR/memcpy.txt" || { qr_cleanup; exit 1; }
+row test size mtu qroce rxe unit qroce/rxe %memcpy
 for t in ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_send_lat; do
 	case $t in
 	*_bw) unit=MB/s ;;
@@ -131,12 +141,16 @@ for t in ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_send_lat; do
 			r=$(cell rxe0 10.0.1.1 $t "$s")
 			ratio=$(awk -v q="$q" -v r="$r" \
 				'BEGIN { if (q > 0 && r > 0) printf "%.2f", q / r; else print "-" }')
-			row "$t" "$s" "$m" "${q:--}" "${r:--}" "$unit" "$ratio"
+			case $t in
+			*_bw) p=$(pct "$q" "$s") ;;
+			*) p=- ;;
+			esac
+			row "$t" "$s" "$m" "${q:--}" "${r:--}" "$unit" "$ratio" "$p"
 		done
 	done
 done
-"$MEMCPY" $SIZES | while read -r s bw; do
-	row "host memcpy" "$s" "" "$bw" "" "MB/s" ""
-done
+while read -r s bw; do
+	row "host memcpy" "$s" "" "$bw" "" "MB/s" "" ""
+done <"$QR_DIR/memcpy.txt"
 qr_cleanup
 echo "table saved in $OUT"

@@ -5,6 +5,9 @@
  *   qroce-scale [-d DEV] [-g GID] hold N     hold N QPs at once
  *   qroce-scale [-d DEV] [-g GID] budget     create QPs until the device
  *                                            refuses; it must be ENOMEM
+ *   qroce-scale [-d DEV] [-g GID] idle N S   hold N QPs for S seconds (a
+ *                                            benchmark reads memory then)
+ *   qroce-scale [-d DEV] [-g GID] rate N     N create+destroy; prints QPs/s
  *   qroce-scale [-d DEV] [-g GID] -l pairs N         N RC pairs: server
  *   qroce-scale [-d DEV] [-g GID] pairs N SERVER_IP  ... client
  *
@@ -89,6 +92,54 @@ static void churn(long n)
              max, wraps);
     check(i == n && lo >= 2 && hi <= max + 1 && (n <= (long)max || wraps > 0),
           what);
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/* N create+destroy of the smallest QP, timed: "rate R QPs/s". */
+static void rate(long n)
+{
+    double t0 = now_s(), dt;
+    long i;
+
+    for (i = 0; i < n; i++) {
+        struct ibv_qp *qp = small_qp();
+
+        if (!qp || ibv_destroy_qp(qp)) {
+            die("create+destroy");
+        }
+    }
+    dt = now_s() - t0;
+    printf("rate %.0f QPs/s (%ld in %.2f s)\n", n / dt, n, dt);
+}
+
+/* N idle QPs held for S seconds: "held N" once they all exist. */
+static void idle(long n, long secs)
+{
+    struct ibv_qp **qp = calloc(n, sizeof(*qp));
+    long i;
+
+    if (!qp) {
+        die("calloc");
+    }
+    for (i = 0; i < n; i++) {
+        qp[i] = small_qp();
+        if (!qp[i]) {
+            die("ibv_create_qp");
+        }
+    }
+    printf("held %ld\n", n);
+    sleep(secs);
+    for (i = 0; i < n; i++) {
+        ibv_destroy_qp(qp[i]);
+    }
+    free(qp);
 }
 
 /* N QPs at once, every QPN different. */
@@ -352,7 +403,7 @@ static void pairs(long n, const char *host)
 static void usage(void)
 {
     fprintf(stderr, "usage: qroce-scale [-d DEV] [-g GID] churn N | hold N "
-            "| budget | [-l] pairs N [SERVER_IP]\n");
+            "| budget | rate N | idle N SECONDS | [-l] pairs N [SERVER_IP]\n");
     exit(2);
 }
 
@@ -383,6 +434,12 @@ int main(int argc, char **argv)
     } else if (!strcmp(argv[optind], "hold") && n > 0) {
         small_setup();
         hold(n);
+    } else if (!strcmp(argv[optind], "rate") && n > 0) {
+        small_setup();
+        rate(n);
+    } else if (!strcmp(argv[optind], "idle") && n > 0 && optind + 3 == argc) {
+        small_setup();
+        idle(n, strtol(argv[optind + 2], NULL, 0));
     } else if (!strcmp(argv[optind], "budget")) {
         small_setup();
         budget();
