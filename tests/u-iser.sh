@@ -20,8 +20,8 @@ TG=$T/iscsi/$IQN/tpgt_1
 NP=10.0.0.1:3260
 
 # Ethernet MTU 1500 (path MTU 1024): the recovery checks put their fault
-# a second into a 64 MiB round trip, and at 9000 iSER's part of it can be
-# over by then (t-nvmeof, t-nfs and the other ULP tests run at 9000)
+# a second into a 64 MiB round trip, and at 9000 the I/O can be over by
+# then (CI saw it for iSER and NVMe-oF); t-nvmeof and t-nfs run at 9000
 qr_boot 2 mtu=1500 || { qr_fail "qr_boot 2: the guests did not boot"; qr_finish; }
 
 # any initiator may log in (generated ACLs), and write

@@ -89,9 +89,9 @@ ulp_roundtrip() {
 }
 
 # ulp_recover FAULT PATTERN: ulp_roundtrip with FAULT (link or qp) on
-# guest 2's device a second after the I/O started: the link down for 2 s,
-# or the ULP's first RC QP (rdma resource show qp) moved to ERR by
-# x-inject-event qp-fatal.  The I/O must end and compare equal, with no hung
+# guest 2's device: the link down for 2 s from the I/O's start, or, a
+# second in, the ULP's first RC QP (rdma resource show qp) moved to ERR
+# by x-inject-event qp-fatal.  The I/O must end and compare equal, with no hung
 # task in guest 2's dmesg.  After a QP error its dmesg must show PATTERN
 # (the ULP's reconnect); a link outage of 2 s may instead be covered by
 # the RC transport's own retries (its QPs never leave RTS), which guest
@@ -106,7 +106,10 @@ ulp_recover() {
 	c0=$(ulp_connects)
 	qr_exec 1 "$(ulp_tgt_dd o if=/dev/zero of=$ULP_TGT conv=notrunc)" || return 1
 	qr_bg 2 io "$(printf '%s' "$ULP_RT" | tr '\n\t' '  ')" || return 1
-	sleep 1
+	# the link goes down as the I/O starts, so that the outage cannot miss
+	# it (a fast round trip can be over a second in); a QP error a second
+	# in, once the ULP's QPs are busy
+	[ "$1" = link ] || sleep 1
 	if [ "$1" = link ]; then
 		qr_qom_set 2 x-link-up false && sleep 2 && qr_qom_set 2 x-link-up true ||
 			return 1
