@@ -346,20 +346,16 @@ typedef struct QRoceQP {
     QRoceQPXport xp;           /* transport state, owned by the data path */
 } QRoceQP;
 
-struct QRoceState {
-    PCIDevice parent_obj;
-
-    MemoryRegion regs;
-    MemoryRegion db;
-    MemoryRegion msix;
-
-    NICState *nic;
-    NICConf conf;
-
-    /* properties */
+/*
+ * What the user sets: the -device properties (qroce_pci.c), some of which
+ * (the congestion and fault knobs, x-link-up) qom-set also changes while
+ * the guest runs.  Everything else in QRoceState is the device's own.
+ */
+typedef struct QRoceParams {
     uint32_t max_qp, max_cq, max_mr, max_pd, max_ah, max_srq;
     uint32_t mcast_max_groups, mcast_max_qp_attach;
     uint32_t max_bt_pages;  /* all buffer tables together, in pages */
+    uint32_t state_budget_mb;   /* the object tables' memory */
     uint32_t min_ack_timeout_us;    /* floor of the local ACK timeout */
     /* congestion control (docs/hw-spec.md §14), settable at run time */
     bool ecn;               /* ECT(0) on RoCE frames sent */
@@ -372,17 +368,32 @@ struct QRoceState {
     /* wire faults for tests (docs/hw-spec.md §15), in parts per million */
     uint64_t fault_seed;
     uint32_t fault_ppm[2][4];   /* [QROCE_DIR_TX/RX][QROCE_FAULT_*] */
-    uint64_t fault_rng, fault_rng_seed;
-    struct QRoceLoFrame *fault_held[2];     /* held back by "reorder" */
-    QEMUTimer *fault_timer;
-    QEMUBH *fault_bh;
     /* fault injection for driver tests (docs/hw-spec.md §17) */
     uint32_t inj_cmd_fail, inj_cmd_opcode, inj_cmd_status, inj_cmd_swallow;
     uint32_t inj_wqe_err, inj_wqe_qpn, inj_wqe_status;
     uint32_t inj_rnr_nak, inj_access_nak, inj_nak_qpn;
     uint32_t inj_stall_qpn, inj_stall_us;
-    char *inj_event;        /* the last event injected */
+    char *inj_event;        /* x-inject-event: the last event injected */
     bool link_off;          /* x-link-up=off */
+} QRoceParams;
+
+struct QRoceState {
+    PCIDevice parent_obj;
+
+    MemoryRegion regs;
+    MemoryRegion db;
+    MemoryRegion msix;
+
+    NICState *nic;
+    NICConf conf;
+
+    QRoceParams params;     /* the -device properties and qom-set knobs */
+
+    /* wire faults' state (docs/hw-spec.md §15) */
+    uint64_t fault_rng, fault_rng_seed;
+    struct QRoceLoFrame *fault_held[2];     /* held back by "reorder" */
+    QEMUTimer *fault_timer;
+    QEMUBH *fault_bh;
     uint64_t bt_pages;      /* pages held by all buffer tables now */
     uint32_t bt_work;       /* pages loaded in this command-queue run */
     uint32_t next_qpn, next_mr;     /* allocation cursors: late reuse */
@@ -412,8 +423,7 @@ struct QRoceState {
     QRoceTable mrs;
     QRoceAH *ah;
     QRoceTable srqs;
-    uint32_t state_budget_mb;   /* state-budget-mb: the tables' memory */
-    uint64_t state_bytes;       /* charged to it now */
+    uint64_t state_bytes;       /* charged to state-budget-mb now */
     QRoceGid gid[QROCE_DEF_MAX_GID];
     QRoceMcast *mcast;      /* mcast_max_groups of them */
     uint32_t *mcast_qpn;    /* their QPN lists, in one allocation */

@@ -129,7 +129,7 @@ static int qroce_cmd_alloc_pd(QRoceState *s, const struct qroce_cmd *c,
 {
     uint32_t i;
 
-    for (i = 1; i < s->max_pd; i++) {
+    for (i = 1; i < s->params.max_pd; i++) {
         if (!s->pd[i].valid) {
             s->pd[i].valid = true;
             s->pd[i].refs = 0;
@@ -137,7 +137,7 @@ static int qroce_cmd_alloc_pd(QRoceState *s, const struct qroce_cmd *c,
             return QROCE_CMD_OK;
         }
     }
-    return qroce_cmd_bad(c, "pdn", s->max_pd, FULL, QROCE_CMD_ERR_NORES);
+    return qroce_cmd_bad(c, "pdn", s->params.max_pd, FULL, QROCE_CMD_ERR_NORES);
 }
 
 static int qroce_cmd_dealloc_pd(QRoceState *s, const struct qroce_cmd *c,
@@ -1194,7 +1194,7 @@ static int qroce_cmd_create_ah(QRoceState *s, const struct qroce_cmd *c,
                                  QROCE_CMD_ERR_PARAM);
         }
     }
-    for (i = 1; i < s->max_ah; i++) {
+    for (i = 1; i < s->params.max_ah; i++) {
         if (!s->ah[i].valid) {
             QRoceAH *ah = &s->ah[i];
 
@@ -1212,7 +1212,7 @@ static int qroce_cmd_create_ah(QRoceState *s, const struct qroce_cmd *c,
             return QROCE_CMD_OK;
         }
     }
-    return qroce_cmd_bad(c, "ahn", s->max_ah, FULL, QROCE_CMD_ERR_NORES);
+    return qroce_cmd_bad(c, "ahn", s->params.max_ah, FULL, QROCE_CMD_ERR_NORES);
 }
 
 static int qroce_cmd_destroy_ah(QRoceState *s, const struct qroce_cmd *c,
@@ -1552,14 +1552,15 @@ static const QRoceCmdDesc qroce_cmds[QROCE_CMD_MAX] = {
 static int qroce_cmd_exec(QRoceState *s, const struct qroce_cmd *cmd,
                           uint32_t *out, const QRoceCmdDesc **dp)
 {
+    QRoceParams *p = &s->params;
     uint8_t op = cmd->hdr.opcode;
     const QRoceCmdDesc *d = op < QROCE_CMD_MAX ? &qroce_cmds[op] : NULL;
 
     *dp = d;
-    if (qroce_inject(s, &s->inj_cmd_fail,
-                     s->inj_cmd_opcode > 0xff || s->inj_cmd_opcode == op,
+    if (qroce_inject(s, &p->inj_cmd_fail,
+                     p->inj_cmd_opcode > 0xff || p->inj_cmd_opcode == op,
                      "cmd-fail", op)) {
-        return s->inj_cmd_status ? s->inj_cmd_status : QROCE_CMD_ERR_INTERNAL;
+        return p->inj_cmd_status ? p->inj_cmd_status : QROCE_CMD_ERR_INTERNAL;
     }
     if (!d || !d->fn) {
         return qroce_cmd_bad(cmd, "opcode", op, "unknown opcode",
@@ -1617,7 +1618,7 @@ void qroce_cmd_bh(void *opaque)
             qroce_fatal(s, QROCE_FATAL_CMDQ_DMA);
             break;
         }
-        if (qroce_inject(s, &s->inj_cmd_swallow, true, "cmd-swallow",
+        if (qroce_inject(s, &s->params.inj_cmd_swallow, true, "cmd-swallow",
                          cmd.hdr.opcode)) {
             s->cmdq_ci++;       /* consumed, never completed */
             continue;
@@ -1686,10 +1687,10 @@ void qroce_ctrl_reset(QRoceState *s)
         qroce_bt_free(s, &s->eq[i].bt);
     }
     memset(s->eq, 0, sizeof(s->eq));
-    memset(s->pd, 0, sizeof(*s->pd) * s->max_pd);
-    memset(s->ah, 0, sizeof(*s->ah) * s->max_ah);
+    memset(s->pd, 0, sizeof(*s->pd) * s->params.max_pd);
+    memset(s->ah, 0, sizeof(*s->ah) * s->params.max_ah);
     memset(s->gid, 0, sizeof(s->gid));
-    for (i = 0; i < s->mcast_max_groups; i++) {
+    for (i = 0; i < s->params.mcast_max_groups; i++) {
         s->mcast[i].nqp = 0;
     }
 }

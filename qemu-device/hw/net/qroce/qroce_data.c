@@ -241,7 +241,7 @@ static void engine_notify(QRoceState *s, QRoceQP *qp)
     if (now < r->cnp_at || !qroce_dp_addr(s, qp, &o, sgid)) {
         return;
     }
-    r->cnp_at = now + (int64_t)s->cnp_interval_us * 1000;
+    r->cnp_at = now + (int64_t)s->params.cnp_interval_us * 1000;
     o.opcode = ROCE_CNP;
     o.psn = 0;
     qroce_count(s, QROCE_CNT_CNP_SENT);

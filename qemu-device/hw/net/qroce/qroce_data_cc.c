@@ -28,7 +28,7 @@ void qroce_dc_reset(QRoceState *s, QRoceQP *qp)
 {
     QRoceQPXport *r = &qp->xp;
 
-    r->rate_cur = r->rate_tgt = dc_mbps(s->dcqcn_line_mbps);
+    r->rate_cur = r->rate_tgt = dc_mbps(s->params.dcqcn_line_mbps);
     r->alpha = 1024;
     r->dc_t = r->dc_bc = 0;
     r->dc_bytes = 0;
@@ -46,8 +46,8 @@ void qroce_dc_reset(QRoceState *s, QRoceQP *qp)
 static void dc_increase(QRoceState *s, QRoceQP *qp)
 {
     QRoceQPXport *r = &qp->xp;
-    uint64_t line = dc_mbps(s->dcqcn_line_mbps);
-    uint32_t f = s->dcqcn_f;
+    uint64_t line = dc_mbps(s->params.dcqcn_line_mbps);
+    uint32_t f = s->params.dcqcn_f;
 
     if (r->rate_cur >= line) {
         return;
@@ -55,10 +55,10 @@ static void dc_increase(QRoceState *s, QRoceQP *qp)
     if (MAX(r->dc_t, r->dc_bc) < f) {
         /* fast recovery: halfway back to the rate before the cut */
     } else if (MIN(r->dc_t, r->dc_bc) > f) {
-        r->rate_tgt += dc_mbps(s->dcqcn_hai_mbps) *
+        r->rate_tgt += dc_mbps(s->params.dcqcn_hai_mbps) *
                        (MIN(r->dc_t, r->dc_bc) - f);
     } else {
-        r->rate_tgt += dc_mbps(s->dcqcn_ai_mbps);
+        r->rate_tgt += dc_mbps(s->params.dcqcn_ai_mbps);
     }
     r->rate_tgt = MIN(r->rate_tgt, line);
     r->rate_cur = MIN((r->rate_tgt + r->rate_cur) / 2, line);
@@ -70,8 +70,8 @@ static void dc_increase(QRoceState *s, QRoceQP *qp)
 static void dc_advance(QRoceState *s, QRoceQP *qp, int64_t now)
 {
     QRoceQPXport *r = &qp->xp;
-    int64_t k = (int64_t)MAX(s->dcqcn_alpha_us, 1) * 1000;
-    int64_t t = (int64_t)MAX(s->dcqcn_timer_us, 1) * 1000;
+    int64_t k = (int64_t)MAX(s->params.dcqcn_alpha_us, 1) * 1000;
+    int64_t t = (int64_t)MAX(s->params.dcqcn_timer_us, 1) * 1000;
     int n;
 
     if (!r->dc_alpha_at) {
@@ -81,7 +81,7 @@ static void dc_advance(QRoceState *s, QRoceQP *qp, int64_t now)
     }
     for (n = 0; now >= r->dc_alpha_at && n < 64; n++) {
         if (!r->dc_cnp_seen) {
-            r->alpha = r->alpha * (1024 - MIN(s->dcqcn_g, 1024)) / 1024;
+            r->alpha = r->alpha * (1024 - MIN(s->params.dcqcn_g, 1024)) / 1024;
         }
         r->dc_cnp_seen = false;
         r->dc_alpha_at += k;
@@ -96,7 +96,7 @@ static void dc_advance(QRoceState *s, QRoceQP *qp, int64_t now)
         r->dc_timer_at += t;
     }
     if (now >= r->dc_timer_at) {
-        r->rate_cur = r->rate_tgt = dc_mbps(s->dcqcn_line_mbps);
+        r->rate_cur = r->rate_tgt = dc_mbps(s->params.dcqcn_line_mbps);
         r->dc_timer_at = now + t;
     }
 }
@@ -106,10 +106,10 @@ void qroce_dc_cnp(QRoceState *s, QRoceQP *qp)
 {
     QRoceQPXport *r = &qp->xp;
     int64_t now = engine_now();
-    uint32_t g = MIN(s->dcqcn_g, 1024);
+    uint32_t g = MIN(s->params.dcqcn_g, 1024);
 
     qroce_count(s, QROCE_CNT_CNP_HANDLED);
-    if (!s->dcqcn) {
+    if (!s->params.dcqcn) {
         return;
     }
     dc_advance(s, qp, now);
@@ -117,7 +117,7 @@ void qroce_dc_cnp(QRoceState *s, QRoceQP *qp)
      * An emulated port has no fixed speed: a QP still at the line rate
      * starts from the rate it really sent at in the last milliseconds.
      */
-    if (r->rate_cur >= dc_mbps(s->dcqcn_line_mbps)) {
+    if (r->rate_cur >= dc_mbps(s->params.dcqcn_line_mbps)) {
         if (r->meas_rate) {
             r->rate_cur = MIN(r->rate_cur, r->meas_rate);
         }
@@ -125,7 +125,7 @@ void qroce_dc_cnp(QRoceState *s, QRoceQP *qp)
     }
     r->rate_tgt = r->rate_cur;
     r->rate_cur = r->rate_cur * (2048 - r->alpha) / 2048;
-    r->rate_cur = MAX(r->rate_cur, dc_mbps(MAX(s->dcqcn_min_mbps, 1)));
+    r->rate_cur = MAX(r->rate_cur, dc_mbps(MAX(s->params.dcqcn_min_mbps, 1)));
     /*
      * The window shrinks too, as DCTCP's does, by its own alpha: a rate
      * limit alone lags the round trip of an emulated guest (milliseconds)
@@ -146,8 +146,8 @@ void qroce_dc_cnp(QRoceState *s, QRoceQP *qp)
     r->dc_t = r->dc_bc = 0;
     r->dc_bytes = 0;
     r->dc_cnp_seen = true;
-    r->dc_alpha_at = now + (int64_t)MAX(s->dcqcn_alpha_us, 1) * 1000;
-    r->dc_timer_at = now + (int64_t)MAX(s->dcqcn_timer_us, 1) * 1000;
+    r->dc_alpha_at = now + (int64_t)MAX(s->params.dcqcn_alpha_us, 1) * 1000;
+    r->dc_timer_at = now + (int64_t)MAX(s->params.dcqcn_timer_us, 1) * 1000;
     qroce_count(s, QROCE_CNT_RATE_CUTS);
     trace_qroce_dcqcn_cut(qp->qpn, r->rate_cur / 1000000,
                           r->rate_tgt / 1000000, r->alpha);
@@ -163,7 +163,7 @@ bool qroce_dc_may_send(QRoceState *s, QRoceQP *qp)
     QRoceQPXport *r = &qp->xp;
     int64_t now;
 
-    if (!s->dcqcn || r->rate_cur >= dc_mbps(s->dcqcn_line_mbps)) {
+    if (!s->params.dcqcn || r->rate_cur >= dc_mbps(s->params.dcqcn_line_mbps)) {
         return true;
     }
     now = engine_now();
@@ -179,10 +179,10 @@ bool qroce_dc_may_send(QRoceState *s, QRoceQP *qp)
 void qroce_dc_sent(QRoceState *s, QRoceQP *qp, size_t bytes)
 {
     QRoceQPXport *r = &qp->xp;
-    uint64_t bc = (uint64_t)MAX(s->dcqcn_byte_kb, 1) * 1024;
+    uint64_t bc = (uint64_t)MAX(s->params.dcqcn_byte_kb, 1) * 1024;
     int64_t now;
 
-    if (!s->dcqcn) {
+    if (!s->params.dcqcn) {
         return;
     }
     /* the rate really sent at, measured over 1 ms periods */
@@ -198,7 +198,7 @@ void qroce_dc_sent(QRoceState *s, QRoceQP *qp, size_t bytes)
         r->meas_at = now;
         r->meas_bytes = 0;
     }
-    if (r->rate_cur >= dc_mbps(s->dcqcn_line_mbps)) {
+    if (r->rate_cur >= dc_mbps(s->params.dcqcn_line_mbps)) {
         return;
     }
     r->pace_at = MAX(r->pace_at, now) +
@@ -226,7 +226,7 @@ void qroce_cc_acked(QRoceState *s, QRoceQP *qp, uint32_t una)
 {
     QRoceQPXport *r = &qp->xp;
     uint32_t n = psn_sub(una, r->una_psn);
-    uint32_t g = MIN(s->dcqcn_wnd_g, 1024);
+    uint32_t g = MIN(s->params.dcqcn_wnd_g, 1024);
 
     if (psn_cmp(una, r->wnd_end) >= 0) {
         r->walpha = (r->walpha * (1024 - g) + (r->wnd_cnp ? g * 1024 : 0)) /
@@ -295,8 +295,8 @@ bool qroce_cc_congested(QRoceState *s, RocePktIn *p, bool wire)
         eng->burst_over[i] = 0;
         eng->burst_nqp++;
     }
-    if (p->ecn != ROCE_ECN_NOT_ECT && s->ecn_threshold &&
-        eng->rx_burst > s->ecn_threshold) {
+    if (p->ecn != ROCE_ECN_NOT_ECT && s->params.ecn_threshold &&
+        eng->rx_burst > s->params.ecn_threshold) {
         eng->burst_over[i]++;
     }
     return false;

@@ -53,6 +53,7 @@ void qroce_dp_cqe(QRoceState *s, QRoceQP *qp, bool sq, uint32_t idx,
 int qroce_dp_inject_wqe(QRoceState *s, QRoceQP *qp, uint32_t idx)
 {
     QRoceQPXport *r = &qp->xp;
+    QRoceParams *p = &s->params;
 
     /* a WQE that must wait for earlier ones is fetched again: same fault */
     if (r->inj_status && r->inj_idx == idx) {
@@ -63,15 +64,15 @@ int qroce_dp_inject_wqe(QRoceState *s, QRoceQP *qp, uint32_t idx)
         return QROCE_WC_SUCCESS;
     }
     r->inj_next = idx + 1;
-    if (!qroce_inject(s, &s->inj_wqe_err,
-                      !s->inj_wqe_qpn || s->inj_wqe_qpn == qp->qpn,
+    if (!qroce_inject(s, &p->inj_wqe_err,
+                      !p->inj_wqe_qpn || p->inj_wqe_qpn == qp->qpn,
                       "wqe-err", qp->qpn)) {
         return QROCE_WC_SUCCESS;
     }
     r->inj_idx = idx;
-    r->inj_status = s->inj_wqe_status &&
-                    s->inj_wqe_status <= QROCE_WC_GENERAL_ERR ?
-                    s->inj_wqe_status : QROCE_WC_GENERAL_ERR;
+    r->inj_status = p->inj_wqe_status &&
+                    p->inj_wqe_status <= QROCE_WC_GENERAL_ERR ?
+                    p->inj_wqe_status : QROCE_WC_GENERAL_ERR;
     return r->inj_status;
 }
 
@@ -112,7 +113,7 @@ void qroce_dp_tx(QRoceState *s, QRoceQP *qp, RocePktOut *o, uint32_t paylen)
                    (o->opcode < ROCE_READ_RESP_FIRST ||
                     o->opcode > ROCE_ATOMIC_ACK);
 
-    if (s->ecn) {
+    if (s->params.ecn) {
         o->tclass = (o->tclass & ~ROCE_ECN_MASK) | ROCE_ECN_ECT0;
     }
     iov.iov_base = s->eng->pkt;

@@ -39,7 +39,7 @@ int64_t qroce_rc_ack_timeout_ns(QRoceQP *qp)
     QRoceState *s = qp->xp.s;
     int64_t ns = 4096LL << MIN(qp->timeout, 31);
 
-    ns = MAX(ns, (int64_t)s->min_ack_timeout_us * 1000);
+    ns = MAX(ns, (int64_t)s->params.min_ack_timeout_us * 1000);
     return ns << MIN(qp->xp.backoff, RC_MAX_BACKOFF);
 }
 

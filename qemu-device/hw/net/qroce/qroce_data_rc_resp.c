@@ -575,14 +575,16 @@ static bool rc_responder_inv(QRoceState *s, QRoceQP *qp, RocePktIn *p)
 static bool rc_inject_nak(QRoceState *s, QRoceQP *qp, RocePktIn *p,
                           bool send)
 {
-    bool match = !s->inj_nak_qpn || s->inj_nak_qpn == qp->qpn;
+    QRoceParams *pa = &s->params;
+    bool match = !pa->inj_nak_qpn || pa->inj_nak_qpn == qp->qpn;
 
-    if (send && qroce_inject(s, &s->inj_rnr_nak, match, "rnr-nak",
+    if (send && qroce_inject(s, &pa->inj_rnr_nak, match, "rnr-nak",
                              qp->qpn)) {
         rc_push_ack(s, qp, ROCE_AETH_RNR | qp->min_rnr_timer, p->psn);
         return true;
     }
-    if (qroce_inject(s, &s->inj_access_nak, match, "access-nak", qp->qpn)) {
+    if (qroce_inject(s, &pa->inj_access_nak, match, "access-nak",
+                     qp->qpn)) {
         rc_resp_fatal(s, qp, ROCE_AETH_NAK_ACCESS, p->psn,
                       QROCE_EQE_QP_ACCESS_ERR);
         return true;

@@ -163,7 +163,7 @@ int qroce_bt_load(QRoceState *s, const struct qroce_bt *gbt,
                             QROCE_CMD_ERR_PARAM);
     }
     mask = (1ULL << shift) - 1;
-    if (s->bt_pages + npages > s->max_bt_pages) {
+    if (s->bt_pages + npages > s->params.max_bt_pages) {
         /* the device's translation memory is full (max-bt-pages) */
         trace_qroce_ub_bt("translation memory full", npages, s->bt_pages);
         return QROCE_CMD_ERR_NORES;
@@ -197,7 +197,7 @@ int qroce_bt_load(QRoceState *s, const struct qroce_bt *gbt,
 
 bool qroce_state_take(QRoceState *s, size_t bytes)
 {
-    uint64_t budget = (uint64_t)s->state_budget_mb << 20;
+    uint64_t budget = (uint64_t)s->params.state_budget_mb << 20;
 
     if (bytes > budget || s->state_bytes > budget - bytes) {
         trace_qroce_state_budget(bytes, s->state_bytes, budget);
@@ -340,7 +340,7 @@ QRoceCQ *qroce_cq_get(QRoceState *s, uint32_t cqn)
 
 QRoceAH *qroce_ah_get(QRoceState *s, uint32_t ahn)
 {
-    if (ahn >= s->max_ah || !s->ah[ahn].valid) {
+    if (ahn >= s->params.max_ah || !s->ah[ahn].valid) {
         return NULL;
     }
     return &s->ah[ahn];
@@ -376,7 +376,7 @@ void qroce_srq_consumed(QRoceState *s, QRoceSRQ *srq)
 
 QRocePD *qroce_pd_get(QRoceState *s, uint32_t pdn)
 {
-    if (pdn >= s->max_pd || !s->pd[pdn].valid) {
+    if (pdn >= s->params.max_pd || !s->pd[pdn].valid) {
         return NULL;
     }
     return &s->pd[pdn];
@@ -496,7 +496,7 @@ int qroce_mr_rw(QRoceState *s, QRoceMR *mr, uint64_t va, void *buf,
 
 int qroce_frmr_alloc(QRoceState *s, QRoceMR *mr, uint32_t max_pages)
 {
-    if (s->bt_pages + max_pages > s->max_bt_pages) {
+    if (s->bt_pages + max_pages > s->params.max_bt_pages) {
         trace_qroce_ub_bt("translation memory full", max_pages, s->bt_pages);
         return QROCE_CMD_ERR_NORES;
     }
@@ -822,7 +822,7 @@ QRoceMcast *qroce_mcast_find(QRoceState *s, const uint8_t gid[16])
 {
     unsigned i;
 
-    for (i = 0; i < s->mcast_max_groups; i++) {
+    for (i = 0; i < s->params.mcast_max_groups; i++) {
         if (s->mcast[i].nqp && !memcmp(s->mcast[i].gid, gid, 16)) {
             return &s->mcast[i];
         }
@@ -841,7 +841,7 @@ int qroce_mcast_attach(QRoceState *s, const uint8_t gid[16], uint32_t qpn)
     unsigned i;
 
     if (!g) {
-        for (i = 0; i < s->mcast_max_groups && !g; i++) {
+        for (i = 0; i < s->params.mcast_max_groups && !g; i++) {
             if (!s->mcast[i].nqp) {
                 g = &s->mcast[i];
             }
@@ -856,7 +856,7 @@ int qroce_mcast_attach(QRoceState *s, const uint8_t gid[16], uint32_t qpn)
             return QROCE_CMD_OK;
         }
     }
-    if (g->nqp == s->mcast_max_qp_attach) {
+    if (g->nqp == s->params.mcast_max_qp_attach) {
         return QROCE_CMD_ERR_NORES;
     }
     g->qpn[g->nqp++] = qpn;
@@ -883,7 +883,7 @@ void qroce_mcast_detach_all(QRoceState *s, uint32_t qpn)
 {
     unsigned i;
 
-    for (i = 0; i < s->mcast_max_groups; i++) {
+    for (i = 0; i < s->params.mcast_max_groups; i++) {
         if (s->mcast[i].nqp) {
             qroce_mcast_detach(s, s->mcast[i].gid, qpn);
         }

@@ -79,22 +79,23 @@ static void qroce_realize(PCIDevice *pdev, Error **errp)
 {
     QRoceState *s = QROCE(pdev);
     DeviceState *dev = DEVICE(pdev);
+    const QRoceParams *p = &s->params;
     int i;
 
-    if (s->max_qp < 16 || s->max_qp > (1u << 24) ||
-        s->max_cq < 16 || s->max_cq > (1u << 24) ||
-        s->max_mr < 16 || s->max_mr > (1u << 24) ||
-        s->max_pd < 16 || s->max_pd > (1u << 24) ||
-        s->max_ah < 16 || s->max_ah > (1u << 24) ||
-        s->max_srq < 16 || s->max_srq > (1u << 24)) {
+    if (p->max_qp < 16 || p->max_qp > (1u << 24) ||
+        p->max_cq < 16 || p->max_cq > (1u << 24) ||
+        p->max_mr < 16 || p->max_mr > (1u << 24) ||
+        p->max_pd < 16 || p->max_pd > (1u << 24) ||
+        p->max_ah < 16 || p->max_ah > (1u << 24) ||
+        p->max_srq < 16 || p->max_srq > (1u << 24)) {
         error_setg(errp, "qroce: max-qp, max-cq, max-mr, max-pd, max-ah and "
                    "max-srq must be between 16 and 16777216");
         return;
     }
-    if (s->mcast_max_groups < 1 ||
-        s->mcast_max_groups > QROCE_MCAST_MAX_GROUPS ||
-        s->mcast_max_qp_attach < 1 ||
-        s->mcast_max_qp_attach > QROCE_MCAST_MAX_QP_ATTACH) {
+    if (p->mcast_max_groups < 1 ||
+        p->mcast_max_groups > QROCE_MCAST_MAX_GROUPS ||
+        p->mcast_max_qp_attach < 1 ||
+        p->mcast_max_qp_attach > QROCE_MCAST_MAX_QP_ATTACH) {
         error_setg(errp, "qroce: mcast-max-groups must be between 1 and %u, "
                    "mcast-max-qp-attach between 1 and %u",
                    QROCE_MCAST_MAX_GROUPS, QROCE_MCAST_MAX_QP_ATTACH);
@@ -130,17 +131,17 @@ static void qroce_realize(PCIDevice *pdev, Error **errp)
         msix_vector_use(pdev, i);
     }
 
-    s->pd = g_new0(QRocePD, s->max_pd);
-    qroce_tbl_init(&s->cqs, s->max_cq, sizeof(QRoceCQ));
-    qroce_tbl_init(&s->qps, s->max_qp, sizeof(QRoceQP));
-    qroce_tbl_init(&s->mrs, s->max_mr, sizeof(QRoceMR));
-    s->ah = g_new0(QRoceAH, s->max_ah);
-    qroce_tbl_init(&s->srqs, s->max_srq, sizeof(QRoceSRQ));
-    s->mcast = g_new0(QRoceMcast, s->mcast_max_groups);
-    s->mcast_qpn = g_new0(uint32_t, s->mcast_max_groups *
-                                    s->mcast_max_qp_attach);
-    for (i = 0; i < s->mcast_max_groups; i++) {
-        s->mcast[i].qpn = s->mcast_qpn + i * s->mcast_max_qp_attach;
+    s->pd = g_new0(QRocePD, p->max_pd);
+    qroce_tbl_init(&s->cqs, p->max_cq, sizeof(QRoceCQ));
+    qroce_tbl_init(&s->qps, p->max_qp, sizeof(QRoceQP));
+    qroce_tbl_init(&s->mrs, p->max_mr, sizeof(QRoceMR));
+    s->ah = g_new0(QRoceAH, p->max_ah);
+    qroce_tbl_init(&s->srqs, p->max_srq, sizeof(QRoceSRQ));
+    s->mcast = g_new0(QRoceMcast, p->mcast_max_groups);
+    s->mcast_qpn = g_new0(uint32_t, p->mcast_max_groups *
+                                    p->mcast_max_qp_attach);
+    for (i = 0; i < p->mcast_max_groups; i++) {
+        s->mcast[i].qpn = s->mcast_qpn + i * p->mcast_max_qp_attach;
     }
 
     s->cmd_bh = qemu_bh_new_guarded(qroce_cmd_bh, s,
@@ -160,9 +161,9 @@ static void qroce_realize(PCIDevice *pdev, Error **errp)
 
     qroce_data_init(s);
     qroce_reset_state(s);
-    qemu_get_queue(s->nic)->link_down = s->link_off;
-    if (s->inj_stall_us) {
-        qroce_data_stall(s, s->inj_stall_qpn, s->inj_stall_us);
+    qemu_get_queue(s->nic)->link_down = p->link_off;
+    if (p->inj_stall_us) {
+        qroce_data_stall(s, p->inj_stall_qpn, p->inj_stall_us);
     }
 }
 
@@ -189,7 +190,7 @@ static void qroce_exit(PCIDevice *pdev)
     qroce_tbl_fini(&s->srqs);
     g_free(s->mcast);
     g_free(s->mcast_qpn);
-    g_free(s->inj_event);
+    g_free(s->params.inj_event);
 }
 
 /*
@@ -209,40 +210,41 @@ static const VMStateDescription qroce_vmstate = {
 
 static const Property qroce_properties[] = {
     DEFINE_NIC_PROPERTIES(QRoceState, conf),
-    DEFINE_PROP_UINT32("max-bt-pages", QRoceState, max_bt_pages,
+    DEFINE_PROP_UINT32("max-bt-pages", QRoceState, params.max_bt_pages,
                        QROCE_DEF_MAX_BT_PAGES),
-    DEFINE_PROP_UINT32("max-qp", QRoceState, max_qp, QROCE_DEF_MAX_QP),
-    DEFINE_PROP_UINT32("max-cq", QRoceState, max_cq, QROCE_DEF_MAX_CQ),
-    DEFINE_PROP_UINT32("max-mr", QRoceState, max_mr, QROCE_DEF_MAX_MR),
-    DEFINE_PROP_UINT32("max-pd", QRoceState, max_pd, QROCE_DEF_MAX_PD),
-    DEFINE_PROP_UINT32("max-ah", QRoceState, max_ah, QROCE_DEF_MAX_AH),
-    DEFINE_PROP_UINT32("max-srq", QRoceState, max_srq, QROCE_DEF_MAX_SRQ),
-    DEFINE_PROP_UINT32("state-budget-mb", QRoceState, state_budget_mb,
+    DEFINE_PROP_UINT32("max-qp", QRoceState, params.max_qp, QROCE_DEF_MAX_QP),
+    DEFINE_PROP_UINT32("max-cq", QRoceState, params.max_cq, QROCE_DEF_MAX_CQ),
+    DEFINE_PROP_UINT32("max-mr", QRoceState, params.max_mr, QROCE_DEF_MAX_MR),
+    DEFINE_PROP_UINT32("max-pd", QRoceState, params.max_pd, QROCE_DEF_MAX_PD),
+    DEFINE_PROP_UINT32("max-ah", QRoceState, params.max_ah, QROCE_DEF_MAX_AH),
+    DEFINE_PROP_UINT32("max-srq", QRoceState, params.max_srq,
+                       QROCE_DEF_MAX_SRQ),
+    DEFINE_PROP_UINT32("state-budget-mb", QRoceState, params.state_budget_mb,
                        QROCE_DEF_STATE_BUDGET_MB),
-    DEFINE_PROP_UINT32("mcast-max-groups", QRoceState, mcast_max_groups,
-                       QROCE_DEF_MCAST_GROUPS),
-    DEFINE_PROP_UINT32("mcast-max-qp-attach", QRoceState, mcast_max_qp_attach,
-                       QROCE_DEF_MCAST_QP_ATTACH),
+    DEFINE_PROP_UINT32("mcast-max-groups", QRoceState,
+                       params.mcast_max_groups, QROCE_DEF_MCAST_GROUPS),
+    DEFINE_PROP_UINT32("mcast-max-qp-attach", QRoceState,
+                       params.mcast_max_qp_attach, QROCE_DEF_MCAST_QP_ATTACH),
 };
 
 static bool qroce_get_ecn(Object *obj, Error **errp)
 {
-    return QROCE(obj)->ecn;
+    return QROCE(obj)->params.ecn;
 }
 
 static void qroce_set_ecn(Object *obj, bool value, Error **errp)
 {
-    QROCE(obj)->ecn = value;
+    QROCE(obj)->params.ecn = value;
 }
 
 static bool qroce_get_dcqcn(Object *obj, Error **errp)
 {
-    return QROCE(obj)->dcqcn;
+    return QROCE(obj)->params.dcqcn;
 }
 
 static void qroce_set_dcqcn(Object *obj, bool value, Error **errp)
 {
-    QROCE(obj)->dcqcn = value;
+    QROCE(obj)->params.dcqcn = value;
 }
 
 /* ------------------------------------------------------------------ */
@@ -451,20 +453,20 @@ static char *qroce_objects_json(QRoceState *s)
  */
 typedef struct QRoceKnob {
     const char *name;
-    size_t off;
+    size_t off;             /* in QRoceParams */
     uint32_t def;
     void (*apply)(QRoceState *s);   /* run when set on a realized device */
 } QRoceKnob;
 
-#define KNOB(n, f, d) { n, offsetof(QRoceState, f), d, NULL }
-#define KNOB_APPLY(n, f, d, a) { n, offsetof(QRoceState, f), d, a }
+#define KNOB(n, f, d) { n, offsetof(QRoceParams, f), d, NULL }
+#define KNOB_APPLY(n, f, d, a) { n, offsetof(QRoceParams, f), d, a }
 
 static void qroce_apply_stall(QRoceState *s)
 {
-    if (s->inj_stall_us) {
+    if (s->params.inj_stall_us) {
         qroce_count(s, QROCE_CNT_INJECTED_FAULTS);
     }
-    qroce_data_stall(s, s->inj_stall_qpn, s->inj_stall_us);
+    qroce_data_stall(s, s->params.inj_stall_qpn, s->params.inj_stall_us);
 }
 
 static const QRoceKnob qroce_knobs[] = {
@@ -507,12 +509,17 @@ static const QRoceKnob qroce_knobs[] = {
 #undef KNOB
 #undef KNOB_APPLY
 
+static uint32_t *qroce_knob_ptr(QRoceState *s, const QRoceKnob *k)
+{
+    return (uint32_t *)((uint8_t *)&s->params + k->off);
+}
+
 static void qroce_knob_get(Object *obj, Visitor *v, const char *name,
                            void *opaque, Error **errp)
 {
     const QRoceKnob *k = opaque;
 
-    visit_type_uint32(v, name, (uint32_t *)((uint8_t *)obj + k->off), errp);
+    visit_type_uint32(v, name, qroce_knob_ptr(QROCE(obj), k), errp);
 }
 
 static void qroce_knob_set(Object *obj, Visitor *v, const char *name,
@@ -524,7 +531,7 @@ static void qroce_knob_set(Object *obj, Visitor *v, const char *name,
     if (!visit_type_uint32(v, name, &val, errp)) {
         return;
     }
-    *(uint32_t *)((uint8_t *)obj + k->off) = val;
+    *qroce_knob_ptr(QROCE(obj), k) = val;
     if (DEVICE(obj)->realized) {
         k->apply(QROCE(obj));
     }
@@ -550,13 +557,15 @@ static void qroce_set_inject_event(Object *obj, const char *value,
     if (!qroce_inject_event(s, value, len, n, errp)) {
         return;
     }
-    g_free(s->inj_event);
-    s->inj_event = g_strdup(value);
+    g_free(s->params.inj_event);
+    s->params.inj_event = g_strdup(value);
 }
 
 static char *qroce_get_inject_event(Object *obj, Error **errp)
 {
-    return g_strdup(QROCE(obj)->inj_event ? QROCE(obj)->inj_event : "");
+    const char *ev = QROCE(obj)->params.inj_event;
+
+    return g_strdup(ev ? ev : "");
 }
 
 static bool qroce_get_link_up(Object *obj, Error **errp)
@@ -565,7 +574,7 @@ static bool qroce_get_link_up(Object *obj, Error **errp)
 
     /* the netdev's state: set_link changes it too */
     return DEVICE(obj)->realized ? !qemu_get_queue(s->nic)->link_down :
-           !s->link_off;
+           !s->params.link_off;
 }
 
 /* x-link-up: as the set_link monitor command (§17) */
@@ -573,7 +582,7 @@ static void qroce_set_link_up(Object *obj, bool value, Error **errp)
 {
     QRoceState *s = QROCE(obj);
 
-    s->link_off = !value;
+    s->params.link_off = !value;
     if (DEVICE(obj)->realized) {
         NetClientState *nc = qemu_get_queue(s->nic);
 
@@ -595,7 +604,7 @@ static void qroce_instance_init(Object *obj)
     size_t i;
 
     for (i = 0; i < ARRAY_SIZE(qroce_knobs); i++) {
-        uint32_t *v = (uint32_t *)((uint8_t *)s + qroce_knobs[i].off);
+        uint32_t *v = qroce_knob_ptr(s, &qroce_knobs[i]);
 
         *v = qroce_knobs[i].def;
         if (qroce_knobs[i].apply) {
@@ -612,11 +621,11 @@ static void qroce_instance_init(Object *obj)
     object_property_add_bool(obj, "x-link-up", qroce_get_link_up,
                              qroce_set_link_up);
     object_property_add_str(obj, "x-objects", qroce_get_objects, NULL);
-    s->ecn = true;
-    s->dcqcn = true;
+    s->params.ecn = true;
+    s->params.dcqcn = true;
     object_property_add_bool(obj, "ecn", qroce_get_ecn, qroce_set_ecn);
     object_property_add_bool(obj, "dcqcn", qroce_get_dcqcn, qroce_set_dcqcn);
-    object_property_add_uint64_ptr(obj, "x-fault-seed", &s->fault_seed,
+    object_property_add_uint64_ptr(obj, "x-fault-seed", &s->params.fault_seed,
                                    OBJ_PROP_FLAG_READWRITE);
 }
 

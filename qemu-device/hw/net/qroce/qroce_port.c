@@ -33,15 +33,16 @@ static const char *const qroce_dir_names[2] = { "tx", "rx" };
 /* A seeded xorshift64* draw: is there a fault of @kind on this frame? */
 static bool qroce_fault(QRoceState *s, int dir, int kind)
 {
-    uint32_t ppm = s->fault_ppm[dir][kind];
+    uint32_t ppm = s->params.fault_ppm[dir][kind];
+    uint64_t seed = s->params.fault_seed;
     uint64_t x;
 
     if (!ppm) {
         return false;
     }
-    if (s->fault_rng_seed != s->fault_seed || !s->fault_rng) {
-        s->fault_rng_seed = s->fault_seed;
-        s->fault_rng = s->fault_seed ? s->fault_seed : 0x9e3779b97f4a7c15ULL;
+    if (s->fault_rng_seed != seed || !s->fault_rng) {
+        s->fault_rng_seed = seed;
+        s->fault_rng = seed ? seed : 0x9e3779b97f4a7c15ULL;
     }
     x = s->fault_rng;
     x ^= x >> 12;
@@ -56,7 +57,7 @@ static bool qroce_faults_on(QRoceState *s, int dir)
     int k;
 
     for (k = 0; k < QROCE_FAULT_NUM; k++) {
-        if (s->fault_ppm[dir][k]) {
+        if (s->params.fault_ppm[dir][k]) {
             return true;
         }
     }

@@ -92,17 +92,17 @@ static uint32_t qroce_rd_const(QRoceState *s, hwaddr addr)
                QROCE_FEAT_RESIZE_SRQ | QROCE_FEAT_MW |
                QROCE_FEAT_FLUSH | QROCE_FEAT_ATOMIC_WRITE;
     case QROCE_REG_CAP_MAX_QP:
-        return s->max_qp;
+        return s->params.max_qp;
     case QROCE_REG_CAP_MAX_CQ:
-        return s->max_cq;
+        return s->params.max_cq;
     case QROCE_REG_CAP_MAX_MR:
-        return s->max_mr;
+        return s->params.max_mr;
     case QROCE_REG_CAP_MAX_PD:
-        return s->max_pd;
+        return s->params.max_pd;
     case QROCE_REG_CAP_MAX_SRQ:
-        return s->max_srq;
+        return s->params.max_srq;
     case QROCE_REG_CAP_MAX_AH:
-        return s->max_ah;
+        return s->params.max_ah;
     case QROCE_REG_CAP_MAX_QP_WR:
         return 1u << QROCE_WQ_MAX_LOG2;
     case QROCE_REG_CAP_MAX_CQE:
@@ -129,11 +129,11 @@ static uint32_t qroce_rd_const(QRoceState *s, hwaddr addr)
     case QROCE_REG_CAP_MAX_FRMR_PAGES:
         return QROCE_DEF_MAX_FRMR_PAGES;
     case QROCE_REG_CAP_LINK_MBPS:
-        return s->dcqcn_line_mbps;
+        return s->params.dcqcn_line_mbps;
     case QROCE_REG_CAP_MAX_MCAST_GRP:
-        return s->mcast_max_groups;
+        return s->params.mcast_max_groups;
     case QROCE_REG_CAP_MAX_MCAST_QP_ATTACH:
-        return s->mcast_max_qp_attach;
+        return s->params.mcast_max_qp_attach;
     case QROCE_REG_MAC_LO:
         return ldl_le_p(s->conf.macaddr.a);
     case QROCE_REG_MAC_HI:
