@@ -377,10 +377,20 @@ typedef struct QRoceParams {
     bool link_off;          /* x-link-up=off */
 } QRoceParams;
 
+/*
+ * The BAR0 registers the device keeps (docs/hw-spec.md §2), one 32-bit
+ * word each in QRoceState.regs, indexed by offset / 4, as hw/net/e1000e
+ * keeps mac[]: a 64-bit register is two words, _LO at its offset and _HI
+ * at the next.  The constant and capability registers, PORT_STATUS, the
+ * EQ doorbells and the counters are not kept there; MC_HASH_HI is the
+ * last register that is.  qroce_regs.c gives them their MMIO semantics.
+ */
+#define QROCE_NREGS (QROCE_REG_MC_HASH_HI / 4 + 1)
+
 struct QRoceState {
     PCIDevice parent_obj;
 
-    MemoryRegion regs;
+    MemoryRegion mmio;
     MemoryRegion db;
     MemoryRegion msix;
 
@@ -398,14 +408,7 @@ struct QRoceState {
     uint32_t bt_work;       /* pages loaded in this command-queue run */
     uint32_t next_qpn, next_mr;     /* allocation cursors: late reuse */
 
-    /* registers */
-    uint32_t ctrl, status, fatal_code, eth_mtu;
-    uint64_t cmdq_base, cmdq_cq;
-    uint32_t cmdq_log2, cmdq_pi, cmdq_ci;
-    uint32_t eth_ctrl, eth_irq;
-    uint64_t eth_mc_hash;   /* MC_HASH: multicast filter, 64 CRC bins */
-    uint64_t txq_base, rxq_base;
-    uint32_t txq_log2, rxq_log2, txq_pi, txq_ci, rxq_pi, rxq_ci;
+    uint32_t regs[QROCE_NREGS];     /* by offset / 4: qroce_reg() */
     uint32_t cnt[QROCE_CNT_NUM];
 
     QEMUBH *cmd_bh;
@@ -447,6 +450,38 @@ static inline uint32_t qroce_sq_sent_bound(const QRoceQP *qp)
     uint32_t ahead = r->sq_hi - sent;   /* a stale sq_hi is far behind */
 
     return ahead && ahead <= (1u << qp->sq.log2) ? r->sq_hi : sent;
+}
+
+/* Register @reg (a QROCE_REG_* offset) of those QRoceState.regs keeps. */
+static inline uint32_t qroce_reg(const QRoceState *s, hwaddr reg)
+{
+    assert(reg / 4 < QROCE_NREGS);
+    return s->regs[reg / 4];
+}
+
+/* The 64-bit register whose low half is at @lo. */
+static inline uint64_t qroce_reg64(const QRoceState *s, hwaddr lo)
+{
+    return qroce_reg(s, lo) | (uint64_t)qroce_reg(s, lo + 4) << 32;
+}
+
+static inline void qroce_reg_set(QRoceState *s, hwaddr reg, uint32_t val)
+{
+    assert(reg / 4 < QROCE_NREGS);
+    s->regs[reg / 4] = val;
+}
+
+/* Bits @set on, bits @clear off in register @reg. */
+static inline void qroce_reg_mask(QRoceState *s, hwaddr reg, uint32_t clear,
+                                  uint32_t set)
+{
+    qroce_reg_set(s, reg, (qroce_reg(s, reg) & ~clear) | set);
+}
+
+/* STATUS.READY: enabled, and not failed since */
+static inline bool qroce_ready(const QRoceState *s)
+{
+    return qroce_reg(s, QROCE_REG_STATUS) & QROCE_STATUS_READY;
 }
 
 static inline void qroce_count(QRoceState *s, enum qroce_counter c)

@@ -1588,39 +1588,46 @@ static const char *qroce_cmd_name(uint8_t opcode)
 void qroce_fatal(QRoceState *s, uint32_t code)
 {
     QROCE_GUEST_ERR(qroce_fatal, "device fatal, code %u", code);
-    s->status = (s->status & ~QROCE_STATUS_READY) | QROCE_STATUS_FATAL;
-    s->fatal_code = code;
+    qroce_reg_mask(s, QROCE_REG_STATUS, QROCE_STATUS_READY,
+                   QROCE_STATUS_FATAL);
+    qroce_reg_set(s, QROCE_REG_FATAL_CODE, code);
 }
 
 void qroce_cmd_bh(void *opaque)
 {
     QRoceState *s = opaque;
-    uint32_t size = 1u << s->cmdq_log2;
+    uint32_t log2 = qroce_reg(s, QROCE_REG_CMDQ_LOG2);
+    uint32_t size = 1u << log2;
     int budget = QROCE_CMD_BUDGET;
     bool done = false;
+    uint32_t ci;
 
     s->bt_work = 0;
-    while ((s->status & QROCE_STATUS_READY) && s->cmdq_ci != s->cmdq_pi) {
-        uint32_t slot = s->cmdq_ci & (size - 1);
+    while (qroce_ready(s) &&
+           (ci = qroce_reg(s, QROCE_REG_CMDQ_CI)) !=
+           qroce_reg(s, QROCE_REG_CMDQ_PI)) {
+        uint32_t slot = ci & (size - 1);
         struct qroce_cmd cmd;
         struct qroce_cmd_comp comp = {};
         uint32_t out[6] = {};
         const QRoceCmdDesc *d = NULL;
-        uint64_t caddr = s->cmdq_cq + (uint64_t)slot * sizeof(comp);
+        uint64_t caddr = qroce_reg64(s, QROCE_REG_CMDQ_CQ_LO) +
+                         (uint64_t)slot * sizeof(comp);
         int st, i;
 
         if (budget-- == 0) {
             qemu_bh_schedule(s->cmd_bh);
             break;
         }
-        if (!qroce_dma_read(s, s->cmdq_base + (uint64_t)slot * sizeof(cmd),
-                            &cmd, sizeof(cmd))) {
+        if (!qroce_dma_read(s, qroce_reg64(s, QROCE_REG_CMDQ_BASE_LO) +
+                            (uint64_t)slot * sizeof(cmd), &cmd, sizeof(cmd))) {
             qroce_fatal(s, QROCE_FATAL_CMDQ_DMA);
             break;
         }
         if (qroce_inject(s, &s->params.inj_cmd_swallow, true, "cmd-swallow",
                          cmd.hdr.opcode)) {
-            s->cmdq_ci++;       /* consumed, never completed */
+            /* consumed, never completed */
+            qroce_reg_set(s, QROCE_REG_CMDQ_CI, ci + 1);
             continue;
         }
         st = qroce_cmd_exec(s, &cmd, out, &d);
@@ -1631,7 +1638,7 @@ void qroce_cmd_bh(void *opaque)
                             cmd.hdr.opcode, st);
         }
         qroce_count(s, QROCE_CNT_CMDS);
-        trace_qroce_cmd(s->cmdq_ci, cmd.hdr.opcode,
+        trace_qroce_cmd(ci, cmd.hdr.opcode,
                         le32_to_cpu(cmd.hdr.cookie), st, out[0]);
         comp.cookie = cmd.hdr.cookie;
         comp.status = st;
@@ -1645,13 +1652,13 @@ void qroce_cmd_bh(void *opaque)
             qroce_fatal(s, QROCE_FATAL_CMDQ_DMA);
             break;
         }
-        comp.owner = qroce_owner_for(s->cmdq_ci, s->cmdq_log2);
+        comp.owner = qroce_owner_for(ci, log2);
         smp_wmb(); /* the completion is visible before its owner byte */
         if (!qroce_dma_write(s, caddr + 7, &comp.owner, 1)) {
             qroce_fatal(s, QROCE_FATAL_CMDQ_DMA);
             break;
         }
-        s->cmdq_ci++;
+        qroce_reg_set(s, QROCE_REG_CMDQ_CI, ci + 1);
         done = true;
         if (s->bt_work >= QROCE_CMD_WORK_BUDGET) {
             /* long commands: yield to the guest, go on next time */

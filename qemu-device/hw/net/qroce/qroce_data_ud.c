@@ -25,7 +25,8 @@
  */
 static uint32_t ud_mtu(QRoceState *s)
 {
-    uint32_t room = s->eth_mtu > 100 ? s->eth_mtu - 100 : 0;
+    uint32_t eth = qroce_reg(s, QROCE_REG_ETH_MTU);
+    uint32_t room = eth > 100 ? eth - 100 : 0;
     uint32_t mtu;
 
     for (mtu = 4096; mtu > 256 && mtu > room; mtu >>= 1) {

@@ -19,22 +19,25 @@
 
 void qroce_eth_irq(QRoceState *s, uint32_t cause)
 {
-    s->eth_irq |= cause;
+    qroce_reg_mask(s, QROCE_REG_ETH_IRQ, 0, cause);
     qroce_irq(s, QROCE_MSIX_VEC_ETH);
 }
 
 void qroce_eth_tx_bh(void *opaque)
 {
     QRoceState *s = opaque;
-    uint32_t size = 1u << s->txq_log2;
+    uint32_t log2 = qroce_reg(s, QROCE_REG_TXQ_LOG2);
+    uint32_t slots = 1u << log2;
     int budget = QROCE_TX_BUDGET;
     bool done = false;
     uint8_t *buf = NULL;
+    uint32_t ci;
 
-    while ((s->eth_ctrl & QROCE_ETH_CTRL_TX_EN) && s->txq_log2 &&
-           s->txq_ci != s->txq_pi) {
-        uint64_t daddr = s->txq_base +
-                         (uint64_t)(s->txq_ci & (size - 1)) * 16;
+    while ((qroce_reg(s, QROCE_REG_ETH_CTRL) & QROCE_ETH_CTRL_TX_EN) &&
+           log2 && (ci = qroce_reg(s, QROCE_REG_TXQ_CI)) !=
+           qroce_reg(s, QROCE_REG_TXQ_PI)) {
+        uint64_t daddr = qroce_reg64(s, QROCE_REG_TXQ_BASE_LO) +
+                         (uint64_t)(ci & (slots - 1)) * 16;
         struct qroce_eth_desc d;
         uint16_t len, flags = QROCE_ETH_DESC_DONE;
 
@@ -47,7 +50,7 @@ void qroce_eth_tx_bh(void *opaque)
         }
         if (!qroce_dma_read(s, daddr, &d, sizeof(d))) {
             QROCE_GUEST_ERR(qroce_ub_eth_ring, "%s", "TX ring unreadable");
-            s->eth_ctrl &= ~QROCE_ETH_CTRL_TX_EN;
+            qroce_reg_mask(s, QROCE_REG_ETH_CTRL, QROCE_ETH_CTRL_TX_EN, 0);
             break;
         }
         len = le16_to_cpu(d.len);
@@ -57,20 +60,20 @@ void qroce_eth_tx_bh(void *opaque)
         if (len < ETH_HLEN || len > QROCE_ETH_MAX_FRAME ||
             !qroce_dma_read(s, le64_to_cpu(d.addr), buf, len)) {
             QROCE_GUEST_ERR(qroce_ub_eth_desc, "TX descriptor %u: length %u "
-                            "or buffer refused", s->txq_ci, (unsigned)len);
+                            "or buffer refused", ci, (unsigned)len);
             flags |= QROCE_ETH_DESC_ERR;
         } else {
-            trace_qroce_eth_tx(s->txq_ci, len);
+            trace_qroce_eth_tx(ci, len);
             qroce_count(s, QROCE_CNT_ETH_TX_FRAMES);
             qroce_port_send(s, buf, len);
         }
         d.flags = cpu_to_le16(flags);
         if (!qroce_dma_write(s, daddr + 10, &d.flags, 2)) {
             QROCE_GUEST_ERR(qroce_ub_eth_ring, "%s", "TX ring not writable");
-            s->eth_ctrl &= ~QROCE_ETH_CTRL_TX_EN;
+            qroce_reg_mask(s, QROCE_REG_ETH_CTRL, QROCE_ETH_CTRL_TX_EN, 0);
             break;
         }
-        s->txq_ci++;
+        qroce_reg_set(s, QROCE_REG_TXQ_CI, ci + 1);
         done = true;
     }
     g_free(buf);
@@ -81,10 +84,13 @@ void qroce_eth_tx_bh(void *opaque)
 
 static bool qroce_rx_ready(QRoceState *s)
 {
-    return (s->status & QROCE_STATUS_READY) &&
-           (s->eth_ctrl & QROCE_ETH_CTRL_RX_EN) && s->rxq_log2 &&
-           s->rxq_pi != s->rxq_ci &&
-           s->rxq_pi - s->rxq_ci <= (1u << s->rxq_log2);
+    uint32_t log2 = qroce_reg(s, QROCE_REG_RXQ_LOG2);
+    uint32_t posted = qroce_reg(s, QROCE_REG_RXQ_PI) -
+                      qroce_reg(s, QROCE_REG_RXQ_CI);
+
+    return qroce_ready(s) &&
+           (qroce_reg(s, QROCE_REG_ETH_CTRL) & QROCE_ETH_CTRL_RX_EN) &&
+           log2 && posted && posted <= (1u << log2);
 }
 
 /*
@@ -94,21 +100,22 @@ static bool qroce_rx_ready(QRoceState *s)
  */
 static bool qroce_eth_accept(QRoceState *s, const uint8_t *buf)
 {
+    uint32_t ctrl = qroce_reg(s, QROCE_REG_ETH_CTRL);
     uint32_t bin;
 
-    if (s->eth_ctrl & QROCE_ETH_CTRL_PROMISC) {
+    if (ctrl & QROCE_ETH_CTRL_PROMISC) {
         return true;
     }
     if (!(buf[0] & 1)) {
         return !memcmp(buf, s->conf.macaddr.a, ETH_ALEN);
     }
     if (is_broadcast_ether_addr(buf) ||
-        (s->eth_ctrl & QROCE_ETH_CTRL_ALLMULTI) ||
-        !(s->eth_ctrl & QROCE_ETH_CTRL_MC_FILTER)) {
+        (ctrl & QROCE_ETH_CTRL_ALLMULTI) ||
+        !(ctrl & QROCE_ETH_CTRL_MC_FILTER)) {
         return true;
     }
     bin = net_crc32_le(buf, ETH_ALEN) >> QROCE_MC_HASH_SHIFT;
-    if (!(s->eth_mc_hash & (1ULL << bin))) {
+    if (!(qroce_reg64(s, QROCE_REG_MC_HASH_LO) & (1ULL << bin))) {
         qroce_count(s, QROCE_CNT_ETH_RX_FILTERED);
         trace_qroce_eth_mc_filtered(bin);
         return false;
@@ -118,6 +125,8 @@ static bool qroce_eth_accept(QRoceState *s, const uint8_t *buf)
 
 static void qroce_eth_rx(QRoceState *s, const uint8_t *buf, size_t size)
 {
+    uint32_t ci = qroce_reg(s, QROCE_REG_RXQ_CI);
+    uint32_t slots = 1u << qroce_reg(s, QROCE_REG_RXQ_LOG2);
     uint64_t daddr;
     struct qroce_eth_desc d;
     uint16_t flags = QROCE_ETH_DESC_DONE;
@@ -128,11 +137,11 @@ static void qroce_eth_rx(QRoceState *s, const uint8_t *buf, size_t size)
         trace_qroce_wrn_eth_rx_drop(size);
         return;
     }
-    daddr = s->rxq_base +
-            (uint64_t)(s->rxq_ci & ((1u << s->rxq_log2) - 1)) * 16;
+    daddr = qroce_reg64(s, QROCE_REG_RXQ_BASE_LO) +
+            (uint64_t)(ci & (slots - 1)) * 16;
     if (!qroce_dma_read(s, daddr, &d, sizeof(d))) {
         QROCE_GUEST_ERR(qroce_ub_eth_ring, "%s", "RX ring unreadable");
-        s->eth_ctrl &= ~QROCE_ETH_CTRL_RX_EN;
+        qroce_reg_mask(s, QROCE_REG_ETH_CTRL, QROCE_ETH_CTRL_RX_EN, 0);
         return;
     }
     n = MIN(size, le16_to_cpu(d.len));
@@ -148,12 +157,12 @@ static void qroce_eth_rx(QRoceState *s, const uint8_t *buf, size_t size)
     d.flags = cpu_to_le16(flags);
     if (!qroce_dma_write(s, daddr + 8, &d.len, 4)) {
         QROCE_GUEST_ERR(qroce_ub_eth_ring, "%s", "RX ring not writable");
-        s->eth_ctrl &= ~QROCE_ETH_CTRL_RX_EN;
+        qroce_reg_mask(s, QROCE_REG_ETH_CTRL, QROCE_ETH_CTRL_RX_EN, 0);
         return;
     }
-    trace_qroce_eth_rx(s->rxq_ci, size);
+    trace_qroce_eth_rx(ci, size);
     qroce_count(s, QROCE_CNT_ETH_RX_FRAMES);
-    s->rxq_ci++;
+    qroce_reg_set(s, QROCE_REG_RXQ_CI, ci + 1);
     qroce_eth_irq(s, QROCE_ETH_IRQ_RX);
 }
 

@@ -56,7 +56,7 @@ static void qroce_set_link_status(NetClientState *nc)
     bool up = qroce_link_up(s);
 
     trace_qroce_link(up);
-    if (s->status & QROCE_STATUS_READY) {
+    if (qroce_ready(s)) {
         qroce_async_event(s, up ? QROCE_EQE_PORT_ACTIVE : QROCE_EQE_PORT_DOWN,
                           1, 0);
         qroce_eth_irq(s, QROCE_ETH_IRQ_LINK);
@@ -107,10 +107,10 @@ static void qroce_realize(PCIDevice *pdev, Error **errp)
     pci_set_word(pdev->config + PCI_SUBSYSTEM_ID, QROCE_PCI_SUBSYS_ID);
     pdev->config[PCI_INTERRUPT_PIN] = 1;
 
-    memory_region_init_io(&s->regs, OBJECT(s), &qroce_reg_ops, s,
+    memory_region_init_io(&s->mmio, OBJECT(s), &qroce_reg_ops, s,
                           "qroce-regs", QROCE_REGS_SIZE);
     pci_register_bar(pdev, QROCE_BAR_REGS, PCI_BASE_ADDRESS_SPACE_MEMORY,
-                     &s->regs);
+                     &s->mmio);
     memory_region_init_io(&s->db, OBJECT(s), &qroce_db_ops, s,
                           "qroce-doorbells", QROCE_DB_BAR_SIZE);
     pci_register_bar(pdev, QROCE_BAR_DB, PCI_BASE_ADDRESS_SPACE_MEMORY |
@@ -424,8 +424,8 @@ static char *qroce_objects_json(QRoceState *s)
     GString *js;
     uint32_t i;
 
-    qdict_put_int(d, "status", s->status);
-    qdict_put_int(d, "fatal_code", s->fatal_code);
+    qdict_put_int(d, "status", qroce_reg(s, QROCE_REG_STATUS));
+    qdict_put_int(d, "fatal_code", qroce_reg(s, QROCE_REG_FATAL_CODE));
     for (i = 0; i < QROCE_CNT_NUM; i++) {
         qdict_put_int(cnt, qroce_cnt_names[i], s->cnt[i]);
     }

@@ -273,7 +273,7 @@ ssize_t qroce_port_receive(NetClientState *nc, const uint8_t *buf,
 {
     QRoceState *s = qemu_get_nic_opaque(nc);
 
-    if (size < ETH_HLEN || !(s->status & QROCE_STATUS_READY)) {
+    if (size < ETH_HLEN || !qroce_ready(s)) {
         qroce_count(s, QROCE_CNT_ETH_RX_DROPS);
         trace_qroce_wrn_eth_rx_drop(size);
         return size;

@@ -1,7 +1,9 @@
 /*
  * qroce: the register file (BAR0) and the doorbells (BAR2).  Registers
  * are dispatched through static const tables indexed by register number;
- * a doorbell is decoded here and handed to the object or QP it names.
+ * the values the device keeps are in QRoceState.regs (qroce_reg()), so
+ * reset clears them in one place.  A doorbell is decoded here and handed
+ * to the object or QP it names.
  * The layout is include/qroce_hw.h and docs/hw-spec.md.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -34,38 +36,33 @@ void qroce_reset_state(QRoceState *s)
     qroce_port_reset(s);
     qroce_ctrl_reset(s);
 
-    s->ctrl = s->status = s->fatal_code = 0;
-    s->eth_mtu = 1500;
-    s->cmdq_base = s->cmdq_cq = 0;
-    s->cmdq_log2 = s->cmdq_pi = s->cmdq_ci = 0;
-    s->eth_ctrl = s->eth_irq = 0;
-    s->eth_mc_hash = 0;
-    s->txq_base = s->rxq_base = 0;
-    s->txq_log2 = s->rxq_log2 = 0;
-    s->txq_pi = s->txq_ci = s->rxq_pi = s->rxq_ci = 0;
+    /* every register is 0 after reset but ETH_MTU */
+    memset(s->regs, 0, sizeof(s->regs));
+    qroce_reg_set(s, QROCE_REG_ETH_MTU, 1500);
 }
 
 static void qroce_enable(QRoceState *s)
 {
-    if (s->status & QROCE_STATUS_FATAL) {
+    uint64_t base = qroce_reg64(s, QROCE_REG_CMDQ_BASE_LO);
+    uint64_t cq = qroce_reg64(s, QROCE_REG_CMDQ_CQ_LO);
+    uint32_t log2 = qroce_reg(s, QROCE_REG_CMDQ_LOG2);
+
+    if (qroce_reg(s, QROCE_REG_STATUS) & QROCE_STATUS_FATAL) {
         return;
     }
-    if (!s->cmdq_base || !s->cmdq_cq || (s->cmdq_base & 0xfff) ||
-        (s->cmdq_cq & 0xfff) || s->cmdq_log2 < 1 ||
-        s->cmdq_log2 > QROCE_CMDQ_MAX_LOG2) {
-        if (!s->cmdq_base || (s->cmdq_base & 0xfff)) {
-            REG_BAD("CMDQ_BASE", s->cmdq_base,
-                    "zero or not 4 KiB aligned at ENABLE");
-        } else if (!s->cmdq_cq || (s->cmdq_cq & 0xfff)) {
-            REG_BAD("CMDQ_CQ", s->cmdq_cq,
-                    "zero or not 4 KiB aligned at ENABLE");
+    if (!base || !cq || (base & 0xfff) || (cq & 0xfff) || log2 < 1 ||
+        log2 > QROCE_CMDQ_MAX_LOG2) {
+        if (!base || (base & 0xfff)) {
+            REG_BAD("CMDQ_BASE", base, "zero or not 4 KiB aligned at ENABLE");
+        } else if (!cq || (cq & 0xfff)) {
+            REG_BAD("CMDQ_CQ", cq, "zero or not 4 KiB aligned at ENABLE");
         } else {
-            REG_BAD("CMDQ_LOG2", s->cmdq_log2, "out of range at ENABLE");
+            REG_BAD("CMDQ_LOG2", log2, "out of range at ENABLE");
         }
         qroce_fatal(s, QROCE_FATAL_CMDQ_CONFIG);
         return;
     }
-    s->status |= QROCE_STATUS_READY;
+    qroce_reg_mask(s, QROCE_REG_STATUS, 0, QROCE_STATUS_READY);
     qemu_bh_schedule(s->cmd_bh);
 }
 
@@ -142,72 +139,20 @@ static uint32_t qroce_rd_const(QRoceState *s, hwaddr addr)
     return 0;
 }
 
-static uint32_t qroce_rd_state(QRoceState *s, hwaddr addr)
+/* A register kept in QRoceState.regs: its value as it is. */
+static uint32_t qroce_rd_reg(QRoceState *s, hwaddr addr)
 {
-    switch (addr) {
-    case QROCE_REG_STATUS:
-        return s->status;
-    case QROCE_REG_CTRL:
-        return s->ctrl;
-    case QROCE_REG_PORT_STATUS:
-        return qroce_link_up(s) ? QROCE_PORT_LINK_UP | (100 << 8) : 0;
-    case QROCE_REG_ETH_MTU:
-        return s->eth_mtu;
-    case QROCE_REG_FATAL_CODE:
-        return s->fatal_code;
-    case QROCE_REG_CMDQ_BASE_LO:
-        return s->cmdq_base;
-    case QROCE_REG_CMDQ_BASE_HI:
-        return s->cmdq_base >> 32;
-    case QROCE_REG_CMDQ_LOG2:
-        return s->cmdq_log2;
-    case QROCE_REG_CMDQ_CI:
-        return s->cmdq_ci;
-    case QROCE_REG_CMDQ_CQ_LO:
-        return s->cmdq_cq;
-    case QROCE_REG_CMDQ_CQ_HI:
-        return s->cmdq_cq >> 32;
-    case QROCE_REG_ETH_CTRL:
-        return s->eth_ctrl;
-    case QROCE_REG_MC_HASH_LO:
-        return s->eth_mc_hash;
-    case QROCE_REG_MC_HASH_HI:
-        return s->eth_mc_hash >> 32;
-    case QROCE_REG_TXQ_BASE_LO:
-        return s->txq_base;
-    case QROCE_REG_TXQ_BASE_HI:
-        return s->txq_base >> 32;
-    case QROCE_REG_TXQ_LOG2:
-        return s->txq_log2;
-    case QROCE_REG_TXQ_CI:
-        return s->txq_ci;
-    case QROCE_REG_RXQ_BASE_LO:
-        return s->rxq_base;
-    case QROCE_REG_RXQ_BASE_HI:
-        return s->rxq_base >> 32;
-    case QROCE_REG_RXQ_LOG2:
-        return s->rxq_log2;
-    case QROCE_REG_RXQ_CI:
-        return s->rxq_ci;
-    case QROCE_REG_ETH_IRQ:
-        return s->eth_irq;
-    }
-    return 0;
+    return qroce_reg(s, addr);
+}
+
+static uint32_t qroce_rd_port(QRoceState *s, hwaddr addr)
+{
+    return qroce_link_up(s) ? QROCE_PORT_LINK_UP | (100 << 8) : 0;
 }
 
 static uint32_t qroce_rd_cnt(QRoceState *s, hwaddr addr)
 {
     return s->cnt[(addr - QROCE_REG_CNT_BASE) / 4];
-}
-
-static void qroce_set_lo(uint64_t *r, uint32_t v)
-{
-    *r = (*r & ~0xffffffffULL) | v;
-}
-
-static void qroce_set_hi(uint64_t *r, uint32_t v)
-{
-    *r = (*r & 0xffffffffULL) | ((uint64_t)v << 32);
 }
 
 static void qroce_wr_ctrl(QRoceState *s, hwaddr addr, uint32_t val)
@@ -217,12 +162,13 @@ static void qroce_wr_ctrl(QRoceState *s, hwaddr addr, uint32_t val)
         qroce_reset_state(s);
         return;
     }
-    if ((val & QROCE_CTRL_ENABLE) && !(s->ctrl & QROCE_CTRL_ENABLE)) {
-        s->ctrl = QROCE_CTRL_ENABLE;
+    if ((val & QROCE_CTRL_ENABLE) &&
+        !(qroce_reg(s, QROCE_REG_CTRL) & QROCE_CTRL_ENABLE)) {
+        qroce_reg_set(s, QROCE_REG_CTRL, QROCE_CTRL_ENABLE);
         qroce_enable(s);
     } else if (!(val & QROCE_CTRL_ENABLE)) {
-        s->ctrl = 0;
-        s->status &= ~QROCE_STATUS_READY;
+        qroce_reg_set(s, QROCE_REG_CTRL, 0);
+        qroce_reg_mask(s, QROCE_REG_STATUS, QROCE_STATUS_READY, 0);
     }
 }
 
@@ -232,19 +178,20 @@ static void qroce_wr_mtu(QRoceState *s, hwaddr addr, uint32_t val)
         REG_BAD("ETH_MTU", val, "out of range");
         return;
     }
-    s->eth_mtu = val;
+    qroce_reg_set(s, QROCE_REG_ETH_MTU, val);
 }
 
 static void qroce_wr_cmdq(QRoceState *s, hwaddr addr, uint32_t val)
 {
     if (addr == QROCE_REG_CMDQ_PI) {
         trace_qroce_cmdq_doorbell(val);
-        if (!(s->status & QROCE_STATUS_READY)) {
+        if (!qroce_ready(s)) {
             REG_BAD("CMDQ_PI", val, "device not enabled");
             return;
         }
-        s->cmdq_pi = val;
-        if (s->cmdq_pi - s->cmdq_ci > (1u << s->cmdq_log2)) {
+        qroce_reg_set(s, QROCE_REG_CMDQ_PI, val);
+        if (val - qroce_reg(s, QROCE_REG_CMDQ_CI) >
+            (1u << qroce_reg(s, QROCE_REG_CMDQ_LOG2))) {
             REG_BAD("CMDQ_PI", val, "overruns the ring");
             qroce_fatal(s, QROCE_FATAL_CMDQ_CONFIG);
             return;
@@ -252,112 +199,93 @@ static void qroce_wr_cmdq(QRoceState *s, hwaddr addr, uint32_t val)
         qemu_bh_schedule(s->cmd_bh);
         return;
     }
-    if (s->status & QROCE_STATUS_READY) {
+    if (qroce_ready(s)) {
         REG_BAD("CMDQ", val, "reconfigured while enabled");
         return;
     }
-    switch (addr) {
-    case QROCE_REG_CMDQ_BASE_LO:
-        qroce_set_lo(&s->cmdq_base, val);
-        break;
-    case QROCE_REG_CMDQ_BASE_HI:
-        qroce_set_hi(&s->cmdq_base, val);
-        break;
-    case QROCE_REG_CMDQ_LOG2:
-        if (val < 1 || val > QROCE_CMDQ_MAX_LOG2) {
-            REG_BAD("CMDQ_LOG2", val, "out of range");
-            val = 0;            /* enabling now fails with CMDQ_CONFIG */
-        }
-        s->cmdq_log2 = val;
-        break;
-    case QROCE_REG_CMDQ_CQ_LO:
-        qroce_set_lo(&s->cmdq_cq, val);
-        break;
-    case QROCE_REG_CMDQ_CQ_HI:
-        qroce_set_hi(&s->cmdq_cq, val);
-        break;
+    if (addr == QROCE_REG_CMDQ_LOG2 &&
+        (val < 1 || val > QROCE_CMDQ_MAX_LOG2)) {
+        REG_BAD("CMDQ_LOG2", val, "out of range");
+        val = 0;                /* enabling now fails with CMDQ_CONFIG */
     }
+    qroce_reg_set(s, addr, val);    /* CMDQ_BASE, CMDQ_CQ, CMDQ_LOG2 */
+}
+
+static void qroce_wr_eth_ctrl(QRoceState *s, uint32_t val)
+{
+    val &= QROCE_ETH_CTRL_TX_EN | QROCE_ETH_CTRL_RX_EN |
+           QROCE_ETH_CTRL_PROMISC | QROCE_ETH_CTRL_ALLMULTI |
+           QROCE_ETH_CTRL_MC_FILTER;
+    qroce_reg_set(s, QROCE_REG_ETH_CTRL, val);
+    if (!(val & QROCE_ETH_CTRL_TX_EN)) {
+        qroce_reg_set(s, QROCE_REG_TXQ_CI, 0);
+        qroce_reg_set(s, QROCE_REG_TXQ_PI, 0);
+    }
+    if (!(val & QROCE_ETH_CTRL_RX_EN)) {
+        qroce_reg_set(s, QROCE_REG_RXQ_CI, 0);
+        qroce_reg_set(s, QROCE_REG_RXQ_PI, 0);
+    }
+    qemu_bh_schedule(s->tx_bh);
+}
+
+/* TXQ_PI, RXQ_PI: a producer index no more than a ring ahead */
+static bool qroce_wr_eth_pi(QRoceState *s, const char *reg, hwaddr pi,
+                            hwaddr ci, hwaddr log2, uint32_t val)
+{
+    if (val - qroce_reg(s, ci) > (1u << qroce_reg(s, log2))) {
+        REG_BAD(reg, val, "overruns the ring");
+        return false;
+    }
+    qroce_reg_set(s, pi, val);
+    return true;
 }
 
 static void qroce_wr_eth(QRoceState *s, hwaddr addr, uint32_t val)
 {
+    uint32_t ctrl = qroce_reg(s, QROCE_REG_ETH_CTRL);
+
     switch (addr) {
     case QROCE_REG_ETH_CTRL:
-        s->eth_ctrl = val & (QROCE_ETH_CTRL_TX_EN | QROCE_ETH_CTRL_RX_EN |
-                             QROCE_ETH_CTRL_PROMISC | QROCE_ETH_CTRL_ALLMULTI |
-                             QROCE_ETH_CTRL_MC_FILTER);
-        if (!(s->eth_ctrl & QROCE_ETH_CTRL_TX_EN)) {
-            s->txq_ci = s->txq_pi = 0;
-        }
-        if (!(s->eth_ctrl & QROCE_ETH_CTRL_RX_EN)) {
-            s->rxq_ci = s->rxq_pi = 0;
-        }
-        qemu_bh_schedule(s->tx_bh);
+        qroce_wr_eth_ctrl(s, val);
         return;
     case QROCE_REG_ETH_IRQ:
-        s->eth_irq &= ~val;
+        qroce_reg_mask(s, QROCE_REG_ETH_IRQ, val, 0);   /* write 1 to clear */
         return;
     case QROCE_REG_MC_HASH_LO:
-        s->eth_mc_hash = deposit64(s->eth_mc_hash, 0, 32, val);
-        return;
     case QROCE_REG_MC_HASH_HI:
-        s->eth_mc_hash = deposit64(s->eth_mc_hash, 32, 32, val);
+        qroce_reg_set(s, addr, val);
         return;
     case QROCE_REG_TXQ_PI:
-        if (val - s->txq_ci > (1u << s->txq_log2)) {
-            REG_BAD("TXQ_PI", val, "overruns the ring");
-            return;
+        if (qroce_wr_eth_pi(s, "TXQ_PI", QROCE_REG_TXQ_PI, QROCE_REG_TXQ_CI,
+                            QROCE_REG_TXQ_LOG2, val)) {
+            qemu_bh_schedule(s->tx_bh);
         }
-        s->txq_pi = val;
-        qemu_bh_schedule(s->tx_bh);
         return;
     case QROCE_REG_RXQ_PI:
-        if (val - s->rxq_ci > (1u << s->rxq_log2)) {
-            REG_BAD("RXQ_PI", val, "overruns the ring");
-            return;
+        if (qroce_wr_eth_pi(s, "RXQ_PI", QROCE_REG_RXQ_PI, QROCE_REG_RXQ_CI,
+                            QROCE_REG_RXQ_LOG2, val)) {
+            qemu_flush_queued_packets(qemu_get_queue(s->nic));
         }
-        s->rxq_pi = val;
-        qemu_flush_queued_packets(qemu_get_queue(s->nic));
         return;
     }
     /* Ring geometry may change only while the ring is disabled. */
     if (addr >= QROCE_REG_TXQ_BASE_LO && addr <= QROCE_REG_TXQ_LOG2 &&
-        (s->eth_ctrl & QROCE_ETH_CTRL_TX_EN)) {
+        (ctrl & QROCE_ETH_CTRL_TX_EN)) {
         REG_BAD("TXQ", val, "ring changed while TX_EN");
         return;
     }
     if (addr >= QROCE_REG_RXQ_BASE_LO && addr <= QROCE_REG_RXQ_LOG2 &&
-        (s->eth_ctrl & QROCE_ETH_CTRL_RX_EN)) {
+        (ctrl & QROCE_ETH_CTRL_RX_EN)) {
         REG_BAD("RXQ", val, "ring changed while RX_EN");
         return;
     }
-    switch (addr) {
-    case QROCE_REG_TXQ_BASE_LO:
-        qroce_set_lo(&s->txq_base, val);
-        break;
-    case QROCE_REG_TXQ_BASE_HI:
-        qroce_set_hi(&s->txq_base, val);
-        break;
-    case QROCE_REG_RXQ_BASE_LO:
-        qroce_set_lo(&s->rxq_base, val);
-        break;
-    case QROCE_REG_RXQ_BASE_HI:
-        qroce_set_hi(&s->rxq_base, val);
-        break;
-    case QROCE_REG_TXQ_LOG2:
-    case QROCE_REG_RXQ_LOG2:
-        if (val < QROCE_ETH_RING_MIN_LOG2 || val > QROCE_ETH_RING_MAX_LOG2) {
-            REG_BAD(addr == QROCE_REG_TXQ_LOG2 ? "TXQ_LOG2" : "RXQ_LOG2",
-                    val, "out of range");
-            val = 0;
-        }
-        if (addr == QROCE_REG_TXQ_LOG2) {
-            s->txq_log2 = val;
-        } else {
-            s->rxq_log2 = val;
-        }
-        break;
+    if ((addr == QROCE_REG_TXQ_LOG2 || addr == QROCE_REG_RXQ_LOG2) &&
+        (val < QROCE_ETH_RING_MIN_LOG2 || val > QROCE_ETH_RING_MAX_LOG2)) {
+        REG_BAD(addr == QROCE_REG_TXQ_LOG2 ? "TXQ_LOG2" : "RXQ_LOG2",
+                val, "out of range");
+        val = 0;
     }
+    qroce_reg_set(s, addr, val);    /* TXQ_BASE, TXQ_LOG2, RXQ_... */
 }
 
 static void qroce_wr_eq_ci(QRoceState *s, hwaddr addr, uint32_t val)
@@ -373,11 +301,11 @@ static void qroce_wr_eq_ci(QRoceState *s, hwaddr addr, uint32_t val)
     eq->ci = val;
 }
 
-#define QROCE_NREGS (QROCE_REGS_SIZE / 4)
+#define QROCE_REG_SLOTS (QROCE_REGS_SIZE / 4)
 #define R(reg) [QROCE_REG_##reg / 4]
 
 /* The handler of each register, by register number (offset / 4). */
-static const QRoceRegRead qroce_readops[QROCE_NREGS] = {
+static const QRoceRegRead qroce_readops[QROCE_REG_SLOTS] = {
     R(MAGIC) = qroce_rd_const,
     R(VERSION) = qroce_rd_const,
     R(FEATURES) = qroce_rd_const,
@@ -385,34 +313,34 @@ static const QRoceRegRead qroce_readops[QROCE_NREGS] = {
     R(MAC_HI) = qroce_rd_const,
     [QROCE_REG_CAP_MAX_QP / 4 ... QROCE_REG_CAP_MAX_MCAST_QP_ATTACH / 4] =
         qroce_rd_const,
-    R(STATUS) = qroce_rd_state,
-    R(CTRL) = qroce_rd_state,
-    R(PORT_STATUS) = qroce_rd_state,
-    R(ETH_MTU) = qroce_rd_state,
-    R(FATAL_CODE) = qroce_rd_state,
-    R(CMDQ_BASE_LO) = qroce_rd_state,
-    R(CMDQ_BASE_HI) = qroce_rd_state,
-    R(CMDQ_LOG2) = qroce_rd_state,
-    R(CMDQ_CI) = qroce_rd_state,
-    R(CMDQ_CQ_LO) = qroce_rd_state,
-    R(CMDQ_CQ_HI) = qroce_rd_state,
-    R(ETH_CTRL) = qroce_rd_state,
-    R(TXQ_BASE_LO) = qroce_rd_state,
-    R(TXQ_BASE_HI) = qroce_rd_state,
-    R(TXQ_LOG2) = qroce_rd_state,
-    R(TXQ_CI) = qroce_rd_state,
-    R(RXQ_BASE_LO) = qroce_rd_state,
-    R(RXQ_BASE_HI) = qroce_rd_state,
-    R(RXQ_LOG2) = qroce_rd_state,
-    R(RXQ_CI) = qroce_rd_state,
-    R(ETH_IRQ) = qroce_rd_state,
-    R(MC_HASH_LO) = qroce_rd_state,
-    R(MC_HASH_HI) = qroce_rd_state,
+    R(STATUS) = qroce_rd_reg,
+    R(CTRL) = qroce_rd_reg,
+    R(PORT_STATUS) = qroce_rd_port,
+    R(ETH_MTU) = qroce_rd_reg,
+    R(FATAL_CODE) = qroce_rd_reg,
+    R(CMDQ_BASE_LO) = qroce_rd_reg,
+    R(CMDQ_BASE_HI) = qroce_rd_reg,
+    R(CMDQ_LOG2) = qroce_rd_reg,
+    R(CMDQ_CI) = qroce_rd_reg,
+    R(CMDQ_CQ_LO) = qroce_rd_reg,
+    R(CMDQ_CQ_HI) = qroce_rd_reg,
+    R(ETH_CTRL) = qroce_rd_reg,
+    R(TXQ_BASE_LO) = qroce_rd_reg,
+    R(TXQ_BASE_HI) = qroce_rd_reg,
+    R(TXQ_LOG2) = qroce_rd_reg,
+    R(TXQ_CI) = qroce_rd_reg,
+    R(RXQ_BASE_LO) = qroce_rd_reg,
+    R(RXQ_BASE_HI) = qroce_rd_reg,
+    R(RXQ_LOG2) = qroce_rd_reg,
+    R(RXQ_CI) = qroce_rd_reg,
+    R(ETH_IRQ) = qroce_rd_reg,
+    R(MC_HASH_LO) = qroce_rd_reg,
+    R(MC_HASH_HI) = qroce_rd_reg,
     [QROCE_REG_CNT(0) / 4 ... QROCE_REG_CNT(QROCE_CNT_NUM - 1) / 4] =
         qroce_rd_cnt,
 };
 
-static const QRoceRegWrite qroce_writeops[QROCE_NREGS] = {
+static const QRoceRegWrite qroce_writeops[QROCE_REG_SLOTS] = {
     R(CTRL) = qroce_wr_ctrl,
     R(ETH_MTU) = qroce_wr_mtu,
     R(CMDQ_BASE_LO) = qroce_wr_cmdq,
