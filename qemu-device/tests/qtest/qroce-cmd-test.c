@@ -659,6 +659,52 @@ static void test_cq_resize(QRoce *t)
     }
 }
 
+/* A RESIZE_CQ of @cqn to a ring of 2^16 at @ring, consumer at @ci. */
+static void resize_cq_cmd(struct qroce_cmd *c, uint32_t cqn, uint32_t ci,
+                          uint64_t ring)
+{
+    uint32_t np = DIV_ROUND_UP((sizeof(struct qroce_cqe) << 16) +
+                               sizeof(struct qroce_cq_rec), 4096);
+
+    memset(c, 0, sizeof(*c));
+    c->hdr.opcode = QROCE_CMD_RESIZE_CQ;
+    c->resize_cq.cqn = cpu_to_le32(cqn);
+    c->resize_cq.ci = cpu_to_le32(ci);
+    c->resize_cq.log2_entries = 16;
+    c->resize_cq.ring = qroce_bt(ring, np);
+}
+
+/*
+ * RESIZE_CQ counts each CQE it moves in the command queue's work budget
+ * (2^16 table pages or entries a run), so that one command does not hold
+ * the device for seconds: a resize that moves 65 535 CQEs ends the run,
+ * and the NOP posted with it is read only after that run's interrupt
+ * (qroce_cmds_split()); one that moves 16 does not.  The consumer index
+ * a ring behind the producer makes the device move 65 535 entries that
+ * were never written, as a guest may.
+ */
+static void test_cq_resize_yields(QRoce *t)
+{
+    struct qroce_cmd c[2] = { {}, { .hdr.opcode = QROCE_CMD_NOP } };
+    uint64_t ring, other;
+    uint32_t cqn;
+    int st[2];
+
+    qroce_enable(t);
+    qroce_mk_eq(t, 1);
+    cqn = qroce_mk_cq_ring(t, 1, 16, &ring);
+    other = qroce_pages(t, 513);
+    resize_cq_cmd(&c[0], cqn, -16, other);
+    g_assert_false(qroce_cmds_split(t, c, 2, st));
+    g_assert_cmpint(st[0], ==, QROCE_CMD_OK);
+    g_assert_cmpint(st[1], ==, QROCE_CMD_OK);
+    /* 16 CQEs outstanding: a consumer index 65 535 behind */
+    resize_cq_cmd(&c[0], cqn, 16 - 65535, ring);
+    g_assert_true(qroce_cmds_split(t, c, 2, st));
+    g_assert_cmpint(st[0], ==, QROCE_CMD_OK);
+    g_assert_cmpint(st[1], ==, QROCE_CMD_OK);
+}
+
 #define BUDGET_QPS 2048
 
 /* QPs of 16-entry rings until CREATE_QP fails; their QPNs in @qpn. */
@@ -722,6 +768,8 @@ static const QRoceCase cases[] = {
     { "cmd/eq-overflow-loses-event-then-reports-it", test_eq_overflow, NULL,
       NULL },
     { "cmd/cq-resize-moves-outstanding-cqes", test_cq_resize, NULL, NULL },
+    { "cmd/cq-resize-of-a-full-ring-ends-the-queue-run",
+      test_cq_resize_yields, NULL, NULL },
     { "cmd/qps-allocated-one-by-one-within-state-budget", test_qp_budget,
       "-global qroce.max-qp=16777216 -global qroce.state-budget-mb=1", NULL },
 };

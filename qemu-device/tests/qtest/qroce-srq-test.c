@@ -462,9 +462,62 @@ static void test_srq_shared_message(QRoce *t)
     g_assert_cmpuint(out[1], ==, 6);
 }
 
+/* MODIFY_SRQ of @srqn to a ring of 2^14 32-byte WQEs at @ring. */
+static void srq_resize_cmd(struct qroce_cmd *c, uint32_t srqn, uint64_t ring)
+{
+    memset(c, 0, sizeof(*c));
+    c->hdr.opcode = QROCE_CMD_MODIFY_SRQ;
+    c->modify_srq.srqn = cpu_to_le32(srqn);
+    c->modify_srq.attr_mask = cpu_to_le32(QROCE_SRQ_ATTR_MAX_WR);
+    c->modify_srq.log2_entries = 14;
+    c->modify_srq.ring = qroce_bt(ring, 128);
+}
+
+/*
+ * MODIFY_SRQ counts each WQE it moves in the command queue's work budget
+ * (2^16 table pages or entries a run): with a full SRQ of 16 384 WQEs,
+ * four resizes in a row end the run and the NOP posted with them is read
+ * only after that run's interrupt (qroce_cmds_split()); one resize and a
+ * NOP run together.
+ */
+static void test_srq_resize_yields(QRoce *t)
+{
+    struct qroce_cmd c[5] = { [4] = { .hdr.opcode = QROCE_CMD_NOP } };
+    uint64_t ring[2];
+    uint32_t out[6], srqn, pdn, i;
+    int st[5];
+
+    qroce_enable(t);
+    pdn = qroce_alloc_pd(t);
+    ring[0] = qroce_pages(t, 128);
+    ring[1] = qroce_pages(t, 128);
+    c[0].hdr.opcode = QROCE_CMD_CREATE_SRQ;
+    c[0].create_srq.pdn = cpu_to_le32(pdn);
+    c[0].create_srq.log2_entries = 14;
+    c[0].create_srq.wqe_shift = 5;
+    c[0].create_srq.ring = qroce_bt(ring[0], 128);
+    g_assert_cmpuint(qroce_cmd(t, &c[0], out), ==, QROCE_CMD_OK);
+    srqn = out[0];
+    qroce_db(t, QROCE_DB_SRQ, srqn, 1u << 14);
+
+    srq_resize_cmd(&c[3], srqn, ring[1]);
+    g_assert_false(qroce_cmds_split(t, &c[3], 2, st));
+    g_assert_cmpint(st[0], ==, QROCE_CMD_OK);
+    g_assert_cmpint(st[1], ==, QROCE_CMD_OK);
+    for (i = 0; i < 4; i++) {
+        srq_resize_cmd(&c[i], srqn, ring[i % 2]);
+    }
+    g_assert_true(qroce_cmds_split(t, c, 5, st));
+    for (i = 0; i < 5; i++) {
+        g_assert_cmpint(st[i], ==, QROCE_CMD_OK);
+    }
+}
+
 static const QRoceCase cases[] = {
     { "srq/create-modify-doorbell-busy-checks", test_srq, NULL, NULL },
     { "srq/resize-moves-posted-wqes", test_srq_resize, NULL, NULL },
+    { "srq/resizes-of-a-full-srq-end-the-queue-run", test_srq_resize_yields,
+      NULL, NULL },
     { "srq/message-keeps-its-wqe-between-qps", test_srq_shared_message, NULL,
       qroce_peer_prepare },
 };

@@ -183,6 +183,16 @@ void qroce_db(QRoce *t, uint64_t off, uint32_t obj, uint32_t val)
     qpci_io_writeq(t->dev, t->db, off, qroce_db_value(obj, val));
 }
 
+/* MSI-X vector 0 writes its message to guest address @addr. */
+static void qroce_msix_target(QRoce *t, uint64_t addr)
+{
+    uint64_t off = t->dev->msix_table_off;
+    QPCIBar bar = t->dev->msix_table_bar;
+
+    qpci_io_writel(t->dev, bar, off + PCI_MSIX_ENTRY_LOWER_ADDR, addr);
+    qpci_io_writel(t->dev, bar, off + PCI_MSIX_ENTRY_UPPER_ADDR, addr >> 32);
+}
+
 /*
  * Point MSI-X vector 0 at a word of guest memory and unmask it: the
  * device's message lands there, as it would reach a driver's handler.
@@ -195,9 +205,7 @@ static void qroce_msix_setup(QRoce *t)
 
     t->msi = guest_alloc(t->alloc, 4);
     qtest_writel(t->qts, t->msi, 0);
-    qpci_io_writel(t->dev, bar, off + PCI_MSIX_ENTRY_LOWER_ADDR, t->msi);
-    qpci_io_writel(t->dev, bar, off + PCI_MSIX_ENTRY_UPPER_ADDR,
-                   t->msi >> 32);
+    qroce_msix_target(t, t->msi);
     qpci_io_writel(t->dev, bar, off + PCI_MSIX_ENTRY_DATA, QROCE_MSI_DATA);
     ctrl = qpci_io_readl(t->dev, bar, off + PCI_MSIX_ENTRY_VECTOR_CTRL);
     qpci_io_writel(t->dev, bar, off + PCI_MSIX_ENTRY_VECTOR_CTRL,
@@ -407,6 +415,56 @@ int qroce_cmd(QRoce *t, struct qroce_cmd *c, uint32_t *out)
         }
     }
     return comp.status;
+}
+
+/*
+ * Post the @n commands @c (n >= 2) with one doorbell and wait for their
+ * completions, their statuses in @st.  Meanwhile MSI-X vector 0, which the
+ * device raises at the end of each command-queue run that completed
+ * something, writes its message over the last command's cookie: true if
+ * that command was read after such an interrupt, that is if the device
+ * ended its run (yielded) before it, false if it ran in the same run as
+ * the others.
+ */
+bool qroce_cmds_split(QRoce *t, struct qroce_cmd *c, unsigned n, int *st)
+{
+    uint32_t mask = (1u << QROCE_CMDQ_LOG2) - 1, first = t->pi, i;
+    struct qroce_cmd_comp comp;
+    uint32_t cookie;
+
+    g_assert(n >= 2 && n <= mask + 1);
+    for (i = 0; i < n; i++) {
+        c[i].hdr.cookie = cpu_to_le32(0x1000 + first + i);
+        qtest_memwrite(t->qts, t->cmdq + ((first + i) & mask) * QROCE_CMD_SIZE,
+                       &c[i], sizeof(c[i]));
+    }
+    qroce_msix_target(t, t->cmdq + ((first + n - 1) & mask) * QROCE_CMD_SIZE
+                      + offsetof(struct qroce_cmd_hdr, cookie));
+    t->pi += n;
+    qroce_wr(t, QROCE_REG_CMDQ_PI, t->pi);
+    for (i = 0; i < n; i++) {
+        int64_t end = qroce_deadline();
+
+        for (;;) {
+            qtest_memread(t->qts, t->comp + ((first + i) & mask) *
+                          QROCE_CMD_COMP_SIZE, &comp, sizeof(comp));
+            if ((comp.owner & QROCE_OWNER_BIT) ==
+                qroce_owner_for(first + i, QROCE_CMDQ_LOG2)) {
+                break;
+            }
+            g_assert(qroce_wait_more(end));
+        }
+        g_assert_cmpint(comp.opcode, ==, c[i].hdr.opcode);
+        st[i] = comp.status;
+    }
+    /* every run has ended: no message is still to come */
+    qroce_msix_target(t, t->msi);
+    qtest_writel(t->qts, t->msi, 0);
+    cookie = le32_to_cpu(comp.cookie);
+    if (cookie != QROCE_MSI_DATA) {
+        g_assert_cmphex(cookie, ==, 0x1000 + first + n - 1);
+    }
+    return cookie == QROCE_MSI_DATA;
 }
 
 /* A command that names one object (or none): its status. */

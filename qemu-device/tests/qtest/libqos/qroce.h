@@ -154,6 +154,7 @@ void qroce_cmd_post(QRoce *t, const struct qroce_cmd *c);
 int qroce_cmd(QRoce *t, struct qroce_cmd *c, uint32_t *out);
 int qroce_cmd_simple(QRoce *t, uint8_t op, uint32_t handle, uint32_t *out);
 void qroce_sync(QRoce *t);
+bool qroce_cmds_split(QRoce *t, struct qroce_cmd *c, unsigned n, int *st);
 uint32_t qroce_alloc_pd(QRoce *t);
 uint64_t qroce_mk_eq(QRoce *t, uint32_t eqn);
 uint32_t qroce_mk_cq(QRoce *t, uint32_t eqn);
