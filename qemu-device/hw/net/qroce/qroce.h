@@ -404,6 +404,8 @@ struct QRoceState {
     struct QRoceLoFrame *fault_held[2];     /* held back by "reorder" */
     QEMUTimer *fault_timer;
     QEMUBH *fault_bh;
+
+    /* buffer tables and object numbers */
     uint64_t bt_pages;      /* pages held by all buffer tables now */
     uint32_t bt_work;       /* pages loaded in this command-queue run */
     uint32_t next_qpn, next_mr;     /* allocation cursors: late reuse */
