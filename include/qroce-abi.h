@@ -36,12 +36,14 @@ struct qroce_alloc_ucontext_resp {
 	__u32 sq_wqe_max_shift;
 	__u32 rq_wqe_max_shift;
 };
+
 QROCE_ABI_ASSERT_SIZE(struct qroce_alloc_ucontext_resp, 32);
 
 struct qroce_alloc_pd_resp {
 	__u32 pdn;
 	__u32 reserved;
 };
+
 QROCE_ABI_ASSERT_SIZE(struct qroce_alloc_pd_resp, 8);
 
 /*
@@ -53,12 +55,14 @@ struct qroce_create_cq_req {
 	__u32 buf_size;			/* bytes, >= (32 << log2_entries) + 64 */
 	__u32 log2_entries;
 };
+
 QROCE_ABI_ASSERT_SIZE(struct qroce_create_cq_req, 16);
 
 struct qroce_create_cq_resp {
 	__u32 cqn;
 	__u32 log2_entries;
 };
+
 QROCE_ABI_ASSERT_SIZE(struct qroce_create_cq_resp, 8);
 
 /*
@@ -73,6 +77,7 @@ struct qroce_resize_cq_req {
 	__u32 ci;
 	__u32 reserved;			/* MBZ */
 };
+
 QROCE_ABI_ASSERT_SIZE(struct qroce_resize_cq_req, 24);
 
 /*
@@ -90,12 +95,14 @@ struct qroce_create_qp_req {
 	__u8 rq_wqe_shift;
 	__u32 reserved;
 };
+
 QROCE_ABI_ASSERT_SIZE(struct qroce_create_qp_req, 32);
 
 struct qroce_create_qp_resp {
 	__u32 qpn;
 	__u32 reserved;
 };
+
 QROCE_ABI_ASSERT_SIZE(struct qroce_create_qp_resp, 8);
 
 struct qroce_create_srq_req {
@@ -105,12 +112,14 @@ struct qroce_create_srq_req {
 	__u8 wqe_shift;
 	__u16 reserved;
 };
+
 QROCE_ABI_ASSERT_SIZE(struct qroce_create_srq_req, 16);
 
 struct qroce_create_srq_resp {
 	__u32 srqn;
 	__u32 reserved;
 };
+
 QROCE_ABI_ASSERT_SIZE(struct qroce_create_srq_resp, 8);
 
 /*
@@ -124,12 +133,14 @@ struct qroce_modify_srq_req {
 	__u32 buf_size;			/* >= 2^(log2_entries + wqe_shift) */
 	__u32 log2_entries;
 };
+
 QROCE_ABI_ASSERT_SIZE(struct qroce_modify_srq_req, 16);
 
 struct qroce_create_ah_resp {
 	__u32 ahn;
 	__u32 reserved;
 };
+
 QROCE_ABI_ASSERT_SIZE(struct qroce_create_ah_resp, 8);
 
 #endif /* QROCE_ABI_USER_H */

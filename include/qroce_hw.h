@@ -50,7 +50,12 @@
 #define QROCE_MSIX_VEC_COMP0	2
 #define QROCE_NUM_EQS		(QROCE_MSIX_VECTORS - 1)	/* EQ 0..6 */
 #define QROCE_EQN_ASYNC		0
-#define QROCE_EQ_VECTOR(eqn)	((eqn) == 0 ? QROCE_MSIX_VEC_CMD : (eqn) + 1)
+
+/* the MSI-X vector of event queue @eqn */
+static inline unsigned int qroce_eq_vector(unsigned int eqn)
+{
+	return eqn == QROCE_EQN_ASYNC ? QROCE_MSIX_VEC_CMD : eqn + 1;
+}
 
 /* ------------------------------------------------------------------ */
 /* Register file (BAR0).  32-bit accesses only; 64-bit addresses are    */
@@ -149,6 +154,7 @@ enum qroce_counter {
 	QROCE_CNT_ETH_RX_FILTERED,	/* multicast frames the MC_HASH filter refused */
 	QROCE_CNT_NUM
 };
+
 #define QROCE_REG_CNT(n)	(QROCE_REG_CNT_BASE + 4 * (n))
 
 /* QROCE_REG_FEATURES */
@@ -204,7 +210,8 @@ enum qroce_counter {
 /* QROCE_REG_FATAL_CODE */
 enum qroce_fatal_code {
 	QROCE_FATAL_NONE,
-	QROCE_FATAL_CMDQ_DMA,	/* the command ring or its completion ring is not readable/writable */
+	/* the command ring or its completion ring is not readable/writable */
+	QROCE_FATAL_CMDQ_DMA,
 	QROCE_FATAL_CMDQ_CONFIG,	/* bad CMDQ base or size at CTRL.ENABLE */
 	QROCE_FATAL_INJECTED,	/* raised by the x-inject-event knob (tests) */
 };
@@ -235,11 +242,16 @@ enum qroce_bt_level {
 	QROCE_BT_CONTIG = 0,	/* addr: start of npages physically contiguous pages */
 	QROCE_BT_INLINE = 1,	/* page addresses are in the command (REG_MR only) */
 	QROCE_BT_LIST1 = 2,	/* addr: contiguous array of npages __le64 page addresses */
-	QROCE_BT_LIST2 = 3,	/* addr: contiguous array of __le64 addresses of 4 KiB
-				 * pages, each holding 512 __le64 page addresses */
-	QROCE_BT_PHYS = 4,	/* REG_MR from the kernel's page 0 context only:
-				 * iova is a bus address, no translation, local
-				 * access only (get_dma_mr) */
+	/*
+	 * addr: contiguous array of __le64 addresses of 4 KiB pages, each
+	 * holding 512 __le64 page addresses
+	 */
+	QROCE_BT_LIST2 = 3,
+	/*
+	 * REG_MR from the kernel's page 0 context only: iova is a bus
+	 * address, no translation, local access only (get_dma_mr)
+	 */
+	QROCE_BT_PHYS = 4,
 };
 
 #define QROCE_BT_MIN_PAGE_SHIFT	12
@@ -255,6 +267,7 @@ struct qroce_bt {
 	__u8 level;		/* enum qroce_bt_level */
 	__le16 rsvd;
 };
+
 QROCE_HW_ASSERT_SIZE(struct qroce_bt, 16);
 
 /* ------------------------------------------------------------------ */
@@ -315,6 +328,7 @@ struct qroce_cmd_hdr {
 	__le16 rsvd;
 	__le32 cookie;		/* echoed in the completion */
 };
+
 QROCE_HW_ASSERT_SIZE(struct qroce_cmd_hdr, 8);
 
 struct qroce_cmd_create_eq {
@@ -334,8 +348,8 @@ struct qroce_cmd_create_cq {
 
 struct qroce_cmd_resize_cq {
 	__le32 cqn;
-	__le32 ci;		/* the consumer's free-running index: CQEs
-				 * from here to the producer index move */
+	/* the consumer's free-running index: CQEs from here to the PI move */
+	__le32 ci;
 	__u8 log2_entries;	/* 1..QROCE_CQ_MAX_LOG2 */
 	__u8 rsvd[7];
 	struct qroce_bt ring;	/* the new ring, zeroed, as CREATE_CQ's */
@@ -364,6 +378,7 @@ struct qroce_cmd_create_qp {
 	struct qroce_bt sq;
 	struct qroce_bt rq;	/* npages 0 when SRQ */
 };
+
 #define QROCE_CREATE_QP_SRQ	0x01
 #define QROCE_CREATE_QP_SIG_ALL	0x02	/* every send WQE generates a CQE */
 #define QROCE_CREATE_QP_BLOCK_MCAST_LB 0x04 /* UD: no copy of its own mcast sends */
@@ -430,6 +445,7 @@ struct qroce_av {
 	__le16 rsvd;
 	__le32 flow_label;
 };
+
 QROCE_HW_ASSERT_SIZE(struct qroce_av, 32);
 
 struct qroce_cmd_modify_qp {
@@ -583,6 +599,7 @@ struct qroce_cmd {
 		__u8 raw[QROCE_CMD_SIZE - 8];
 	};
 };
+
 QROCE_HW_ASSERT_SIZE(struct qroce_cmd, QROCE_CMD_SIZE);
 QROCE_HW_ASSERT_SIZE(struct qroce_cmd_create_eq, 24);
 QROCE_HW_ASSERT_SIZE(struct qroce_cmd_create_cq, 32);
@@ -620,6 +637,7 @@ struct qroce_cmd_comp {
 	__u8 owner;		/* QROCE_OWNER_BIT */
 	__le32 out[6];
 };
+
 QROCE_HW_ASSERT_SIZE(struct qroce_cmd_comp, QROCE_CMD_COMP_SIZE);
 
 /* ------------------------------------------------------------------ */
@@ -649,6 +667,7 @@ struct qroce_eqe {
 	__u8 rsvd1[3];
 	__u8 owner;		/* QROCE_OWNER_BIT */
 };
+
 QROCE_HW_ASSERT_SIZE(struct qroce_eqe, 16);
 
 #define QROCE_EQ_MIN_LOG2	4
@@ -693,6 +712,7 @@ struct qroce_sge {
 	__le32 length;
 	__le32 lkey;
 };
+
 QROCE_HW_ASSERT_SIZE(struct qroce_sge, 16);
 
 enum qroce_wr_opcode {
@@ -735,9 +755,11 @@ struct qroce_send_wqe {
 			__le64 remote_addr;
 			__le32 rkey;
 			__le32 rsvd;
-			__le64 compare_add;	/* CMP_SWP compare, FETCH_ADD add;
-						 * ATOMIC_WRITE: the 8 bytes as
-						 * they go on the wire */
+			/*
+			 * CMP_SWP compare, FETCH_ADD add; ATOMIC_WRITE:
+			 * the 8 bytes as they go on the wire
+			 */
+			__le64 compare_add;
 			__le64 swap;		/* CMP_SWP swap */
 		} rdma;
 		struct {
@@ -774,6 +796,7 @@ struct qroce_send_wqe {
 		} flush;
 	};
 };
+
 QROCE_HW_ASSERT_SIZE(struct qroce_send_wqe, 48);
 
 /* FLUSH: placement type and selectivity level, as in the FETH. */
@@ -789,6 +812,7 @@ struct qroce_recv_wqe {
 	__le32 srq_tag;		/* SRQ: the CQE's wqe_index (§9), any value */
 	__u8 rsvd[8];
 };
+
 QROCE_HW_ASSERT_SIZE(struct qroce_recv_wqe, 16);
 
 /* ------------------------------------------------------------------ */
@@ -857,6 +881,7 @@ struct qroce_cqe {
 	__u8 rsvd;
 	__u8 owner;		/* QROCE_OWNER_BIT */
 };
+
 QROCE_HW_ASSERT_SIZE(struct qroce_cqe, 32);
 
 /*
@@ -868,6 +893,7 @@ struct qroce_cq_rec {
 	__le32 ci;		/* free-running consumer index */
 	__le32 rsvd[15];
 };
+
 QROCE_HW_ASSERT_SIZE(struct qroce_cq_rec, 64);
 
 /* ------------------------------------------------------------------ */
@@ -892,6 +918,7 @@ struct qroce_eth_desc {
 	__le16 flags;
 	__le32 rsvd;
 };
+
 QROCE_HW_ASSERT_SIZE(struct qroce_eth_desc, 16);
 
 #define QROCE_ETH_DESC_DONE	0x0001u

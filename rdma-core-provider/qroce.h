@@ -117,8 +117,10 @@ struct qroce_qp {
 	struct qroce_srq *srq;
 	uint32_t max_send_sge, max_recv_sge, max_inline;
 	bool sig_all;
-	/* extended post state (ibv_wr_*), valid between wr_start and
-	 * wr_complete/wr_abort, under sq.lock */
+	/*
+	 * extended post state (ibv_wr_*), valid between wr_start and
+	 * wr_complete/wr_abort, under sq.lock
+	 */
 	struct qroce_send_wqe *cur_wqe;
 	uint32_t ex_start;
 	int ex_err;

@@ -147,8 +147,10 @@ static int qroce_cq_pop(struct qroce_cq *cq, struct qroce_cqe *out,
 			continue;
 		}
 		*wr_id = wq->wrid[idx & ((1u << wq->log2) - 1)];
-		/* a send CQE also retires the unsignaled WQEs before it;
-		 * release: wrid is read before the slot is handed back */
+		/*
+		 * a send CQE also retires the unsignaled WQEs before it;
+		 * release: wrid is read before the slot is handed back
+		 */
 		atomic_store_explicit((_Atomic(uint32_t) *)&wq->ci, idx + 1,
 				      memory_order_release);
 		*qpp = qp;
@@ -364,4 +366,3 @@ void qroce_cq_clean(struct qroce_cq *cq, uint32_t qpn,
 				      htole32(cq->ci), memory_order_release);
 	}
 }
-

@@ -178,10 +178,10 @@ static int qroce_write_send_wqe(struct qroce_qp *qp, struct ibv_send_wr *wr)
 			qp->sq.pi++;	/* no SGEs */
 			return 0;
 		}
-	}
-	else if (wr->opcode == IBV_WR_SEND_WITH_IMM ||
-		 wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM)
+	} else if (wr->opcode == IBV_WR_SEND_WITH_IMM ||
+		   wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM) {
 		w->imm_data = (__force __le32)wr->imm_data; /* raw big-endian */
+	}
 	switch (wr->opcode) {
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
@@ -727,4 +727,3 @@ int qroce_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 				  srq->max_sge, QROCE_DB_SRQ, srq->srqn, wr,
 				  bad);
 }
-

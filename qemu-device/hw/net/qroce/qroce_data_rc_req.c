@@ -481,4 +481,3 @@ bool qroce_rc_process(QRoceState *s, QRoceQP *qp, int *budget)
     return qroce_rc_rsp_process(s, qp, budget) ||
            rc_sq_process(s, qp, budget);
 }
-

@@ -78,7 +78,7 @@ static int qroce_bt_read_list2(QRoceState *s, uint64_t addr, QRoceBT *bt)
  * level says.  Returns a QROCE_CMD_* status.
  */
 static int qroce_bt_fill(QRoceState *s, const struct qroce_bt *gbt,
-                         const __le64 *inline_pages, bool allow_inline,
+                         const uint64_t *inline_pages, bool allow_inline,
                          QRoceBT *bt)
 {
     uint64_t addr = le64_to_cpu(gbt->addr);
@@ -132,7 +132,7 @@ static int qroce_bt_fill(QRoceState *s, const struct qroce_bt *gbt,
  * of an INLINE table (REG_MR only).  Returns a QROCE_CMD_* status.
  */
 int qroce_bt_load(QRoceState *s, const struct qroce_bt *gbt,
-                  const __le64 *inline_pages, bool allow_inline,
+                  const uint64_t *inline_pages, bool allow_inline,
                   bool allow_phys, QRoceBT *bt)
 {
     uint32_t npages = le32_to_cpu(gbt->npages);

@@ -13,7 +13,7 @@
 
 /* Buffer tables: load a guest table (a QROCE_CMD_* status), free one. */
 int qroce_bt_load(QRoceState *s, const struct qroce_bt *gbt,
-                  const __le64 *inline_pages, bool allow_inline,
+                  const uint64_t *inline_pages, bool allow_inline,
                   bool allow_phys, QRoceBT *bt);
 void qroce_bt_free(QRoceState *s, QRoceBT *bt);
 /* Does table @gbt hold exactly the pages of @bytes from offset @fpo? */

@@ -167,7 +167,7 @@ static void qroce_eq_post(QRoceState *s, uint32_t eqn, uint8_t type,
     }
     trace_qroce_eqe(eqn, eq->pi, type, handle);
     eq->pi++;
-    qroce_irq(s, QROCE_EQ_VECTOR(eqn));
+    qroce_irq(s, qroce_eq_vector(eqn));
 }
 
 void qroce_async_event(QRoceState *s, uint8_t type, uint32_t handle,
