@@ -14,13 +14,16 @@ B        := $(TOP)/build
 CACHE    ?= /var/cache/qroce
 export QROCE_CACHE := $(CACHE)
 KVER      = $(shell cat $(CACHE)/kernel-version 2>/dev/null)
+# The driver's modules (qroce_en.ko, qroce_ib.ko) are built from the Linux
+# series (make patches) in Debian's linux-source-6.12 tree of the guest
+# kernel's version, build/src/linux (scripts/linux-prepare.sh).
 # A developer's own kernel: KERNEL_SRC (a configured and built tree, or
-# a headers package) builds the driver's modules (qroce_en.ko and
-# qroce_ib.ko) against it; KERNEL_IMAGE (its bzImage) and KERNEL_MODULES
-# (its lib/modules/VERSION, from modules_install) make the guests boot it
-# instead of Debian's.
-KERNEL_SRC ?= /lib/modules/$(KVER)/build
-KDIR       = $(KERNEL_SRC)
+# a headers package) builds them from linux-driver/ against it instead;
+# KERNEL_IMAGE (its bzImage) and KERNEL_MODULES (its lib/modules/VERSION,
+# from modules_install) make the guests boot it instead of Debian's.
+KERNEL_SRC ?=
+LINUX_SRC  := $(B)/src/linux
+DRIVER_OUT := $(B)/driver
 ifneq ($(KERNEL_IMAGE),)
 export QR_KERNEL := $(abspath $(KERNEL_IMAGE))
 endif
@@ -44,7 +47,7 @@ QEMU_CONFIGURE := --python=/usr/bin/python3 --target-list=x86_64-softmmu \
 	--disable-docs --disable-tools --disable-user --disable-guest-agent \
 	--disable-install-blobs --enable-slirp --disable-gtk --disable-sdl \
 	--disable-vnc --disable-opengl --disable-spice --disable-curses \
-	--disable-werror --extra-cflags=-I$(TOP)/include
+	--disable-werror
 
 .PHONY: all deps qemu kernel driver rdma-core guest-bin initramfs tools demo test bench bench-pingpong \
 	check-headers clean FORCE
@@ -80,9 +83,27 @@ $(KERNEL)/.done: $(CACHE)/kernel-version
 
 kernel: $(KERNEL)/.done
 
+# the two modules, and the kernel verbs test module of tests/kmod (not part
+# of the series), into build/driver/
 driver: kernel
-	$(MAKE) -C $(KDIR) M=$(TOP)/linux-driver modules
-	$(MAKE) -C $(KDIR) M=$(TOP)/tests/kmod modules
+ifeq ($(KERNEL_SRC),)
+	@kmake="$$(sh scripts/linux-prepare.sh $(LINUX_SRC))" && \
+	for d in drivers/net/ethernet/qroce drivers/infiniband/hw/qroce $(TOP)/tests/kmod; do \
+		$(MAKE) -s -C $(LINUX_SRC) $$kmake -j$(JOBS) M=$$d modules || exit 1; done
+	@mkdir -p $(DRIVER_OUT)
+	@cp $(LINUX_SRC)/drivers/net/ethernet/qroce/qroce_en.ko \
+		$(LINUX_SRC)/drivers/infiniband/hw/qroce/qroce_ib.ko tests/kmod/qroce_ktest.ko $(DRIVER_OUT)/
+else
+	$(MAKE) -C $(KERNEL_SRC) M=$(TOP)/linux-driver modules
+	$(MAKE) -C $(KERNEL_SRC) M=$(TOP)/tests/kmod modules
+	@mkdir -p $(DRIVER_OUT)
+	@cp linux-driver/qroce_en.ko linux-driver/qroce_ib.ko tests/kmod/qroce_ktest.ko $(DRIVER_OUT)/
+endif
+
+# the three series, one per upstream tree, in build/patches/ (scripts/series.sh)
+.PHONY: patches
+patches:
+	@for t in qemu linux rdma-core; do sh scripts/series.sh export $$t || exit 1; done
 
 # --- rdma-core with providers/qroce -------------------------------------
 $(RDMA_BLD)/build.ninja: scripts/rdma-core-prepare.sh
@@ -91,7 +112,7 @@ $(RDMA_BLD)/build.ninja: scripts/rdma-core-prepare.sh
 	cd $(RDMA_BLD) && cmake -GNinja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 		-DCMAKE_INSTALL_PREFIX=/usr -DCMAKE_INSTALL_SYSCONFDIR=/etc \
 		-DCMAKE_INSTALL_RUNDIR=/run -DNO_MAN_PAGES=1 -DNO_PYVERBS=1 \
-		-DENABLE_STATIC=0 -DCMAKE_C_FLAGS=-I$(TOP)/include \
+		-DENABLE_STATIC=0 \
 		$(RDMA_SRC) >cmake.log 2>&1 || { tail -30 cmake.log; exit 1; }
 
 rdma-core: $(RDMA_BLD)/build.ninja
@@ -117,7 +138,7 @@ $(RDMA_PYBLD)/build.ninja: scripts/rdma-core-prepare.sh
 		-DCMAKE_INSTALL_PREFIX=/usr -DCMAKE_INSTALL_SYSCONFDIR=/etc \
 		-DCMAKE_INSTALL_RUNDIR=/run -DNO_MAN_PAGES=1 \
 		-DPYTHON_EXECUTABLE=/usr/bin/python3.11 \
-		-DENABLE_STATIC=0 -DCMAKE_C_FLAGS=-I$(TOP)/include \
+		-DENABLE_STATIC=0 \
 		$(RDMA_SRC) >cmake.log 2>&1 || { tail -30 cmake.log; exit 1; }
 
 # the stamp changes only when the install changed something
@@ -194,11 +215,11 @@ OVERLAY := $(B)/overlay
 pingpong:
 	@start=$$(date +%s); \
 	[ -f $(INITRD) ] && [ -x $(QEMU_BIN) ] || { echo "pingpong: run 'make' once first"; exit 1; }; \
-	$(MAKE) -s -C $(KDIR) M=$(TOP)/linux-driver modules >/dev/null && \
+	$(MAKE) -s driver >/dev/null && \
 	ninja -C $(RDMA_BLD) -j$(JOBS) >/dev/null && \
 	rm -rf $(OVERLAY) && \
 	mkdir -p $(OVERLAY)/root/lib/modules/qroce $(OVERLAY)/root/usr/lib/x86_64-linux-gnu/libibverbs && \
-	cp linux-driver/qroce_en.ko linux-driver/qroce_ib.ko $(OVERLAY)/root/lib/modules/qroce/ && \
+	cp $(DRIVER_OUT)/qroce_en.ko $(DRIVER_OUT)/qroce_ib.ko $(OVERLAY)/root/lib/modules/qroce/ && \
 	cp -L $(RDMA_BLD)/lib/libqroce-rdmav*.so $(OVERLAY)/root/usr/lib/x86_64-linux-gnu/libibverbs/ && \
 	(cd $(OVERLAY)/root && find . | cpio -o -H newc --quiet | gzip -1) >$(OVERLAY)/overlay.cpio.gz && \
 	cat $(INITRD) $(OVERLAY)/overlay.cpio.gz >$(OVERLAY)/initramfs.cpio.gz && \
@@ -238,8 +259,8 @@ check: all
 
 clean:
 	rm -rf $(B)
-	-$(MAKE) -C $(KDIR) M=$(TOP)/linux-driver clean >/dev/null 2>&1
-	-$(MAKE) -C $(KDIR) M=$(TOP)/tests/kmod clean >/dev/null 2>&1
+	-$(MAKE) -C /lib/modules/$(KVER)/build M=$(TOP)/linux-driver clean >/dev/null 2>&1
+	-$(MAKE) -C /lib/modules/$(KVER)/build M=$(TOP)/tests/kmod clean >/dev/null 2>&1
 
 # --- sanitizers and fuzzing (not part of 'make test') ---------------------
 #   make test-asan   QEMU built with ASAN+UBSAN (gcc) in build/qemu-asan; the

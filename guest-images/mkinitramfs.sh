@@ -73,17 +73,17 @@ for m in $want; do
 	rm "$ROOT/lib/modules/qroce/$m.list.tmp"
 done
 # the kernel verbs checks of tests/t-kverbs.sh (not part of the driver)
-[ -f "$TOP/tests/kmod/qroce_ktest.ko" ] &&
-	cp "$TOP/tests/kmod/qroce_ktest.ko" "$ROOT/lib/modules/qroce/"
+[ -f "$TOP/build/driver/qroce_ktest.ko" ] &&
+	cp "$TOP/build/driver/qroce_ktest.ko" "$ROOT/lib/modules/qroce/"
 # qroce_en.list: the Ethernet driver, which needs nothing of ib_core;
 # qroce_ib.list: ib_uverbs and its dependencies, then the RDMA driver.
 # Neither module needs the other loaded: /init loads qroce_en first.
-if [ -f "$TOP/linux-driver/qroce_en.ko" ]; then
-	cp "$TOP/linux-driver/qroce_en.ko" "$ROOT/lib/modules/qroce/"
+if [ -f "$TOP/build/driver/qroce_en.ko" ]; then
+	cp "$TOP/build/driver/qroce_en.ko" "$ROOT/lib/modules/qroce/"
 	echo qroce_en.ko >"$ROOT/lib/modules/qroce/qroce_en.list"
 fi
-if [ -f "$TOP/linux-driver/qroce_ib.ko" ]; then
-	cp "$TOP/linux-driver/qroce_ib.ko" "$ROOT/lib/modules/qroce/"
+if [ -f "$TOP/build/driver/qroce_ib.ko" ]; then
+	cp "$TOP/build/driver/qroce_ib.ko" "$ROOT/lib/modules/qroce/"
 	{ cat "$ROOT/lib/modules/qroce/ib_uverbs.list"; echo qroce_ib.ko; } |
 		awk '!seen[$0]++' >"$ROOT/lib/modules/qroce/qroce_ib.list"
 fi

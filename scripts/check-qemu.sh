@@ -1,8 +1,8 @@
 #!/bin/sh
-# The device's gates: QEMU's own checkpatch on qemu-device/, and qroce's
-# QEMU sources compiled with -Werror using the exact commands of the QEMU
-# build (compile_commands.json), so a warning fails even though QEMU as a
-# whole is configured with --disable-werror.
+# The device's gate: qroce's QEMU sources compiled with -Werror using the
+# exact commands of the QEMU build (compile_commands.json), so a warning
+# fails even though QEMU as a whole is configured with --disable-werror.
+# QEMU's own checkpatch runs on the QEMU series (scripts/check-series.sh).
 set -eu
 cd "$(dirname "$0")/.."
 TOP=$(pwd)
@@ -13,29 +13,9 @@ fail=0
 [ -f $QSRC/scripts/checkpatch.pl ] || { echo "check-qemu: $QSRC missing: run 'make'" >&2; exit 1; }
 [ -f $QBLD/compile_commands.json ] || { echo "check-qemu: $QBLD not configured: run 'make'" >&2; exit 1; }
 
-# checkpatch: --no-tree, whole files, at the paths they have in QEMU's
-# tree (its rules differ for tests/); errors and warnings both fail, but
-# for the reviewed exceptions in scripts/checkpatch-qemu.allow (one:
-# roce_wire.c tests __SSE2__ for its PCLMUL path because the host tools
-# also build it, without QEMU's config or host/cpuinfo.h)
-ct=$(mktemp -d)
-trap 'rm -rf "$ct"' EXIT
-mkdir -p "$ct/hw/net" "$ct/tests/qtest"
-cp -r qemu-device/hw/net/qroce "$ct/hw/net/"
-cp -r qemu-device/tests/qtest/. "$ct/tests/qtest/"
-out=$(cd "$ct" && perl "$TOP/$QSRC/scripts/checkpatch.pl" --no-tree --terse -f \
-	$(find hw tests -name '*.[ch]' | sort) 2>&1 || true)
-bad=$(printf '%s\n' "$out" | grep -E ': (ERROR|WARNING):' |
-	grep -v -F -f scripts/checkpatch-qemu.allow || true)
-if [ -n "$bad" ]; then
-	printf '%s\n' "$bad" >&2
-	echo "check-qemu: QEMU checkpatch found problems" >&2
-	fail=1
-fi
-
 # -Werror: recompile each qroce translation unit of the QEMU build
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp" "$ct"' EXIT
+trap 'rm -rf "$tmp"' EXIT
 n=0
 # one line per entry: directory<TAB>command<TAB>file (the JSON that meson
 # writes has one key per line)
@@ -61,5 +41,5 @@ if ! sh scripts/check-funcs.sh qemu-device/tests/qtest/qroce-*-test.c \
 	echo "check-qemu: a qtest function is too long" >&2
 	fail=1
 fi
-[ $fail = 0 ] && echo "check-qemu: $n translation units -Werror clean, checkpatch clean, qtest functions <= 100 lines"
+[ $fail = 0 ] && echo "check-qemu: $n translation units -Werror clean, qtest functions <= 100 lines"
 exit $fail

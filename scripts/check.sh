@@ -14,7 +14,8 @@ gate() {
 }
 echo "TAP version 13"
 gate "headers: one copy, padding-free, every value in the spec" sh scripts/check-headers.sh
-gate "device: QEMU checkpatch, -Werror" sh scripts/check-qemu.sh
+gate "series: make patches; each applies; each tree's checkpatch" sh scripts/check-series.sh
+gate "device: -Werror" sh scripts/check-qemu.sh
 [ -f scripts/check-layers.sh ] &&
 	gate "device: calls between files run one way; functions <= 100 lines" sh scripts/check-layers.sh
 [ -f scripts/check-driver.sh ] &&

@@ -63,7 +63,8 @@ PKGS="build-essential ninja-build pkg-config flex bison xz-utils bzip2 curl ca-c
       libglib2.0-dev libpixman-1-dev libslirp-dev zlib1g-dev libfdt-dev python3 python3-venv
       cmake libnl-3-dev libnl-route-3-dev libudev-dev
       busybox-static cpio kmod seabios qemu-system-data perftest iproute2 libpci3
-      tshark sparse nvme-cli ethtool cython3 python3-dev"
+      tshark sparse nvme-cli ethtool cython3 python3-dev
+      libelf-dev dwarves bc libssl-dev pandoc"
 BPO_PKGS="meson python3-pycotap linux-image-amd64 linux-headers-amd64"
 # make fuzz (sh scripts/deps.sh fuzz): clang with libFuzzer and its sanitizers
 [ "${1-}" != fuzz ] || PKGS="$PKGS clang libclang-rt-dev"
@@ -123,6 +124,26 @@ if [ ! -f "$CACHE/kernel-$KVER.deb" ]; then
 	mv "$tmp"/*.deb "$CACHE/kernel-$KVER.deb"
 	rmdir "$tmp"
 fi
+
+# The kernel tree the driver is built in (scripts/linux-prepare.sh):
+# Debian's linux-source-6.12 of the guest kernel's own version (that of its
+# headers package), kept as the tarball the package carries.
+LVER=$(dpkg-query -W -f '${Version}' "linux-headers-$KVER")
+[ -n "$LVER" ] || die "no version for linux-headers-$KVER"
+if [ ! -f "$CACHE/linux-source-$LVER.tar.xz" ]; then
+	echo "deps: downloading linux-source-6.12 $LVER"
+	tmp=$(mktemp -d)
+	chmod 755 "$tmp"	# apt's _apt user downloads into it
+	(cd "$tmp" && apt-get download -q "linux-source-6.12=$LVER" >/dev/null) ||
+		{ rm -rf "$tmp"; die "apt-get download linux-source-6.12=$LVER failed"; }
+	deb=$(ls "$tmp"/linux-source-6.12_*.deb)
+	dpkg-deb --fsys-tarfile "$deb" |
+		tar -xf - -C "$tmp" ./usr/src/linux-source-6.12.tar.xz ||
+		{ rm -rf "$tmp"; die "no kernel tarball in $deb"; }
+	mv "$tmp/usr/src/linux-source-6.12.tar.xz" "$CACHE/linux-source-$LVER.tar.xz"
+	rm -rf "$tmp"
+fi
+echo "$LVER" >"$CACHE/linux-source-version"
 
 # checkpatch.pl for the driver's style gate (scripts/check-driver.sh): Linux's
 # own, from the kernel source package; only the script and the data files it

@@ -20,7 +20,7 @@ grep -q 'iters in' "$QR_DIR/cli" || fail=1
 # the modules the guests loaded are the ones just built
 for m in qroce_en qroce_ib; do
 	qr_exec 1 "md5sum /lib/modules/qroce/$m.ko" >"$QR_DIR/md5" 2>&1 || fail=1
-	want=$(md5sum "$QR_TOP/linux-driver/$m.ko" | cut -d' ' -f1)
+	want=$(md5sum "$QR_TOP/build/driver/$m.ko" | cut -d' ' -f1)
 	if [ "$(cut -d' ' -f1 "$QR_DIR/md5")" != "$want" ]; then
 		echo "pingpong: the guest's $m.ko is not the one just built"
 		fail=1

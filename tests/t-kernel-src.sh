@@ -17,7 +17,7 @@ built() { # each module's vermagic names the tree's kernel release
 	make -s -C "$QR_TOP" driver KERNEL_SRC="$src" >"$QR_DIR/build.log" 2>&1 || { tail "$QR_DIR/build.log"; return 1; }
 	rel=$(cat "$src/include/config/kernel.release")
 	for m in qroce_en qroce_ib; do
-		vm=$(/sbin/modinfo -F vermagic "$QR_TOP/linux-driver/$m.ko") || return 1
+		vm=$(/sbin/modinfo -F vermagic "$QR_TOP/build/driver/$m.ko") || return 1
 		echo "tree $src: release $rel; $m.ko vermagic: $vm"
 		case $vm in "$rel "*) ;; *) return 1 ;; esac
 	done

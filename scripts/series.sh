@@ -1,0 +1,568 @@
+#!/bin/sh
+# qroce as the three patch series its upstream trees take, and the build
+# trees made from them.
+#
+#   sh scripts/series.sh export TREE      write build/patches/TREE/ with
+#                                         git format-patch (cover letter,
+#                                         one logical change a patch)
+#   sh scripts/series.sh verify TREE      check that it applies with git am
+#   sh scripts/series.sh apply TREE SRC   apply that series with git am to
+#                                         the pristine files of the tarball
+#                                         and bring the unpacked tree SRC
+#                                         to the result
+#
+# TREE is qemu (QEMU 10.0.13), linux (Debian's linux-source-6.12, the
+# guest kernel's own version) or rdma-core (56.1).  The sources stay where
+# they are edited (qemu-device/, linux-driver/, rdma-core-provider/,
+# include/); each export builds a small git repository from the pristine
+# copies of the upstream files the series touches, commits the changes
+# one by one and formats them.  include/qroce_hw.h and include/qroce-abi.h
+# are the single sources of the hardware and uverbs interfaces; the export
+# puts them where each tree keeps such headers (QEMU's copy in QEMU's own
+# integer types, without <linux/types.h>).
+#
+# apply copies a file into SRC only when its content changed, so an edit
+# rebuilds only what depends on it; files an older series added and this
+# one does not are removed (or restored to upstream's version).
+set -eu
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+CACHE=${QROCE_CACHE:-/var/cache/qroce}
+B=$TOP/build
+
+die() { echo "series: $*" >&2; exit 1; }
+
+[ $# -ge 2 ] || die "usage: series.sh export TREE | apply TREE SRC (TREE: qemu, linux, rdma-core)"
+CMD=$1
+TREE=$2
+case $TREE in
+qemu)
+	TAR=$CACHE/qemu_10.0.13+ds.orig.tar.xz
+	BASE_NAME="QEMU v10.0.13"
+	BASE_FILES="MAINTAINERS meson.build hw/net/Kconfig hw/net/meson.build
+		include/hw/pci/pci.h docs/specs/index.rst docs/specs/pci-ids.rst
+		tests/qtest/meson.build tests/qtest/libqos/meson.build
+		tests/qtest/fuzz/meson.build tests/qtest/fuzz/generic_fuzz_configs.h" ;;
+linux)
+	[ -f "$CACHE/linux-source-version" ] ||
+		die "$CACHE/linux-source-version missing: run 'make deps'"
+	LVER=$(cat "$CACHE/linux-source-version")
+	TAR=$CACHE/linux-source-$LVER.tar.xz
+	BASE_NAME="Linux 6.12 as Debian ships it,
+linux-source-6.12 $LVER"
+	BASE_FILES="MAINTAINERS drivers/net/ethernet/Kconfig
+		drivers/net/ethernet/Makefile drivers/infiniband/Kconfig
+		drivers/infiniband/hw/Makefile include/uapi/rdma/ib_user_ioctl_verbs.h" ;;
+rdma-core)
+	TAR=$CACHE/rdma-core_56.1.orig.tar.gz
+	BASE_NAME="rdma-core v56.1"
+	BASE_FILES="MAINTAINERS README.md CMakeLists.txt kernel-headers/CMakeLists.txt
+		kernel-headers/rdma/ib_user_ioctl_verbs.h debian/control
+		debian/copyright redhat/rdma-core.spec suse/rdma-core.spec" ;;
+*)
+	die "unknown tree '$TREE' (qemu, linux, rdma-core)" ;;
+esac
+[ -f "$TAR" ] || die "$TAR missing: run 'make deps'"
+
+S=$B/series/$TREE
+OUT=$B/patches/$TREE
+
+# The pristine upstream copies of BASE_FILES, extracted once per tarball
+# and file list.
+base() {
+	key=$(printf '%s\n%s\n' "$TAR" "$BASE_FILES" | sha256sum | cut -c1-16)
+	[ "$(cat "$S/base/.key" 2>/dev/null)" = "$key" ] && return 0
+	rm -rf "$S/base" "$S/base.tmp"
+	mkdir -p "$S/base.tmp"
+	top=$(tar -tf "$TAR" 2>/dev/null | head -1)
+	top=${top%%/*}
+	members=
+	for f in $BASE_FILES; do
+		members="$members $top/$f"
+	done
+	# shellcheck disable=SC2086
+	tar -xf "$TAR" -C "$S/base.tmp" --strip-components=1 $members ||
+		die "cannot extract the upstream files from $TAR"
+	echo "$key" >"$S/base.tmp/.key"
+	mv "$S/base.tmp" "$S/base"
+}
+
+# --- building the series ------------------------------------------------
+
+W=
+git_w() { git -C "$W" -c core.autocrlf=false "$@"; }
+
+put() { # put REPO-FILE TREE-PATH: a file of this repository into the tree
+	mkdir -p "$W/$(dirname "$2")"
+	cp "$TOP/$1" "$W/$2"
+}
+
+commit() { # commit SUBJECT BODY
+	git_w add -A
+	git_w diff --cached --quiet && die "patch '$1' changes nothing"
+	printf '%s\n\n%s\n\nSigned-off-by: %s\n' "$1" "$2" "$AUTHOR" >"$S/msg"
+	git_w commit -q -F "$S/msg"
+}
+
+# addline FILE AFTER-PATTERN LINE (GNU sed keeps the indent after a\)
+addline() {
+	grep -qF "$3" "$W/$1" || sed -i "/$2/a\\$3" "$W/$1"
+	grep -qF "$3" "$W/$1" || die "$TREE: no line matching '$2' in $1"
+}
+# insert FILE BEFORE-PATTERN TEXT-FILE
+insert() {
+	grep -q "$2" "$W/$1" || die "$TREE: no line matching '$2' in $1"
+	awk -v pat="$2" -v f="$3" '
+		!done && $0 ~ pat { while ((getline l < f) > 0) print l; done = 1 }
+		{ print }' "$W/$1" >"$W/$1.tmp"
+	mv "$W/$1.tmp" "$W/$1"
+}
+
+# The hardware header in QEMU's own types: <linux/types.h> is not there on
+# every host QEMU builds on, and QEMU's style has no tabs.
+qemu_hw_header() {
+	sed -e '/^#include <linux\/types.h>$/d' \
+	    -e 's/\b__u8\b/uint8_t/g; s/\b__u16\b/uint16_t/g' \
+	    -e 's/\b__u32\b/uint32_t/g; s/\b__u64\b/uint64_t/g' \
+	    -e 's/\b__le16\b/uint16_t/g; s/\b__le32\b/uint32_t/g' \
+	    -e 's/\b__le64\b/uint64_t/g; s/\b__s32\b/int32_t/g' \
+	    "$TOP/include/qroce_hw.h" | expand -t 8 | sed 's/[[:space:]]*$//' |
+	awk '
+	# a line past 80 columns with a comment after the code: the comment
+	# goes on a line of its own above it, at the same indent
+	length($0) > 80 && match($0, /[^ ] +\/\* .* \*\/$/) {
+		code = substr($0, 1, RSTART)
+		com = substr($0, RSTART + 1)
+		sub(/^ +/, "", com)
+		ind = code
+		sub(/[^ ].*/, "", ind)
+		print ind com
+		print code
+		next
+	}
+	{ print }'
+}
+
+series_qemu() {
+	# 1: the PCI ID and the specification
+	addline include/hw/pci/pci.h '^#define PCI_DEVICE_ID_REDHAT_RISCV_IOMMU ' \
+		'#define PCI_DEVICE_ID_REDHAT_QROCE       0x00e0'
+	sed -i '/^  PCI RISC-V IOMMU device$/a\
+1b36:00e0\
+  PCI RoCEv2 RDMA NIC (``-device qroce``)' "$W/docs/specs/pci-ids.rst"
+	addline docs/specs/index.rst '^   rocker$' '   qroce'
+	{
+		printf '..\n   SPDX-License-Identifier: GPL-2.0-or-later\n\n'
+		pandoc -f gfm -t rst --wrap=auto --columns=78 "$TOP/docs/hw-spec.md" |
+			sed 's|``include/qroce_hw.h``|``include/hw/net/qroce_hw.h``|g'
+	} >"$W/docs/specs/qroce.rst"
+	commit "docs/specs: add the qroce RoCEv2 NIC specification and its PCI ID" \
+"qroce is an emulated PCIe RDMA NIC: an Ethernet function and a RoCEv2
+engine behind one MAC, driven through a command queue (control path)
+and userspace rings with doorbells (data path).  This is its hardware
+interface as the device, the Linux driver and the rdma-core provider
+implement it, and the 1b36:00e0 device ID it asks for."
+
+	# 2: the device
+	mkdir -p "$W/include/hw/net"
+	qemu_hw_header >"$W/include/hw/net/qroce_hw.h.tmp"
+	mv "$W/include/hw/net/qroce_hw.h.tmp" "$W/include/hw/net/qroce_hw.h"
+	for f in "$TOP"/qemu-device/hw/net/qroce/*; do
+		put "qemu-device/hw/net/qroce/${f##*/}" "hw/net/qroce/${f##*/}"
+	done
+	sed -i 's|^#include "qroce_hw.h"$|#include "hw/net/qroce_hw.h"|' "$W"/hw/net/qroce/*.[ch]
+	echo "subdir('qroce')" >>"$W/hw/net/meson.build"
+	printf '\nsource qroce/Kconfig\n' >>"$W/hw/net/Kconfig"
+	addline meson.build "^    'hw\/net',$" "    'hw/net/qroce',"
+	commit "hw/net/qroce: add the qroce RoCEv2 RDMA NIC" \
+"-device qroce: a PCIe function with a command queue for the control
+path (PDs, CQs, QPs of type RC, UC and UD, SRQs, MRs and memory windows,
+address handles, multicast), userspace send and receive rings with
+doorbell pages for the data path, and an Ethernet function whose frames
+and RoCEv2 frames share the netdev backend.  RoCEv2 frames carry a valid
+ICRC; RC has go-back-N retransmission, RNR and sequence NAKs, ECN and
+DCQCN.  Every guest-supplied index, length, key and address is checked;
+objects are charged to a state budget (state-budget-mb).  The x- knobs
+inject wire and command faults for tests.  The device is not migratable
+yet.  docs/specs/qroce.rst describes the interface.
+
+include/hw/net/qroce_hw.h is (GPL-2.0-only OR BSD-2-Clause): it is the
+one hardware header of the device, its Linux drivers and its rdma-core
+provider, and rdma-core's providers are GPL-2.0 or BSD licensed."
+
+	# 3: the libqos driver and the qtests
+	put qemu-device/tests/qtest/libqos/qroce.c tests/qtest/libqos/qroce.c
+	put qemu-device/tests/qtest/libqos/qroce.h tests/qtest/libqos/qroce.h
+	files=
+	for f in "$TOP"/qemu-device/tests/qtest/qroce-*-test.c; do
+		put "qemu-device/tests/qtest/${f##*/}" "tests/qtest/${f##*/}"
+		files="$files${files:+, }'${f##*/}'"
+	done
+	sed -i 's|^#include "qroce_hw.h"$|#include "hw/net/qroce_hw.h"|' \
+		"$W"/tests/qtest/libqos/qroce.[ch] "$W"/tests/qtest/qroce-*-test.c
+	addline tests/qtest/libqos/meson.build "^        'igb.c',$" "        'qroce.c',"
+	# the driver's wire peer uses the device's frame codec, built on its
+	# own (no QEMU headers); not in a fuzzing build, whose qemu-fuzz links
+	# libqos with the device and so with the device's copy
+	cat >>"$W/tests/qtest/libqos/meson.build" <<-'EOF'
+	qroce_wire = static_library('qroce-wire', meson.project_source_root() / 'hw/net/qroce/roce_wire.c', c_args: '-DROCE_WIRE_STANDALONE', build_by_default: false)
+	qos = declare_dependency(dependencies: qos, objects: get_option('fuzzing') ? [] : qroce_wire.extract_all_objects(recursive: false))
+	EOF
+	addline tests/qtest/meson.build "^qos_test_ss = ss.source_set()$" \
+		"qos_test_ss.add(files($files))"
+	commit "tests/qtest: add a libqos driver for qroce and its qtests" \
+"libqos/qroce.c drives the device as a guest driver would (command queue,
+event queues, rings, doorbells) and plays a RoCEv2 peer on the wire with
+the device's frame codec.  The tests, one file an area, check registers,
+commands, RC, UC and UD transfers, memory registration, SRQs, the
+Ethernet function, the frames on the wire, fault injection, and that
+hostile input is refused without harm."
+
+	# 4: the fuzz targets
+	put qemu-device/tests/qtest/fuzz/qroce_frames_fuzz.c \
+		tests/qtest/fuzz/qroce_frames_fuzz.c
+	sed -i 's|^#include "qroce_hw.h"$|#include "hw/net/qroce_hw.h"|' \
+		"$W/tests/qtest/fuzz/qroce_frames_fuzz.c"
+	addline tests/qtest/fuzz/meson.build "^specific_fuzz_ss.add(files('generic_fuzz.c'))$" \
+		"specific_fuzz_ss.add(when: 'CONFIG_QROCE', if_true: files('qroce_frames_fuzz.c'))"
+	sed -i '/^const generic_fuzz_config predefined_configs\[\] = {$/a\
+    {\
+        .name = "qroce",\
+        .args = "-machine q35 -nodefaults "\
+        "-device qroce,netdev=n0,mac=52:54:00:12:34:56 "\
+        "-netdev hubport,id=n0,hubid=0",\
+        .objects = "qroce*",\
+    },' "$W/tests/qtest/fuzz/generic_fuzz_configs.h"
+	commit "tests/qtest/fuzz: add qroce targets" \
+"generic-fuzz-qroce runs the generic fuzzer over qroce's BARs, its PCI
+configuration space and every DMA read it makes; qroce-frames feeds a
+set-up device (command queue, EQ, CQ, PD, MR, QPs of each type in RTS,
+an SRQ, the Ethernet rings) the fuzzer's bytes as frames from the wire."
+
+	# 5: MAINTAINERS
+	cat >"$S/maint" <<-'EOF'
+	qroce
+	M: qroce developers <qroce@invalid>
+	S: Maintained
+	F: hw/net/qroce/
+	F: include/hw/net/qroce_hw.h
+	F: docs/specs/qroce.rst
+	F: tests/qtest/libqos/qroce.*
+	F: tests/qtest/qroce-*-test.c
+	F: tests/qtest/fuzz/qroce_frames_fuzz.c
+
+	EOF
+	insert MAINTAINERS '^Rocker$' "$S/maint"
+	commit "MAINTAINERS: add qroce" "The RoCEv2 NIC's files and who looks after them."
+}
+
+# linux: the object list of one module from linux-driver/Kbuild
+kbuild_objs() { # kbuild_objs MODULE
+	awk -v m="$1-y" '$1 == m { on = 1 } on { print; if ($NF != "\\") exit }' \
+		"$TOP/linux-driver/Kbuild"
+}
+
+# linux: one entry of linux-driver/Kconfig
+kconfig_entry() { # kconfig_entry SYMBOL
+	awk -v s="config $1" '$0 == s { on = 1 } on && /^config / && $0 != s { exit } on' \
+		"$TOP/linux-driver/Kconfig" | sed -e :a -e '/^\n*$/{$d;N;ba' -e '}'
+}
+
+linux_includes() { # linux_includes FILE...
+	sed -i -e 's|^#include "qroce_hw.h"$|#include <linux/qroce/qroce_hw.h>|' \
+	       -e 's|^#include "qroce_core.h"$|#include <linux/qroce/qroce_core.h>|' \
+	       -e 's|^#include "qroce-abi.h"$|#include <rdma/qroce-abi.h>|' "$@"
+}
+
+series_linux() {
+	ID=$(sed -n 's/^#define QROCE_RDMA_DRIVER_ID[[:space:]]*\([0-9]*\).*/\1/p' \
+		"$TOP/include/qroce-abi.h")
+	[ -n "$ID" ] || die "no QROCE_RDMA_DRIVER_ID in include/qroce-abi.h"
+	before=$(awk '/^enum rdma_driver_id/ { on = 1; n = 0; next } on && /^};/ { print n; exit }
+		on && /^\tRDMA_DRIVER_[A-Z0-9_]*,$/ { n++ }' "$W/include/uapi/rdma/ib_user_ioctl_verbs.h")
+	[ "$before" = "$ID" ] ||
+		die "RDMA_DRIVER_QROCE would be $before in this kernel, qroce-abi.h says $ID"
+	addline include/uapi/rdma/ib_user_ioctl_verbs.h '^\tRDMA_DRIVER_MANA,$' \
+		'	RDMA_DRIVER_QROCE,'
+	put include/qroce-abi.h include/uapi/rdma/qroce-abi.h
+	commit "RDMA/uapi: add the qroce ABI and RDMA_DRIVER_QROCE" \
+"The uverbs ABI of the qroce RDMA driver (the udata of alloc_ucontext,
+create_cq, create_qp, create_srq and their responses) and its driver id,
+by which rdma-core's provider finds the device."
+
+	put include/qroce_hw.h include/linux/qroce/qroce_hw.h
+	put linux-driver/qroce_core.h include/linux/qroce/qroce_core.h
+	linux_includes "$W/include/linux/qroce/qroce_core.h"
+	commit "net: qroce: add the hardware interface and the core interface" \
+"qroce_hw.h is the device's interface (registers, command and event
+queue entries, work queue entries and completions), shared by the
+Ethernet driver and the RDMA driver; qroce_core.h is what the Ethernet
+driver gives the RDMA driver through the auxiliary device: the PCI
+function, the command queue, event queue vectors and the netdev."
+
+	d=drivers/net/ethernet/qroce
+	for f in "$TOP"/linux-driver/qroce_en*.[ch]; do
+		case $f in *.mod.c) continue ;; esac
+		put "linux-driver/${f##*/}" "$d/${f##*/}"
+	done
+	linux_includes "$W/$d"/*.[ch]
+	{
+		echo '# SPDX-License-Identifier: GPL-2.0'
+		echo 'config NET_VENDOR_QROCE'
+		printf '\tbool "qroce devices"\n\tdefault y\n\tdepends on PCI\n\thelp\n'
+		printf '\t  If you have a network (Ethernet) device of this class, say Y.\n\n'
+		printf '\t  qroce is the RoCEv2 RDMA NIC that QEMU emulates (-device qroce).\n'
+		printf '\t  Saying N skips the questions about qroce devices; by itself\n'
+		printf '\t  it does not change the kernel.\n\n'
+		echo 'if NET_VENDOR_QROCE'
+		echo
+		kconfig_entry QROCE_EN
+		echo
+		echo 'endif # NET_VENDOR_QROCE'
+	} >"$W/$d/Kconfig"
+	{
+		echo '# SPDX-License-Identifier: GPL-2.0'
+		echo 'obj-$(CONFIG_QROCE_EN) += qroce_en.o'
+		echo
+		kbuild_objs qroce_en
+	} >"$W/$d/Makefile"
+	addline drivers/net/ethernet/Kconfig '^source "drivers\/net\/ethernet\/qlogic\/Kconfig"$' \
+		'source "drivers/net/ethernet/qroce/Kconfig"'
+	addline drivers/net/ethernet/Makefile '^obj-$(CONFIG_NET_VENDOR_QLOGIC) += qlogic\/$' \
+		'obj-$(CONFIG_NET_VENDOR_QROCE) += qroce/'
+	commit "net: qroce: add the Ethernet PCI driver" \
+"qroce_en binds to the PCI function: BARs, MSI-X, the command queue and
+the asynchronous event queue, health checks and recovery, the netdev
+with its MAC filter, link and counters.  It adds an auxiliary device,
+qroce_en.rdma.N, for the RDMA driver, as ice/irdma and bnxt_en/bnxt_re
+do; the two modules do not link against each other."
+
+	d=drivers/infiniband/hw/qroce
+	for f in "$TOP"/linux-driver/qroce*.[ch]; do
+		case ${f##*/} in qroce_en*|qroce_core.h|*.mod.c) continue ;; esac
+		put "linux-driver/${f##*/}" "$d/${f##*/}"
+	done
+	linux_includes "$W/$d"/*.[ch]
+	{
+		echo '# SPDX-License-Identifier: GPL-2.0'
+		kconfig_entry INFINIBAND_QROCE
+	} >"$W/$d/Kconfig"
+	{
+		echo '# SPDX-License-Identifier: GPL-2.0'
+		echo 'obj-$(CONFIG_INFINIBAND_QROCE) += qroce_ib.o'
+		echo
+		kbuild_objs qroce_ib
+	} >"$W/$d/Makefile"
+	addline drivers/infiniband/Kconfig '^source "drivers\/infiniband\/hw\/qedr\/Kconfig"$' \
+		'source "drivers/infiniband/hw/qroce/Kconfig"'
+	addline drivers/infiniband/hw/Makefile '^obj-$(CONFIG_INFINIBAND_QEDR)' \
+		'obj-$(CONFIG_INFINIBAND_QROCE)		+= qroce/'
+	commit "RDMA/qroce: add the RDMA driver" \
+"qroce_ib binds to the auxiliary device of qroce_en and registers an
+ib_device: RC, UC and UD QPs, SRQs, CQs, fast registration and memory
+windows, address handles and multicast, driven through the device's
+command queue.  The data path is in userspace (rdma-core's qroce
+provider); kernel consumers post through the same rings.  restrack shows
+the device's own view of QPs, CQs and MRs (rdma resource show -dd)."
+
+	cat >"$S/maint" <<-'EOF'
+	QROCE EMULATED RoCEv2 NIC DRIVERS
+	M:	qroce developers <qroce@invalid>
+	L:	linux-rdma@vger.kernel.org
+	L:	netdev@vger.kernel.org
+	S:	Maintained
+	F:	drivers/infiniband/hw/qroce/
+	F:	drivers/net/ethernet/qroce/
+	F:	include/linux/qroce/
+	F:	include/uapi/rdma/qroce-abi.h
+
+	EOF
+	insert MAINTAINERS '^QT1010 MEDIA DRIVER$' "$S/maint"
+	commit "MAINTAINERS: add qroce" "The qroce drivers and who looks after them."
+}
+
+series_rdma_core() {
+	put include/qroce-abi.h kernel-headers/rdma/qroce-abi.h
+	sed -i 's|^  rdma/erdma-abi.h$|  rdma/erdma-abi.h\n  rdma/qroce-abi.h|' \
+		"$W/kernel-headers/CMakeLists.txt"
+	grep -c 'rdma/qroce-abi.h' "$W/kernel-headers/CMakeLists.txt" | grep -qx 2 ||
+		die "rdma-core: kernel-headers/CMakeLists.txt has not two erdma-abi.h lines"
+	addline kernel-headers/rdma/ib_user_ioctl_verbs.h '^\tRDMA_DRIVER_MANA,$' \
+		'	RDMA_DRIVER_QROCE,'
+	commit "Update kernel headers" \
+"To commit ('RDMA/uapi: add the qroce ABI and RDMA_DRIVER_QROCE') of the
+qroce kernel series: include/uapi/rdma/qroce-abi.h and the driver id."
+
+	for f in "$TOP"/rdma-core-provider/*; do
+		put "rdma-core-provider/${f##*/}" "providers/qroce/${f##*/}"
+	done
+	put include/qroce_hw.h providers/qroce/qroce_hw.h
+	sed -i '/^add_subdirectory(providers\/erdma)$/a add_subdirectory(providers/qroce)' \
+		"$W/CMakeLists.txt"
+	grep -qx 'add_subdirectory(providers/qroce)' "$W/CMakeLists.txt" ||
+		die "rdma-core: no providers/erdma in CMakeLists.txt"
+	sed -i 's/^ - qedr.ko$/ - qedr.ko\n - qroce_ib.ko/' "$W/README.md"
+	cat >"$S/maint" <<-'EOF'
+	QROCE USERSPACE PROVIDER (for qroce_ib.ko)
+	M:	qroce developers <qroce@invalid>
+	S:	Maintained
+	F:	providers/qroce/
+
+	EOF
+	insert MAINTAINERS '^RXE SOFT ROCEE* USERSPACE PROVIDER' "$S/maint"
+	commit "providers/qroce: add the provider of QEMU's qroce RoCEv2 NIC" \
+"The data path of qroce_ib: send and receive rings and CQs mapped from
+the driver, WQEs written and doorbells rung from userspace, completions
+polled from the CQ rings.  RC, UC, UD, SRQ, memory windows and the
+extended verbs (ibv_wr_*, ibv_create_cq_ex).  The device is matched by
+its driver id, RDMA_DRIVER_QROCE."
+
+	sed -i 's/^  - qedr: QLogic QL4xxx RoCE HCAs$/&\n  - qroce: QEMU emulated RoCEv2 NIC/' "$W/debian/control"
+	cat >"$S/copy" <<-'EOF'
+	Files: providers/qroce/*
+	Copyright: 2026 qroce developers
+	License: BSD-2-clause or GPL-2
+
+	EOF
+	insert debian/copyright '^Files: providers/rxe/\*$' "$S/copy"
+	sed -i 's/^Obsoletes: libqedr < %{version}-%{release}$/&\nProvides: libqroce = %{version}-%{release}\nObsoletes: libqroce < %{version}-%{release}/' \
+		"$W/redhat/rdma-core.spec"
+	sed -i 's/^- libqedr: QLogic QL4xxx RoCE HCA$/&\n- libqroce: QEMU emulated RoCEv2 NIC/' \
+		"$W/redhat/rdma-core.spec" "$W/suse/rdma-core.spec"
+	for f in debian/control redhat/rdma-core.spec suse/rdma-core.spec; do
+		grep -q 'qroce' "$W/$f" || die "rdma-core: no qroce entry made in $f"
+	done
+	commit "debian, redhat, suse: package the qroce provider" \
+"libqroce-rdmav*.so goes into ibverbs-providers (Debian) and libibverbs
+(Red Hat, SUSE) with the other providers."
+}
+
+cover() { # cover TREE-TITLE BLURB
+	c=$(ls "$S"/out/0000-cover-letter.patch)
+	title=$1
+	blurb=$2
+	awk -v t="$title" -v b="$blurb" '
+		/\*\*\* SUBJECT HERE \*\*\*/ { sub(/\*\*\* SUBJECT HERE \*\*\*/, t) }
+		/^\*\*\* BLURB HERE \*\*\*$/ { print b; next }
+		{ print }' "$c" >"$c.tmp"
+	mv "$c.tmp" "$c"
+}
+
+export_series() {
+	base
+	W=$S/work
+	rm -rf "$W" "$S/out"
+	cp -a "$S/base" "$W"
+	rm -f "$W/.key"
+	AUTHOR=$(git -C "$TOP" config user.name 2>/dev/null || true)
+	email=$(git -C "$TOP" config user.email 2>/dev/null || true)
+	[ -n "$AUTHOR" ] && [ -n "$email" ] || { AUTHOR="qroce developers"; email=qroce@invalid; }
+	AUTHOR="$AUTHOR <$email>"
+	# fixed dates: the same sources give the same patches
+	GIT_AUTHOR_DATE="2026-01-01T00:00:00Z"
+	GIT_COMMITTER_DATE=$GIT_AUTHOR_DATE
+	GIT_AUTHOR_NAME=${AUTHOR% <*}
+	GIT_AUTHOR_EMAIL=$email
+	GIT_COMMITTER_NAME=$GIT_AUTHOR_NAME
+	GIT_COMMITTER_EMAIL=$email
+	export GIT_AUTHOR_DATE GIT_COMMITTER_DATE GIT_AUTHOR_NAME GIT_AUTHOR_EMAIL \
+		GIT_COMMITTER_NAME GIT_COMMITTER_EMAIL
+	git init -q "$W"
+	git_w add -A
+	git_w commit -q -m "$BASE_NAME (the files this series touches)"
+	git_w tag base
+	case $TREE in
+	qemu) series_qemu ;;
+	linux) series_linux ;;
+	rdma-core) series_rdma_core ;;
+	esac
+	git_w format-patch -q --cover-letter --zero-commit --no-signature \
+		--subject-prefix="PATCH qroce" -o "$S/out" base..HEAD
+	case $TREE in
+	qemu) cover "hw/net/qroce: an emulated RoCEv2 RDMA NIC" \
+"qroce is a PCIe RoCEv2 NIC for guests: stock rdma-core tools, perftest,
+RDMA CM, NVMe-oF, NFS, SRP and iSER over RDMA run on it, its frames are
+valid RoCEv2 on the wire, and every guest-supplied value is checked.
+Its Linux drivers (qroce_en, qroce_ib) and rdma-core provider are sent
+to those trees as series of their own.
+
+Based on $BASE_NAME." ;;
+	linux) cover "qroce: drivers for QEMU's emulated RoCEv2 NIC" \
+"qroce is a RoCEv2 RDMA NIC emulated by QEMU (-device qroce).  This series
+adds its two drivers, split as ice/irdma and bnxt_en/bnxt_re are:
+qroce_en, the Ethernet PCI driver, and qroce_ib, the RDMA driver bound to
+its auxiliary device.  The userspace half is rdma-core's qroce provider.
+
+Based on $BASE_NAME." ;;
+	rdma-core) cover "providers/qroce: QEMU's emulated RoCEv2 NIC" \
+"The userspace provider of qroce_ib (QEMU's -device qroce), matched by
+RDMA_DRIVER_QROCE, and its packaging.
+
+Based on $BASE_NAME." ;;
+	esac
+	# replace the old series only if something changed
+	if [ -d "$OUT" ] && diff -r -q "$OUT" "$S/out" >/dev/null 2>&1; then
+		rm -rf "$S/out"
+	else
+		rm -rf "$OUT"
+		mkdir -p "$(dirname "$OUT")"
+		mv "$S/out" "$OUT"
+		echo "series: wrote $OUT: $(($(ls "$OUT" | wc -l) - 1)) patches and a cover letter"
+	fi
+	rm -rf "$W" "$S/msg" "$S/maint" "$S/copy"
+}
+
+# --- applying it --------------------------------------------------------
+
+# the pristine files with the series applied by git am, in $S/applied
+stage() {
+	[ -d "$OUT" ] || die "$OUT missing: run 'sh scripts/series.sh export $TREE'"
+	base
+	A=$S/applied
+	rm -rf "$A"
+	cp -a "$S/base" "$A"
+	rm -f "$A/.key"
+	git init -q "$A"
+	git -C "$A" add -A
+	git -C "$A" -c user.name=qroce -c user.email=qroce@invalid commit -q -m base
+	git -C "$A" -c user.name=qroce -c user.email=qroce@invalid am -q --whitespace=error-all \
+		$(ls "$OUT"/*.patch | grep -v '/0000-cover-letter.patch$') ||
+		{ git -C "$A" am --abort 2>/dev/null; die "$OUT does not apply to $BASE_NAME"; }
+	# the build's own adjustment, not part of the series: Debian's QEMU
+	# tarball has no edk2 images, so never try to unpack them
+	[ "$TREE" != qemu ] ||
+		sed -i "s/unpack_edk2_blobs = bzip2.found()$/unpack_edk2_blobs = bzip2.found() and get_option('install_blobs')/" \
+			"$A/meson.build"
+}
+
+apply_series() {
+	SRC=$1
+	[ -d "$SRC" ] || die "$SRC is not an unpacked $TREE tree"
+	stage
+	list=$SRC/.qroce-series-files
+	# the overlay of symlinks that came before the series
+	[ -f "$list" ] || find "$SRC" -type l -lname "$TOP/*" -exec rm -f {} +
+	git -C "$A" ls-files | sort >"$S/files.new"
+	if [ -f "$list" ]; then
+		comm -23 "$list" "$S/files.new" | while read -r f; do
+			if [ -f "$S/base/$f" ]; then cp "$S/base/$f" "$SRC/$f"; else rm -f "$SRC/$f"; fi
+		done
+	fi
+	n=0
+	while read -r f; do
+		if ! cmp -s "$A/$f" "$SRC/$f"; then
+			mkdir -p "$SRC/$(dirname "$f")"
+			cp "$A/$f" "$SRC/$f"
+			n=$((n + 1))
+		fi
+	done <"$S/files.new"
+	mv "$S/files.new" "$list"
+	rm -rf "$A"
+	[ $n -eq 0 ] || echo "series: $n files of $SRC updated from $OUT"
+}
+
+case $CMD in
+export) export_series ;;
+verify) stage; rm -rf "$A" ;;
+apply) [ $# -eq 3 ] || die "usage: series.sh apply TREE SRC"; apply_series "$3" ;;
+*) die "unknown command '$CMD' (export, apply)" ;;
+esac
