@@ -20,6 +20,7 @@ DIR=qemu-device/hw/net/qroce
 # One layer per line, top first.
 LAYERS='
 qroce_pci
+qroce_migration
 qroce_regs
 qroce_ctrl
 qroce_eth

@@ -219,6 +219,7 @@ typedef struct QRoceQPXport {
      */
     uint32_t sq_hi;
     uint32_t nsent;         /* entries in the in-flight list */
+    uint32_t inflight_n;    /* the in-flight ring's size: the SQ's */
     uint32_t nsent_hi;      /* entries still recorded after a rewind */
     struct QRoceInflight *inflight;   /* ring of sent, unacked WQEs */
     uint32_t inflight_head;

@@ -488,10 +488,33 @@ void qroce_data_qp_create(QRoceState *s, QRoceQP *qp)
     qp->xp.s = s;
     qp->xp.timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, qp_retry_timer, qp);
     qp->xp.pace_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, qp_pace_timer, qp);
-    qp->xp.inflight = g_new0(QRoceInflight, 1u << qp->sq.log2);
+    qp->xp.inflight_n = 1u << qp->sq.log2;
+    qp->xp.inflight = g_new0(QRoceInflight, qp->xp.inflight_n);
     qp->xp.txw = g_new0(QRoceWqe, 1);
     qp->xp.rdw = g_new0(QRoceWqe, 1);
     qp_xport_reset(s, qp);
+}
+
+/*
+ * Migration: a QP about to be loaded gets what its fields are loaded into
+ * (timers, the WQE copies; the in-flight ring comes with the stream), and
+ * a loaded one goes back on the run queue if it was on it.
+ */
+void qroce_data_qp_load_prepare(QRoceState *s, QRoceQP *qp)
+{
+    qp->xp.s = s;
+    qp->xp.timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, qp_retry_timer, qp);
+    qp->xp.pace_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, qp_pace_timer, qp);
+    qp->xp.txw = g_new0(QRoceWqe, 1);
+    qp->xp.rdw = g_new0(QRoceWqe, 1);
+}
+
+void qroce_data_qp_loaded(QRoceState *s, QRoceQP *qp)
+{
+    if (qp->xp.on_runq) {
+        qp->xp.on_runq = false;
+        qroce_dp_schedule(s, qp);
+    }
 }
 
 void qroce_data_qp_modify(QRoceState *s, QRoceQP *qp, uint32_t old_state,

@@ -19,6 +19,9 @@ void qroce_data_fini(QRoceState *s);
  */
 size_t qroce_data_qp_bytes(const QRoceQP *qp);
 void qroce_data_qp_create(QRoceState *s, QRoceQP *qp);
+/* Migration: before a QP's fields are loaded, and after (qroce_migration.c) */
+void qroce_data_qp_load_prepare(QRoceState *s, QRoceQP *qp);
+void qroce_data_qp_loaded(QRoceState *s, QRoceQP *qp);
 void qroce_data_qp_modify(QRoceState *s, QRoceQP *qp, uint32_t old_state,
                           uint32_t attr_mask);
 void qroce_data_qp_destroy(QRoceState *s, QRoceQP *qp);

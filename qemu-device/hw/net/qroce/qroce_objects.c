@@ -278,12 +278,12 @@ uint32_t *qroce_tbl_stamp(QRoceTable *t, uint32_t n)
     return c ? &c->stamp[n & (QROCE_TBL_CHUNK - 1)] : NULL;
 }
 
-void *qroce_tbl_alloc(QRoceState *s, QRoceTable *t, uint32_t n)
+/* The chunk of number @n, made (and charged) if it has none yet. */
+static QRoceTableChunk *qroce_tbl_chunk(QRoceState *s, QRoceTable *t,
+                                        uint32_t n)
 {
     QRoceTableChunk **c = &t->chunk[n >> QROCE_TBL_CHUNK_SHIFT];
-    void *obj;
 
-    assert(n < t->max && !test_bit(n, t->used));
     if (!*c) {
         if (!qroce_state_take(s, sizeof(**c))) {
             return NULL;
@@ -291,10 +291,27 @@ void *qroce_tbl_alloc(QRoceState *s, QRoceTable *t, uint32_t n)
         *c = g_try_new0(QRoceTableChunk, 1);
         if (!*c) {
             qroce_state_give(s, sizeof(**c));
-            return NULL;
         }
     }
-    if (!qroce_state_take(s, t->size)) {
+    return *c;
+}
+
+/* The stamp word of number @n, its chunk made if it has none (migration). */
+uint32_t *qroce_tbl_stamp_make(QRoceState *s, QRoceTable *t, uint32_t n)
+{
+    QRoceTableChunk *c = qroce_tbl_chunk(s, t, n);
+
+    return c ? &c->stamp[n & (QROCE_TBL_CHUNK - 1)] : NULL;
+}
+
+void *qroce_tbl_alloc(QRoceState *s, QRoceTable *t, uint32_t n)
+{
+    QRoceTableChunk *c;
+    void *obj;
+
+    assert(n < t->max && !test_bit(n, t->used));
+    c = qroce_tbl_chunk(s, t, n);
+    if (!c || !qroce_state_take(s, t->size)) {
         return NULL;
     }
     obj = g_try_malloc0(t->size);
@@ -302,7 +319,7 @@ void *qroce_tbl_alloc(QRoceState *s, QRoceTable *t, uint32_t n)
         qroce_state_give(s, t->size);
         return NULL;
     }
-    (*c)->obj[n & (QROCE_TBL_CHUNK - 1)] = obj;
+    c->obj[n & (QROCE_TBL_CHUNK - 1)] = obj;
     set_bit(n, t->used);
     t->count++;
     return obj;

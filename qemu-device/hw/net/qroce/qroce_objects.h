@@ -50,6 +50,7 @@ uint32_t qroce_tbl_free_number(const QRoceTable *t, uint32_t first,
 void *qroce_tbl_alloc(QRoceState *s, QRoceTable *t, uint32_t n);
 void qroce_tbl_free(QRoceState *s, QRoceTable *t, uint32_t n);
 uint32_t *qroce_tbl_stamp(QRoceTable *t, uint32_t n);
+uint32_t *qroce_tbl_stamp_make(QRoceState *s, QRoceTable *t, uint32_t n);
 #define QROCE_TBL_FOREACH(t, n) \
     for ((n) = qroce_tbl_next((t), 0); (n) < (t)->max; \
          (n) = qroce_tbl_next((t), (n) + 1))

@@ -34,6 +34,7 @@
 #include "qroce_ctrl.h"
 #include "qroce_eth.h"
 #include "qroce_data.h"
+#include "qroce_migration.h"
 #include "qroce_ring.h"
 #include "qroce_port.h"
 #include "qroce_data_common.h"
@@ -202,11 +203,6 @@ static void qroce_reset_hold(Object *obj, ResetType type)
 {
     qroce_reset_state(QROCE(obj));
 }
-
-static const VMStateDescription qroce_vmstate = {
-    .name = "qroce",
-    .unmigratable = 1,
-};
 
 static const Property qroce_properties[] = {
     DEFINE_NIC_PROPERTIES(QRoceState, conf),
@@ -642,7 +638,7 @@ static void qroce_class_init(ObjectClass *klass, void *data)
     k->revision = QROCE_PCI_REVISION;
     k->class_id = QROCE_PCI_CLASS;
     dc->desc = "qroce RoCEv2 RDMA NIC";
-    dc->vmsd = &qroce_vmstate;
+    dc->vmsd = &vmstate_qroce;
     rc->phases.hold = qroce_reset_hold;
     device_class_set_props(dc, qroce_properties);
     set_bit(DEVICE_CATEGORY_NETWORK, dc->categories);

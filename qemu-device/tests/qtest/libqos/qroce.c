@@ -82,6 +82,7 @@ static void qroce_free(void *opaque)
         close(t->peer.qemu_fd);
     }
     g_free(t->args);
+    g_free(t->cmdline);
     g_free(t->data);
     g_free(t);
 }
@@ -103,6 +104,7 @@ static void *qroce_before(GString *cmd_line, void *arg)
     /* a fresh QEMU for every test: no state carried over in guest RAM */
     g_string_append_printf(cmd_line, " -name qroce-test-%s %s",
                            t->c->name, t->args);
+    t->cmdline = g_strdup(cmd_line->str);   /* for a migration's target */
     return t;
 }
 

@@ -88,6 +88,7 @@ struct QRoce {
     /* the test, and what its case's prepare made for it */
     const QRoceCase *c;
     char *args;
+    char *cmdline;              /* the whole QEMU command line */
     QRocePeer peer;
     void *data;                 /* the test's own; g_free()d after it */
 };

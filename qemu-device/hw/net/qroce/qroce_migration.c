@@ -1,0 +1,847 @@
+/*
+ * qroce: migration and snapshots -- the whole device as VMState.
+ *
+ * Registers, counters, the event queues, PDs, AHs, GIDs and multicast
+ * groups are plain fields.  The object tables (CQs, SRQs, MRs and memory
+ * windows, QPs: docs/hw-spec.md §18) are sparse: each is sent as the
+ * number of objects, then each object's number and fields, then the
+ * numbers' stamps (an MR key's variant outlives its object).  A QP takes
+ * its transport state along: PSNs, the in-flight ring, the WQEs being
+ * sent and read into, the responder's queue and atomic history, the
+ * congestion window and DCQCN rates, its timers as deadlines on the
+ * virtual clock.
+ *
+ * Nothing is taken from guest memory again on the destination, and the
+ * stream is not trusted: every count is bounded before it sizes an
+ * allocation or an array, and every index, number and ring size is
+ * checked after an object is loaded; a stream that fails a check is
+ * refused.  Frames held in the device (sent to itself, held back by the
+ * wire-fault knobs) are not sent: RC's retransmission covers them.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/bitops.h"
+#include "migration/vmstate.h"
+#include "migration/qemu-file-types.h"
+#include "hw/pci/msix.h"
+#include "net/net.h"
+#include "qroce.h"
+#include "qroce_objects.h"
+#include "qroce_data.h"
+#include "qroce_data_state.h"
+#include "qroce_migration.h"
+#include "trace.h"
+
+/* the largest buffer table a stream may describe: 2^22 pages, 16 GiB */
+#define QROCE_MIG_BT_PAGES  (1u << 22)
+
+static bool qroce_mig_bt_ok(void *opaque, int version_id)
+{
+    QRoceBT *bt = opaque;
+
+    return bt->npages <= QROCE_MIG_BT_PAGES && !(bt->phys && bt->npages);
+}
+
+static const VMStateDescription vmstate_qroce_bt = {
+    .name = "qroce/bt",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT32(npages, QRoceBT),
+        VMSTATE_UINT8(page_shift, QRoceBT),
+        VMSTATE_BOOL(phys, QRoceBT),
+        VMSTATE_VALIDATE("qroce: buffer table size", qroce_mig_bt_ok),
+        VMSTATE_VARRAY_UINT32_ALLOC(pages, QRoceBT, npages, 0,
+                                    vmstate_info_uint64, uint64_t),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+static const VMStateDescription vmstate_qroce_wq = {
+    .name = "qroce/wq",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_STRUCT(bt, QRoceWQ, 1, vmstate_qroce_bt, QRoceBT),
+        VMSTATE_UINT8(log2, QRoceWQ),
+        VMSTATE_UINT8(wqe_shift, QRoceWQ),
+        VMSTATE_UINT32(pi, QRoceWQ),
+        VMSTATE_UINT32(ci, QRoceWQ),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+static const VMStateDescription vmstate_qroce_eq = {
+    .name = "qroce/eq",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_BOOL(valid, QRoceEQ),
+        VMSTATE_UINT8(log2, QRoceEQ),
+        VMSTATE_STRUCT(bt, QRoceEQ, 1, vmstate_qroce_bt, QRoceBT),
+        VMSTATE_UINT32(pi, QRoceEQ),
+        VMSTATE_UINT32(ci, QRoceEQ),
+        VMSTATE_BOOL(overflowed, QRoceEQ),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+static const VMStateDescription vmstate_qroce_av = {
+    .name = "qroce/av",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT8_ARRAY(dgid, QRoceAV, 16),
+        VMSTATE_UINT8_ARRAY(dmac, QRoceAV, 6),
+        VMSTATE_UINT8(sgid_index, QRoceAV),
+        VMSTATE_UINT8(hop_limit, QRoceAV),
+        VMSTATE_UINT8(traffic_class, QRoceAV),
+        VMSTATE_UINT8(net_type, QRoceAV),
+        VMSTATE_UINT32(flow_label, QRoceAV),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+static const VMStateDescription vmstate_qroce_pd = {
+    .name = "qroce/pd",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_BOOL(valid, QRocePD),
+        VMSTATE_UINT32(refs, QRocePD),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+static const VMStateDescription vmstate_qroce_ah = {
+    .name = "qroce/ah",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_BOOL(valid, QRoceAH),
+        VMSTATE_UINT32(pdn, QRoceAH),
+        VMSTATE_STRUCT(av, QRoceAH, 1, vmstate_qroce_av, QRoceAV),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+static const VMStateDescription vmstate_qroce_gid = {
+    .name = "qroce/gid",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_BOOL(valid, QRoceGid),
+        VMSTATE_UINT8(type, QRoceGid),
+        VMSTATE_UINT8_ARRAY(gid, QRoceGid, 16),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+/*
+ * A group's QPN list lives in QRoceState.mcast_qpn, mcast-max-qp-attach
+ * entries a group, which realize sized; nqp is checked against that
+ * before the list is loaded into it.
+ */
+static uint32_t qroce_mig_attach_max;
+
+static bool qroce_mig_mcast_ok(void *opaque, int version_id)
+{
+    return ((QRoceMcast *)opaque)->nqp <= qroce_mig_attach_max;
+}
+
+static const VMStateDescription vmstate_qroce_mcast = {
+    .name = "qroce/mcast",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT8_ARRAY(gid, QRoceMcast, 16),
+        VMSTATE_UINT32(nqp, QRoceMcast),
+        VMSTATE_VALIDATE("qroce: multicast group size", qroce_mig_mcast_ok),
+        {
+            .name = "qpn",
+            .version_id = 0,
+            .num_offset = vmstate_offset_value(QRoceMcast, nqp, uint32_t),
+            .info = &vmstate_info_uint32,
+            .size = sizeof(uint32_t),
+            .flags = VMS_VARRAY_UINT32 | VMS_POINTER,
+            .offset = vmstate_offset_pointer(QRoceMcast, qpn, uint32_t),
+        },
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+static const VMStateDescription vmstate_qroce_cq = {
+    .name = "qroce/cq",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_BOOL(valid, QRoceCQ),
+        VMSTATE_UINT32(cqn, QRoceCQ),
+        VMSTATE_UINT32(uar, QRoceCQ),
+        VMSTATE_UINT32(eqn, QRoceCQ),
+        VMSTATE_UINT8(log2, QRoceCQ),
+        VMSTATE_STRUCT(bt, QRoceCQ, 1, vmstate_qroce_bt, QRoceBT),
+        VMSTATE_UINT32(pi, QRoceCQ),
+        VMSTATE_UINT32(ci_seen, QRoceCQ),
+        VMSTATE_UINT32(arm, QRoceCQ),
+        VMSTATE_BOOL(error, QRoceCQ),
+        VMSTATE_UINT32(refs, QRoceCQ),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+static const VMStateDescription vmstate_qroce_srq = {
+    .name = "qroce/srq",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_BOOL(valid, QRoceSRQ),
+        VMSTATE_UINT32(srqn, QRoceSRQ),
+        VMSTATE_UINT32(pdn, QRoceSRQ),
+        VMSTATE_UINT32(uar, QRoceSRQ),
+        VMSTATE_UINT32(limit, QRoceSRQ),
+        VMSTATE_STRUCT(wq, QRoceSRQ, 1, vmstate_qroce_wq, QRoceWQ),
+        VMSTATE_UINT32(refs, QRoceSRQ),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+static const VMStateDescription vmstate_qroce_mr = {
+    .name = "qroce/mr",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_BOOL(valid, QRoceMR),
+        VMSTATE_UINT32(idx, QRoceMR),
+        VMSTATE_BOOL(frmr, QRoceMR),
+        VMSTATE_BOOL(frmr_valid, QRoceMR),
+        VMSTATE_UINT8(variant, QRoceMR),
+        VMSTATE_UINT32(key, QRoceMR),
+        VMSTATE_UINT32(pdn, QRoceMR),
+        VMSTATE_UINT32(access, QRoceMR),
+        VMSTATE_UINT32(max_pages, QRoceMR),
+        VMSTATE_UINT64(iova, QRoceMR),
+        VMSTATE_UINT64(length, QRoceMR),
+        VMSTATE_UINT32(first_page_offset, QRoceMR),
+        VMSTATE_STRUCT(bt, QRoceMR, 1, vmstate_qroce_bt, QRoceBT),
+        VMSTATE_UINT32(mw_refs, QRoceMR),
+        VMSTATE_UINT32(gen, QRoceMR),
+        VMSTATE_UINT8(mw_type, QRoceMR),
+        VMSTATE_BOOL(mw_bound, QRoceMR),
+        VMSTATE_UINT32(mw_qpn, QRoceMR),
+        VMSTATE_UINT32(mw_mr_key, QRoceMR),
+        VMSTATE_UINT32(mw_mr_gen, QRoceMR),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+static const VMStateDescription vmstate_qroce_inflight = {
+    .name = "qroce/inflight",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT32(idx, QRoceInflight),
+        VMSTATE_UINT32(first_psn, QRoceInflight),
+        VMSTATE_UINT32(last_psn, QRoceInflight),
+        VMSTATE_UINT32(len, QRoceInflight),
+        VMSTATE_UINT32(resp_off, QRoceInflight),
+        VMSTATE_UINT8(cqe_opcode, QRoceInflight),
+        VMSTATE_UINT8(wqe_opcode, QRoceInflight),
+        VMSTATE_UINT8(kind, QRoceInflight),
+        VMSTATE_BOOL(signaled, QRoceInflight),
+        VMSTATE_BOOL(done, QRoceInflight),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+/* a WQE copy: the guest's little-endian bytes, as they were read */
+static const VMStateDescription vmstate_qroce_wqe = {
+    .name = "qroce/wqe",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_BUFFER_UNSAFE(hdr, QRoceWqe, 0, sizeof(struct qroce_send_wqe)),
+        VMSTATE_BUFFER_UNSAFE(sge, QRoceWqe, 0,
+                              sizeof(struct qroce_sge) * QROCE_MAX_SGE),
+        VMSTATE_UINT8_ARRAY(inl, QRoceWqe, QROCE_MAX_INLINE),
+        VMSTATE_UINT32(len, QRoceWqe),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+static const VMStateDescription vmstate_qroce_rsp = {
+    .name = "qroce/rc-rsp",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT8(kind, QRoceRcRsp),
+        VMSTATE_UINT8(syndrome, QRoceRcRsp),
+        VMSTATE_UINT32(first_psn, QRoceRcRsp),
+        VMSTATE_UINT32(psn, QRoceRcRsp),
+        VMSTATE_UINT64(va, QRoceRcRsp),
+        VMSTATE_UINT32(rkey, QRoceRcRsp),
+        VMSTATE_UINT32(len, QRoceRcRsp),
+        VMSTATE_UINT32(off, QRoceRcRsp),
+        VMSTATE_UINT64(orig, QRoceRcRsp),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+static const VMStateDescription vmstate_qroce_ahist = {
+    .name = "qroce/rc-atomic",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_BOOL(valid, QRoceRcAtomicHist),
+        VMSTATE_UINT32(psn, QRoceRcAtomicHist),
+        VMSTATE_UINT64(orig, QRoceRcAtomicHist),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+static bool qroce_mig_inflight_ok(void *opaque, int version_id)
+{
+    QRoceQP *qp = opaque;
+
+    return qp->sq.log2 <= QROCE_WQ_MAX_LOG2 &&
+           qp->xp.inflight_n == 1u << qp->sq.log2;
+}
+
+/* The requester's half of a QP's transport state. */
+static const VMStateDescription vmstate_qroce_qp_req = {
+    .name = "qroce/qp-requester",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_BOOL(xp.on_runq, QRoceQP),
+        VMSTATE_BOOL(xp.timer_fired, QRoceQP),
+        VMSTATE_BOOL(xp.db_fatal, QRoceQP),
+        VMSTATE_UINT32(xp.npsn, QRoceQP),
+        VMSTATE_UINT32(xp.hi_psn, QRoceQP),
+        VMSTATE_UINT32(xp.una_psn, QRoceQP),
+        VMSTATE_UINT32(xp.wqe_off, QRoceQP),
+        VMSTATE_UINT32(xp.sq_sent, QRoceQP),
+        VMSTATE_UINT32(xp.sq_hi, QRoceQP),
+        VMSTATE_UINT32(xp.nsent, QRoceQP),
+        VMSTATE_UINT32(xp.nsent_hi, QRoceQP),
+        VMSTATE_UINT32(xp.inflight_n, QRoceQP),
+        VMSTATE_VALIDATE("qroce: in-flight ring size", qroce_mig_inflight_ok),
+        {
+            .name = "xp.inflight",
+            .vmsd = &vmstate_qroce_inflight,
+            .num_offset = vmstate_offset_value(QRoceQP, xp.inflight_n,
+                                               uint32_t),
+            .size = sizeof(QRoceInflight),
+            .flags = VMS_STRUCT | VMS_VARRAY_UINT32 | VMS_ALLOC | VMS_POINTER,
+            .offset = vmstate_offset_pointer(QRoceQP, xp.inflight,
+                                             QRoceInflight),
+        },
+        VMSTATE_UINT32(xp.inflight_head, QRoceQP),
+        VMSTATE_UINT32(xp.nrd, QRoceQP),
+        VMSTATE_INT32(xp.retry_left, QRoceQP),
+        VMSTATE_INT32(xp.rnr_left, QRoceQP),
+        VMSTATE_BOOL(xp.rnr_wait, QRoceQP),
+        VMSTATE_BOOL(xp.resync, QRoceQP),
+        VMSTATE_TIMER_PTR(xp.timer, QRoceQP),
+        VMSTATE_STRUCT_POINTER(xp.txw, QRoceQP, vmstate_qroce_wqe, QRoceWqe),
+        VMSTATE_STRUCT_POINTER(xp.rdw, QRoceQP, vmstate_qroce_wqe, QRoceWqe),
+        VMSTATE_UINT32(xp.txw_idx, QRoceQP),
+        VMSTATE_UINT32(xp.rdw_idx, QRoceQP),
+        VMSTATE_BOOL(xp.txw_valid, QRoceQP),
+        VMSTATE_BOOL(xp.rdw_valid, QRoceQP),
+        VMSTATE_UINT32(xp.inj_idx, QRoceQP),
+        VMSTATE_UINT32(xp.inj_next, QRoceQP),
+        VMSTATE_UINT8(xp.inj_status, QRoceQP),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+/* Loss recovery and congestion control (docs/hw-spec.md §14). */
+static const VMStateDescription vmstate_qroce_qp_cc = {
+    .name = "qroce/qp-congestion",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT32(xp.cwnd, QRoceQP),
+        VMSTATE_UINT32(xp.ssthresh, QRoceQP),
+        VMSTATE_UINT32(xp.cut_psn, QRoceQP),
+        VMSTATE_UINT32(xp.walpha, QRoceQP),
+        VMSTATE_UINT32(xp.wnd_end, QRoceQP),
+        VMSTATE_BOOL(xp.wnd_cnp, QRoceQP),
+        VMSTATE_UINT32(xp.backoff, QRoceQP),
+        VMSTATE_UINT64(xp.rate_cur, QRoceQP),
+        VMSTATE_UINT64(xp.rate_tgt, QRoceQP),
+        VMSTATE_UINT32(xp.alpha, QRoceQP),
+        VMSTATE_UINT32(xp.dc_t, QRoceQP),
+        VMSTATE_UINT32(xp.dc_bc, QRoceQP),
+        VMSTATE_UINT64(xp.dc_bytes, QRoceQP),
+        VMSTATE_INT64(xp.dc_alpha_at, QRoceQP),
+        VMSTATE_INT64(xp.dc_timer_at, QRoceQP),
+        VMSTATE_BOOL(xp.dc_cnp_seen, QRoceQP),
+        VMSTATE_INT64(xp.pace_at, QRoceQP),
+        VMSTATE_INT64(xp.meas_at, QRoceQP),
+        VMSTATE_UINT64(xp.meas_bytes, QRoceQP),
+        VMSTATE_UINT64(xp.meas_rate, QRoceQP),
+        VMSTATE_TIMER_PTR(xp.pace_timer, QRoceQP),
+        VMSTATE_INT64(xp.cnp_at, QRoceQP),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+/* The responder's half. */
+static const VMStateDescription vmstate_qroce_qp_resp = {
+    .name = "qroce/qp-responder",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT32(xp.epsn, QRoceQP),
+        VMSTATE_UINT32(xp.msn, QRoceQP),
+        VMSTATE_UINT32(xp.recv_off, QRoceQP),
+        VMSTATE_BOOL(xp.in_msg, QRoceQP),
+        VMSTATE_BOOL(xp.rwqe_held, QRoceQP),
+        VMSTATE_BOOL(xp.rwqe_srq, QRoceQP),
+        VMSTATE_UINT8(xp.rwqe_nsge, QRoceQP),
+        VMSTATE_UINT8(xp.rwqe_status, QRoceQP),
+        VMSTATE_UINT32(xp.rwqe_idx, QRoceQP),
+        VMSTATE_UINT32(xp.rwqe_cqe_idx, QRoceQP),
+        VMSTATE_UINT32(xp.rwqe_pdn, QRoceQP),
+        VMSTATE_BUFFER_UNSAFE(xp.rwqe_sge, QRoceQP, 0,
+                              sizeof(struct qroce_sge) * QROCE_MAX_SGE),
+        VMSTATE_BOOL(xp.in_write, QRoceQP),
+        VMSTATE_UINT64(xp.wr_va, QRoceQP),
+        VMSTATE_UINT32(xp.wr_rkey, QRoceQP),
+        VMSTATE_UINT32(xp.wr_len, QRoceQP),
+        VMSTATE_BOOL(xp.nak_sent, QRoceQP),
+        VMSTATE_STRUCT_ARRAY(xp.rspq, QRoceQP, QROCE_RC_RSPQ, 1,
+                             vmstate_qroce_rsp, QRoceRcRsp),
+        VMSTATE_UINT32(xp.rsp_head, QRoceQP),
+        VMSTATE_UINT32(xp.rsp_count, QRoceQP),
+        VMSTATE_STRUCT_ARRAY(xp.ahist, QRoceQP, QROCE_DEF_MAX_RD_ATOM, 1,
+                             vmstate_qroce_ahist, QRoceRcAtomicHist),
+        VMSTATE_UINT32(xp.ahist_next, QRoceQP),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+static const VMStateDescription vmstate_qroce_qp = {
+    .name = "qroce/qp",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_BOOL(valid, QRoceQP),
+        VMSTATE_UINT32(qpn, QRoceQP),
+        VMSTATE_UINT32(pdn, QRoceQP),
+        VMSTATE_UINT32(type, QRoceQP),
+        VMSTATE_UINT32(state, QRoceQP),
+        VMSTATE_UINT32(uar, QRoceQP),
+        VMSTATE_UINT32(flags, QRoceQP),
+        VMSTATE_UINT32(scqn, QRoceQP),
+        VMSTATE_UINT32(rcqn, QRoceQP),
+        VMSTATE_UINT32(srqn, QRoceQP),
+        VMSTATE_STRUCT(sq, QRoceQP, 1, vmstate_qroce_wq, QRoceWQ),
+        VMSTATE_STRUCT(rq, QRoceQP, 1, vmstate_qroce_wq, QRoceWQ),
+        VMSTATE_UINT8(path_mtu, QRoceQP),
+        VMSTATE_UINT8(timeout, QRoceQP),
+        VMSTATE_UINT8(retry_cnt, QRoceQP),
+        VMSTATE_UINT8(rnr_retry, QRoceQP),
+        VMSTATE_UINT8(min_rnr_timer, QRoceQP),
+        VMSTATE_UINT8(max_rd_atomic, QRoceQP),
+        VMSTATE_UINT8(max_dest_rd_atomic, QRoceQP),
+        VMSTATE_UINT32(access_flags, QRoceQP),
+        VMSTATE_UINT32(qkey, QRoceQP),
+        VMSTATE_UINT32(sq_psn, QRoceQP),
+        VMSTATE_UINT32(rq_psn, QRoceQP),
+        VMSTATE_UINT32(dest_qpn, QRoceQP),
+        VMSTATE_STRUCT(av, QRoceQP, 1, vmstate_qroce_av, QRoceAV),
+        VMSTATE_END_OF_LIST()
+    },
+    .subsections = (const VMStateDescription * const []) {
+        &vmstate_qroce_qp_req,
+        &vmstate_qroce_qp_cc,
+        &vmstate_qroce_qp_resp,
+        NULL
+    },
+};
+
+/* ------------------------------------------------------------------ */
+/* Checks after each object is loaded                                   */
+/* ------------------------------------------------------------------ */
+
+static bool qroce_mig_bt_fits(const QRoceBT *bt, uint64_t bytes)
+{
+    if (bt->phys) {
+        return true;
+    }
+    return bt->page_shift >= QROCE_BT_MIN_PAGE_SHIFT &&
+           bt->page_shift <= 30 &&
+           ((uint64_t)bt->npages << bt->page_shift) >= bytes;
+}
+
+static bool qroce_mig_wq_ok(const QRoceWQ *wq)
+{
+    return wq->log2 <= QROCE_WQ_MAX_LOG2 && wq->wqe_shift <= 12 &&
+           (!wq->bt.npages ||
+            qroce_mig_bt_fits(&wq->bt, (uint64_t)1 << (wq->log2 +
+                                                       wq->wqe_shift)));
+}
+
+/* A WQE copy: what qroce_dp_wqe_copy() relies on, as at its first read */
+static bool qroce_mig_wqe_ok(const QRoceWqe *w)
+{
+    if (w->hdr.flags & QROCE_WQE_INLINE) {
+        return w->len <= QROCE_MAX_INLINE;
+    }
+    return w->hdr.num_sge <= QROCE_MAX_SGE && w->len <= QROCE_DEF_MAX_MSG;
+}
+
+/* Each check returns what is wrong with the object, or NULL. */
+#define QROCE_MIG_CHECK(cond) do {                                      \
+        if (!(cond)) {                                                  \
+            return #cond;                                               \
+        }                                                               \
+    } while (0)
+
+static const char *qroce_mig_cq_ok(QRoceState *s, void *obj, uint32_t n)
+{
+    QRoceCQ *cq = obj;
+
+    QROCE_MIG_CHECK(cq->valid && cq->cqn == n);
+    QROCE_MIG_CHECK(cq->eqn < QROCE_NUM_EQS);
+    QROCE_MIG_CHECK(cq->log2 >= 1 && cq->log2 <= QROCE_CQ_MAX_LOG2);
+    QROCE_MIG_CHECK(qroce_mig_bt_fits(&cq->bt,
+                                      sizeof(struct qroce_cqe) << cq->log2));
+    return NULL;
+}
+
+static const char *qroce_mig_srq_ok(QRoceState *s, void *obj, uint32_t n)
+{
+    QRoceSRQ *srq = obj;
+
+    QROCE_MIG_CHECK(srq->valid && srq->srqn == n);
+    QROCE_MIG_CHECK(srq->pdn < s->params.max_pd);
+    QROCE_MIG_CHECK(qroce_mig_wq_ok(&srq->wq));
+    return NULL;
+}
+
+static const char *qroce_mig_mr_ok(QRoceState *s, void *obj, uint32_t n)
+{
+    QRoceMR *mr = obj;
+
+    QROCE_MIG_CHECK(mr->valid && mr->idx == n);
+    QROCE_MIG_CHECK(mr->mw_type <= 2);
+    QROCE_MIG_CHECK(mr->pdn < s->params.max_pd);
+    QROCE_MIG_CHECK(mr->mw_type || !mr->frmr ||
+                    mr->bt.npages <= mr->max_pages);
+    return NULL;
+}
+
+static const char *qroce_mig_qp_ok(QRoceState *s, void *obj, uint32_t n)
+{
+    QRoceQP *qp = obj;
+    QRoceQPXport *r = &qp->xp;
+
+    QROCE_MIG_CHECK(qp->valid && qp->qpn == n);
+    QROCE_MIG_CHECK(qp->pdn < s->params.max_pd);
+    QROCE_MIG_CHECK(qp->state <= QROCE_QPS_ERR);
+    QROCE_MIG_CHECK(qp->path_mtu <= 5);
+    QROCE_MIG_CHECK(qroce_cq_get(s, qp->scqn) && qroce_cq_get(s, qp->rcqn));
+    QROCE_MIG_CHECK(!qp->srqn || qroce_srq_get(s, qp->srqn));
+    QROCE_MIG_CHECK(qroce_mig_wq_ok(&qp->sq) && qroce_mig_wq_ok(&qp->rq));
+    QROCE_MIG_CHECK(r->nsent <= r->inflight_n &&
+                    r->nsent_hi <= r->inflight_n &&
+                    r->inflight_head < r->inflight_n);
+    QROCE_MIG_CHECK(r->rsp_head < QROCE_RC_RSPQ &&
+                    r->rsp_count <= QROCE_RC_RSPQ);
+    QROCE_MIG_CHECK(r->ahist_next < QROCE_DEF_MAX_RD_ATOM);
+    QROCE_MIG_CHECK(r->rwqe_nsge <= QROCE_MAX_SGE);
+    QROCE_MIG_CHECK(qroce_mig_wqe_ok(r->txw) && qroce_mig_wqe_ok(r->rdw));
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* The object tables                                                    */
+/* ------------------------------------------------------------------ */
+
+typedef struct QRoceMigTable {
+    size_t offset;                      /* of the QRoceTable in QRoceState */
+    const VMStateDescription *vmsd;
+    const char *(*ok)(QRoceState *s, void *obj, uint32_t n);
+    bool qp;
+} QRoceMigTable;
+
+static const QRoceMigTable qroce_mig_cqs = {
+    offsetof(QRoceState, cqs), &vmstate_qroce_cq, qroce_mig_cq_ok, false,
+};
+static const QRoceMigTable qroce_mig_srqs = {
+    offsetof(QRoceState, srqs), &vmstate_qroce_srq, qroce_mig_srq_ok, false,
+};
+static const QRoceMigTable qroce_mig_mrs = {
+    offsetof(QRoceState, mrs), &vmstate_qroce_mr, qroce_mig_mr_ok, false,
+};
+static const QRoceMigTable qroce_mig_qps = {
+    offsetof(QRoceState, qps), &vmstate_qroce_qp, qroce_mig_qp_ok, true,
+};
+
+static int qroce_mig_tbl_put(QEMUFile *f, void *pv, size_t size,
+                             const VMStateField *field, JSONWriter *vmdesc)
+{
+    const QRoceMigTable *m = (const void *)field->vmsd;
+    QRoceTable *t = pv;
+    uint32_t n, c, i, nstamp = 0;
+    int ret;
+
+    qemu_put_be32(f, t->count);
+    QROCE_TBL_FOREACH(t, n) {
+        qemu_put_be32(f, n);
+        ret = vmstate_save_state(f, m->vmsd, qroce_tbl_get(t, n), NULL);
+        if (ret) {
+            return ret;
+        }
+    }
+    for (c = 0; c < DIV_ROUND_UP(t->max, QROCE_TBL_CHUNK); c++) {
+        for (i = 0; t->chunk[c] && i < QROCE_TBL_CHUNK; i++) {
+            nstamp += t->chunk[c]->stamp[i] != 0;
+        }
+    }
+    qemu_put_be32(f, nstamp);
+    for (c = 0; c < DIV_ROUND_UP(t->max, QROCE_TBL_CHUNK); c++) {
+        for (i = 0; t->chunk[c] && i < QROCE_TBL_CHUNK; i++) {
+            if (t->chunk[c]->stamp[i]) {
+                qemu_put_be32(f, c * QROCE_TBL_CHUNK + i);
+                qemu_put_be32(f, t->chunk[c]->stamp[i]);
+            }
+        }
+    }
+    return 0;
+}
+
+static int qroce_mig_tbl_load_one(QEMUFile *f, QRoceState *s,
+                                  const QRoceMigTable *m, QRoceTable *t)
+{
+    uint32_t n = qemu_get_be32(f);
+    const char *why;
+    void *obj;
+    int ret;
+
+    if (n >= t->max || qroce_tbl_get(t, n)) {
+        error_report("qroce: migration: object number %u refused", n);
+        return -EINVAL;
+    }
+    obj = qroce_tbl_alloc(s, t, n);
+    if (!obj) {
+        error_report("qroce: migration: object %u exceeds state-budget-mb", n);
+        return -ENOMEM;
+    }
+    if (m->qp) {
+        qroce_data_qp_load_prepare(s, obj);
+    }
+    ret = vmstate_load_state(f, m->vmsd, obj, m->vmsd->version_id);
+    if (ret) {
+        return ret;
+    }
+    why = m->ok(s, obj, n);
+    if (why) {
+        error_report("qroce: migration: %s %u refused: %s", m->vmsd->name, n,
+                     why);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+static int qroce_mig_tbl_get(QEMUFile *f, void *pv, size_t size,
+                             const VMStateField *field)
+{
+    const QRoceMigTable *m = (const void *)field->vmsd;
+    QRoceTable *t = pv;
+    QRoceState *s = (QRoceState *)((char *)pv - m->offset);
+    uint32_t count, i, n, *stamp;
+    int ret;
+
+    count = qemu_get_be32(f);
+    if (count > t->max || t->count) {
+        error_report("qroce: migration: %u objects refused", count);
+        return -EINVAL;
+    }
+    for (i = 0; i < count; i++) {
+        ret = qroce_mig_tbl_load_one(f, s, m, t);
+        if (ret) {
+            return ret;
+        }
+    }
+    count = qemu_get_be32(f);
+    if (count > t->max) {
+        return -EINVAL;
+    }
+    for (i = 0; i < count; i++) {
+        n = qemu_get_be32(f);
+        if (n >= t->max) {
+            return -EINVAL;
+        }
+        stamp = qroce_tbl_stamp_make(s, t, n);
+        if (!stamp) {
+            return -ENOMEM;
+        }
+        *stamp = qemu_get_be32(f);
+    }
+    return qemu_file_get_error(f);
+}
+
+static const VMStateInfo qroce_mig_tbl_info = {
+    .name = "qroce-table",
+    .get = qroce_mig_tbl_get,
+    .put = qroce_mig_tbl_put,
+};
+
+/* A table field: its QRoceMigTable rides in the field's vmsd pointer. */
+#define QROCE_VMSTATE_TABLE(_f, _m) {                                   \
+    .name = #_f,                                                        \
+    .info = &qroce_mig_tbl_info,                                        \
+    .vmsd = (const VMStateDescription *)&(_m),                          \
+    .size = sizeof(QRoceTable),                                         \
+    .flags = VMS_SINGLE,                                                \
+    .offset = offsetof(QRoceState, _f),                                 \
+}
+
+/* ------------------------------------------------------------------ */
+/* The device                                                           */
+/* ------------------------------------------------------------------ */
+
+static int qroce_pre_load(void *opaque)
+{
+    QRoceState *s = opaque;
+
+    qroce_mig_attach_max = s->params.mcast_max_qp_attach;
+    return 0;
+}
+
+static bool qroce_mig_regs_ok(QRoceState *s)
+{
+    return qroce_reg(s, QROCE_REG_CMDQ_LOG2) <= QROCE_CMDQ_MAX_LOG2 &&
+           qroce_reg(s, QROCE_REG_TXQ_LOG2) <= QROCE_ETH_RING_MAX_LOG2 &&
+           qroce_reg(s, QROCE_REG_RXQ_LOG2) <= QROCE_ETH_RING_MAX_LOG2;
+}
+
+static int qroce_post_load(void *opaque, int version_id)
+{
+    QRoceState *s = opaque;
+    uint32_t n;
+    int i;
+
+    for (i = 0; i < QROCE_NUM_EQS; i++) {
+        if (s->eq[i].log2 > QROCE_EQ_MAX_LOG2) {
+            error_report("qroce: migration: EQ %d is not consistent", i);
+            return -EINVAL;
+        }
+    }
+    if (!qroce_mig_regs_ok(s)) {
+        error_report("qroce: migration: a ring register is out of range");
+        return -EINVAL;
+    }
+    QROCE_TBL_FOREACH(&s->qps, n) {
+        qroce_data_qp_loaded(s, qroce_tbl_get(&s->qps, n));
+    }
+    qemu_get_queue(s->nic)->link_down = s->params.link_off;
+    qemu_bh_schedule(s->cmd_bh);
+    qemu_bh_schedule(s->tx_bh);
+    qemu_flush_queued_packets(qemu_get_queue(s->nic));
+    trace_qroce_migrated(s->qps.count, s->cqs.count, s->mrs.count,
+                         s->srqs.count);
+    return 0;
+}
+
+/* What qom-set may have changed since the -device line was read. */
+static const VMStateDescription vmstate_qroce_knobs = {
+    .name = "qroce/knobs",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_BOOL(params.ecn, QRoceState),
+        VMSTATE_UINT32(params.ecn_threshold, QRoceState),
+        VMSTATE_UINT32(params.cnp_interval_us, QRoceState),
+        VMSTATE_BOOL(params.dcqcn, QRoceState),
+        VMSTATE_UINT32(params.dcqcn_line_mbps, QRoceState),
+        VMSTATE_UINT32(params.dcqcn_min_mbps, QRoceState),
+        VMSTATE_UINT32(params.dcqcn_ai_mbps, QRoceState),
+        VMSTATE_UINT32(params.dcqcn_hai_mbps, QRoceState),
+        VMSTATE_UINT32(params.dcqcn_g, QRoceState),
+        VMSTATE_UINT32(params.dcqcn_alpha_us, QRoceState),
+        VMSTATE_UINT32(params.dcqcn_timer_us, QRoceState),
+        VMSTATE_UINT32(params.dcqcn_byte_kb, QRoceState),
+        VMSTATE_UINT32(params.dcqcn_f, QRoceState),
+        VMSTATE_UINT32(params.dcqcn_wnd_g, QRoceState),
+        VMSTATE_UINT64(params.fault_seed, QRoceState),
+        VMSTATE_UINT32_2DARRAY(params.fault_ppm, QRoceState, 2, 4),
+        VMSTATE_UINT64(fault_rng, QRoceState),
+        VMSTATE_UINT64(fault_rng_seed, QRoceState),
+        VMSTATE_UINT32(params.inj_cmd_fail, QRoceState),
+        VMSTATE_UINT32(params.inj_cmd_opcode, QRoceState),
+        VMSTATE_UINT32(params.inj_cmd_status, QRoceState),
+        VMSTATE_UINT32(params.inj_cmd_swallow, QRoceState),
+        VMSTATE_UINT32(params.inj_wqe_err, QRoceState),
+        VMSTATE_UINT32(params.inj_wqe_qpn, QRoceState),
+        VMSTATE_UINT32(params.inj_wqe_status, QRoceState),
+        VMSTATE_UINT32(params.inj_rnr_nak, QRoceState),
+        VMSTATE_UINT32(params.inj_access_nak, QRoceState),
+        VMSTATE_UINT32(params.inj_nak_qpn, QRoceState),
+        VMSTATE_BOOL(params.link_off, QRoceState),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+static const char qroce_mig_diff[] =
+    "the destination's qroce properties (max-*, mcast-max-*, max-bt-pages, "
+    "state-budget-mb) must be the source's";
+
+const VMStateDescription vmstate_qroce = {
+    .name = "qroce",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .pre_load = qroce_pre_load,
+    .post_load = qroce_post_load,
+    .fields = (const VMStateField[]) {
+        VMSTATE_PCI_DEVICE(parent_obj, QRoceState),
+        VMSTATE_MSIX(parent_obj, QRoceState),
+        VMSTATE_UINT32_EQUAL(params.max_qp, QRoceState, qroce_mig_diff),
+        VMSTATE_UINT32_EQUAL(params.max_cq, QRoceState, qroce_mig_diff),
+        VMSTATE_UINT32_EQUAL(params.max_mr, QRoceState, qroce_mig_diff),
+        VMSTATE_UINT32_EQUAL(params.max_pd, QRoceState, qroce_mig_diff),
+        VMSTATE_UINT32_EQUAL(params.max_ah, QRoceState, qroce_mig_diff),
+        VMSTATE_UINT32_EQUAL(params.max_srq, QRoceState, qroce_mig_diff),
+        VMSTATE_UINT32_EQUAL(params.mcast_max_groups, QRoceState,
+                             qroce_mig_diff),
+        VMSTATE_UINT32_EQUAL(params.mcast_max_qp_attach, QRoceState,
+                             qroce_mig_diff),
+        VMSTATE_UINT32_EQUAL(params.max_bt_pages, QRoceState, qroce_mig_diff),
+        VMSTATE_UINT32_EQUAL(params.state_budget_mb, QRoceState,
+                             qroce_mig_diff),
+        VMSTATE_UINT32_ARRAY(regs, QRoceState, QROCE_NREGS),
+        VMSTATE_UINT32_ARRAY(cnt, QRoceState, QROCE_CNT_NUM),
+        VMSTATE_UINT32(next_qpn, QRoceState),
+        VMSTATE_UINT32(next_mr, QRoceState),
+        VMSTATE_STRUCT_ARRAY(eq, QRoceState, QROCE_NUM_EQS, 1,
+                             vmstate_qroce_eq, QRoceEQ),
+        VMSTATE_STRUCT_VARRAY_POINTER_UINT32(pd, QRoceState, params.max_pd,
+                                             vmstate_qroce_pd, QRocePD),
+        VMSTATE_STRUCT_VARRAY_POINTER_UINT32(ah, QRoceState, params.max_ah,
+                                             vmstate_qroce_ah, QRoceAH),
+        VMSTATE_STRUCT_ARRAY(gid, QRoceState, QROCE_DEF_MAX_GID, 1,
+                             vmstate_qroce_gid, QRoceGid),
+        VMSTATE_STRUCT_VARRAY_POINTER_UINT32(mcast, QRoceState,
+                                             params.mcast_max_groups,
+                                             vmstate_qroce_mcast, QRoceMcast),
+        QROCE_VMSTATE_TABLE(cqs, qroce_mig_cqs),
+        QROCE_VMSTATE_TABLE(srqs, qroce_mig_srqs),
+        QROCE_VMSTATE_TABLE(mrs, qroce_mig_mrs),
+        QROCE_VMSTATE_TABLE(qps, qroce_mig_qps),
+        /* after the tables, whose loading charged them again */
+        VMSTATE_UINT64(bt_pages, QRoceState),
+        VMSTATE_UINT64(state_bytes, QRoceState),
+        VMSTATE_END_OF_LIST()
+    },
+    .subsections = (const VMStateDescription * const []) {
+        &vmstate_qroce_knobs,
+        NULL
+    },
+};
