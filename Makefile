@@ -105,6 +105,12 @@ endif
 patches:
 	@for t in qemu linux rdma-core; do sh scripts/series.sh export $$t || exit 1; done
 
+# each prefix of each series builds on its own (scripts/series-bisect.sh);
+# it builds in the build's own trees: not while the harness runs
+.PHONY: patches-bisect
+patches-bisect: qemu driver rdma-core
+	sh scripts/series-bisect.sh
+
 # --- rdma-core with providers/qroce -------------------------------------
 $(RDMA_BLD)/build.ninja: scripts/rdma-core-prepare.sh
 	sh scripts/rdma-core-prepare.sh $(RDMA_SRC)

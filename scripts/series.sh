@@ -6,10 +6,13 @@
 #                                         git format-patch (cover letter,
 #                                         one logical change a patch)
 #   sh scripts/series.sh verify TREE      check that it applies with git am
-#   sh scripts/series.sh apply TREE SRC   apply that series with git am to
-#                                         the pristine files of the tarball
-#                                         and bring the unpacked tree SRC
-#                                         to the result
+#   sh scripts/series.sh apply TREE SRC [K]
+#                                         apply that series (its first K
+#                                         patches) with git am to the
+#                                         pristine files of the tarball and
+#                                         bring the unpacked tree SRC to
+#                                         the result (scripts/series-bisect.sh
+#                                         builds each prefix)
 #
 # TREE is qemu (QEMU 10.0.13), linux (Debian's linux-source-6.12, the
 # guest kernel's own version) or rdma-core (56.1).  The sources stay where
@@ -513,7 +516,9 @@ Based on $BASE_NAME." ;;
 
 # --- applying it --------------------------------------------------------
 
-# the pristine files with the series applied by git am, in $S/applied
+# the pristine files with the series (its first $UPTO patches, all if
+# empty) applied by git am, in $S/applied
+UPTO=
 stage() {
 	[ -d "$OUT" ] || die "$OUT missing: run 'sh scripts/series.sh export $TREE'"
 	base
@@ -525,7 +530,7 @@ stage() {
 	git -C "$A" add -A
 	git -C "$A" -c user.name=qroce -c user.email=qroce@invalid commit -q -m base
 	git -C "$A" -c user.name=qroce -c user.email=qroce@invalid am -q --whitespace=error-all \
-		$(ls "$OUT"/*.patch | grep -v '/0000-cover-letter.patch$') ||
+		$(ls "$OUT"/*.patch | grep -v '/0000-cover-letter.patch$' | head -n "${UPTO:-1000000}") ||
 		{ git -C "$A" am --abort 2>/dev/null; die "$OUT does not apply to $BASE_NAME"; }
 	# the build's own adjustment, not part of the series: Debian's QEMU
 	# tarball has no edk2 images, so never try to unpack them
@@ -563,6 +568,12 @@ apply_series() {
 case $CMD in
 export) export_series ;;
 verify) stage; rm -rf "$A" ;;
-apply) [ $# -eq 3 ] || die "usage: series.sh apply TREE SRC"; apply_series "$3" ;;
+apply)
+	[ $# -eq 3 ] || [ $# -eq 4 ] || die "usage: series.sh apply TREE SRC [K]"
+	UPTO=${4:-}
+	case $UPTO in
+	'' | *[!0-9]* | 0) [ -z "$UPTO" ] || die "apply: K must be a patch count, not '$UPTO'" ;;
+	esac
+	apply_series "$3" ;;
 *) die "unknown command '$CMD' (export, apply)" ;;
 esac
