@@ -2,8 +2,10 @@
  * qtests of qroce: migration.  A device with objects of every kind is
  * migrated through a file to a second QEMU: its objects introspection
  * dump is the same there, and RDMA WRITE and READ between its QPs work
- * on the destination with every byte compared.  A destination whose
- * object limits differ refuses the stream and keeps running.
+ * on the destination with every byte compared.  After a move the device
+ * announces its GIDs on the wire, and a QP connected to a peer goes on
+ * with its PSNs.  A destination whose object limits differ refuses the
+ * stream and keeps running.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -180,9 +182,165 @@ static void test_limits_differ(QRoce *t)
     write_read(&e, &a, 512, 4);
 }
 
+/* GID 1: 2001:db8::1, RoCE v2, an IPv6 one. */
+static void set_gid1_v6(QRoce *t)
+{
+    struct qroce_cmd c = { .hdr.opcode = QROCE_CMD_SET_GID };
+
+    c.set_gid.type = QROCE_GID_ROCE_V2;
+    c.set_gid.index = cpu_to_le32(1);
+    c.set_gid.gid[0] = 0x20;
+    c.set_gid.gid[1] = 0x01;
+    c.set_gid.gid[2] = 0x0d;
+    c.set_gid.gid[3] = 0xb8;
+    c.set_gid.gid[15] = 1;
+    g_assert_cmpuint(qroce_cmd(t, &c, NULL), ==, QROCE_CMD_OK);
+}
+
+/* The ones' complement sum of @n bytes, as the Internet checksum adds. */
+static uint32_t csum_add(uint32_t sum, const uint8_t *p, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n; i += 2) {
+        sum += (p[i] << 8) | (i + 1 < n ? p[i + 1] : 0);
+    }
+    return sum;
+}
+
+/*
+ * Is @f a gratuitous ARP from the device for 10.0.0.1: a broadcast ARP
+ * request whose sender is the device's MAC and address, and whose target
+ * is that same address?
+ */
+static bool is_garp(const uint8_t *f, ssize_t n, const uint8_t *v4)
+{
+    static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+
+    return n >= 42 && !memcmp(f, bcast, 6) &&
+           !memcmp(f + 6, qroce_dev_mac, 6) && f[12] == 0x08 &&
+           f[13] == 0x06 && f[20] == 0 && f[21] == 1 &&
+           !memcmp(f + 22, qroce_dev_mac, 6) && !memcmp(f + 28, v4, 4) &&
+           !memcmp(f + 38, v4, 4);
+}
+
+/*
+ * Is @f an unsolicited neighbour advertisement of @gid: to all nodes,
+ * hop limit 255, ICMPv6 type 136 with Override and not Solicited, target
+ * @gid, the device's MAC as target link-layer address, checksum right?
+ */
+static bool is_unsolicited_na(const uint8_t *f, ssize_t n, const uint8_t *gid)
+{
+    static const uint8_t all_nodes[16] = { 0xff, 0x02, [15] = 1 };
+    const uint8_t *ip6 = f + 14, *na = ip6 + 40;
+    uint32_t sum;
+
+    if (n < 14 + 40 + 32 || f[12] != 0x86 || f[13] != 0xdd ||
+        ip6[6] != 58 || ip6[7] != 255 || na[0] != 136) {
+        return false;
+    }
+    sum = csum_add(csum_add(0, ip6 + 8, 32), na, 32) + 32 + 58;
+    while (sum >> 16) {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    return sum == 0xffff && !memcmp(ip6 + 8, gid, 16) &&
+           !memcmp(ip6 + 24, all_nodes, 16) && (na[4] & 0xe0) == 0x20 &&
+           !memcmp(na + 8, gid, 16) && na[24] == 2 && na[25] == 1 &&
+           !memcmp(na + 26, qroce_dev_mac, 6) &&
+           f[0] == 0x33 && f[1] == 0x33 && f[5] == 1;
+}
+
+/* A SEND of 64 bytes from QP @qpn to the peer: its PSN there, then ACKed. */
+static uint32_t send_to_peer(QRoce *t, uint64_t sq, uint32_t idx,
+                             uint32_t qpn, uint64_t buf, uint32_t key,
+                             uint64_t cq, uint32_t *ci)
+{
+    QRocePeer *pr = &t->peer;
+    struct qroce_cqe cqe;
+    uint8_t f[2048];
+    RocePktIn p;
+    RocePktOut o;
+
+    qroce_post_send(t, sq, idx, buf, 64, key, QROCE_WQE_SIGNALED);
+    qroce_db(t, QROCE_DB_SQ, qpn, idx + 1);
+    qroce_peer_recv(pr, f, &p);
+    g_assert_cmpuint(p.opcode, ==, ROCE_SEND_ONLY);
+    g_assert_cmpuint(p.dqpn, ==, 0x77);
+    qroce_peer_out(pr, &o, qpn, p.psn, ROCE_ACK);
+    o.aeth_syndrome = ROCE_AETH_ACK_NO_CREDIT;
+    qroce_peer_send(pr, &o, 0, false);
+    qroce_next_send_cqe(t, cq, ci, qpn, &cqe);
+    g_assert_cmpuint(cqe.status, ==, QROCE_WC_SUCCESS);
+    return p.psn;
+}
+
+/*
+ * The move as a snapshot: saved to a file, the source quits, a new QEMU
+ * with the same -netdev (the same UDP port) loads it.  In QEMU's
+ * announce rounds after the load, the device sends a gratuitous ARP for
+ * its IPv4 GID and an unsolicited neighbour advertisement for its IPv6
+ * GID (besides QEMU's RARP), and its QP to the peer goes on: the next
+ * SEND carries the next PSN.
+ */
+static void test_announce(QRoce *t)
+{
+    g_autofree char *file = g_strdup_printf("%s/qroce-mig-%d",
+                                            g_get_tmp_dir(), getpid());
+    g_autofree char *uri = g_strdup_printf("file:%s", file);
+    g_autofree char *st = NULL;
+    static const uint8_t v4[4] = { 10, 0, 0, 1 };
+    static const uint8_t v6[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 1 };
+    QRocePeer *pr = &t->peer;
+    uint64_t cq, buf, sq, rq;
+    uint32_t pdn, cqn, key, qpn, psn, ci = 0;
+    int64_t deadline;
+    bool garp = false, na = false;
+    uint8_t f[2048];
+
+    qroce_objs_setup(t, QROCE_ACCESS_LOCAL_WRITE, &pdn, &cqn, &cq, &buf, &key);
+    set_gid1_v6(t);
+    qpn = qroce_peer_qp(t, pr, pdn, cqn, 0x77, &sq, &rq);
+    psn = send_to_peer(t, sq, 0, qpn, buf, key, cq, &ci);
+
+    qtest_qmp_assert_success(t->qts, "{'execute': 'migrate', 'arguments': {"
+                             "'uri': %s}}", uri);
+    st = mig_wait(t->qts);
+    g_assert_cmpstr(st, ==, "completed");
+    g_free(st);
+    qtest_quit(t->qts);
+    /* what the source sent before it stopped is not an announcement */
+    while (recv(pr->fd, f, sizeof(f), MSG_DONTWAIT) > 0) {
+        /* drain */
+    }
+    rebind(t, qtest_initf("%s -incoming defer", t->cmdline));
+    qtest_qmp_assert_success(t->qts, "{'execute': 'migrate-incoming', "
+                             "'arguments': {'uri': %s, "
+                             "'exit-on-error': false}}", uri);
+    st = mig_wait(t->qts);
+    unlink(file);
+    g_assert_cmpstr(st, ==, "completed");
+
+    deadline = qroce_deadline();
+    while (!(garp && na)) {
+        ssize_t n = recv(pr->fd, f, sizeof(f), MSG_DONTWAIT);
+
+        if (n <= 0) {
+            g_assert_true(qroce_wait_more(deadline));
+            continue;
+        }
+        garp |= is_garp(f, n, v4);
+        na |= is_unsolicited_na(f, n, v6);
+    }
+    /* the QP goes on: the peer skips frames that are not RoCE */
+    g_assert_cmpuint(send_to_peer(t, sq, 1, qpn, buf + 64, key, cq, &ci), ==,
+                     (psn + 1) & 0xffffff);
+}
+
 static const QRoceCase cases[] = {
     { "migration/objects-and-qps-move-to-a-new-qemu", test_objects_move },
     { "migration/other-object-limits-refuse-the-stream", test_limits_differ },
+    { "migration/the-device-announces-its-gids-and-its-qps-go-on",
+      test_announce, NULL, qroce_peer_prepare },
 };
 
 static void register_qroce_migration_tests(void)

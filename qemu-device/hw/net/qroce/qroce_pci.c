@@ -70,6 +70,7 @@ static NetClientInfo qroce_net_info = {
     .can_receive = qroce_can_receive,
     .receive = qroce_port_receive,
     .link_status_changed = qroce_set_link_status,
+    .announce = qroce_port_announce,
 };
 
 /* ------------------------------------------------------------------ */

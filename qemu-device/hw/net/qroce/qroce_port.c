@@ -12,6 +12,8 @@
 #include "qemu/timer.h"
 #include "qemu/bswap.h"
 #include "net/eth.h"
+#include "net/checksum.h"
+#include "roce_wire.h"
 #include "qroce_port.h"
 #include "trace.h"
 
@@ -320,6 +322,99 @@ void qroce_port_set_eth_rx(QRoceState *s, QRoceEthRxFn *fn)
 void qroce_port_set_tx_ready(QRoceState *s, QRoceTxReadyFn *fn)
 {
     s->port_tx_ready = fn;
+}
+
+/*
+ * A gratuitous ARP for IPv4 GID @gid: an ARP request from the device's
+ * MAC for its own address, to everyone.
+ */
+static size_t qroce_garp(QRoceState *s, const uint8_t *gid, uint8_t *f)
+{
+    const uint8_t *mac = s->conf.macaddr.a;
+    uint8_t *arp = f + ETH_HLEN;
+
+    memset(f, 0, ETH_ZLEN);
+    memset(f, 0xff, ETH_ALEN);
+    memcpy(f + ETH_ALEN, mac, ETH_ALEN);
+    stw_be_p(f + 12, ETH_P_ARP);
+    stw_be_p(arp, 1);                   /* Ethernet */
+    stw_be_p(arp + 2, ETH_P_IP);
+    arp[4] = ETH_ALEN;
+    arp[5] = 4;
+    stw_be_p(arp + 6, 1);               /* request */
+    memcpy(arp + 8, mac, ETH_ALEN);     /* sender: the device */
+    memcpy(arp + 14, gid + 12, 4);
+    memcpy(arp + 24, gid + 12, 4);      /* target: its own address */
+    return ETH_ZLEN;
+}
+
+/*
+ * An unsolicited neighbour advertisement for IPv6 GID @gid (RFC 4861
+ * 7.2.6): to all nodes, Override set, Solicited clear, with the device's
+ * MAC as the target link-layer address option.
+ */
+static size_t qroce_unsolicited_na(QRoceState *s, const uint8_t *gid,
+                                   uint8_t *f)
+{
+    static const uint8_t all_nodes[16] = { 0xff, 0x02, [15] = 1 };
+    const uint8_t *mac = s->conf.macaddr.a;
+    uint8_t *ip6 = f + ETH_HLEN, *na = ip6 + 40;
+    uint32_t sum;
+
+    memset(f, 0, ETH_HLEN + 40 + 32);
+    f[0] = f[1] = 0x33;                 /* 33:33:00:00:00:01 */
+    f[5] = 1;
+    memcpy(f + ETH_ALEN, mac, ETH_ALEN);
+    stw_be_p(f + 12, ETH_P_IPV6);
+    ip6[0] = 0x60;
+    stw_be_p(ip6 + 4, 32);              /* NA and one option */
+    ip6[6] = IPPROTO_ICMPV6;
+    ip6[7] = 255;                       /* hop limit: on-link only */
+    memcpy(ip6 + 8, gid, 16);
+    memcpy(ip6 + 24, all_nodes, 16);
+    na[0] = 136;                        /* neighbour advertisement */
+    na[4] = 0x20;                       /* Override */
+    memcpy(na + 8, gid, 16);
+    na[24] = 2;                         /* target link-layer address */
+    na[25] = 1;                         /* 8 bytes */
+    memcpy(na + 26, mac, ETH_ALEN);
+    sum = net_checksum_add(32, ip6 + 8) + 32 + IPPROTO_ICMPV6 +
+          net_checksum_add(32, na);
+    stw_be_p(na + 2, net_checksum_finish(sum));
+    return ETH_HLEN + 40 + 32;
+}
+
+/*
+ * NetClientInfo.announce, each round of QEMU's announcements (after a
+ * migration, or announce-self), after QEMU's own RARP for the MAC: a
+ * gratuitous ARP for each IPv4 GID and an unsolicited neighbour
+ * advertisement for each IPv6 GID, so that the segment's switches learn
+ * the port the device is on now and its neighbours the MAC (§18).
+ */
+void qroce_port_announce(NetClientState *nc)
+{
+    QRoceState *s = qemu_get_nic_opaque(nc);
+    uint8_t f[ETH_HLEN + 40 + 32];
+    uint32_t i, n4 = 0, n6 = 0;
+
+    if (nc->link_down) {
+        return;
+    }
+    for (i = 0; i < ARRAY_SIZE(s->gid); i++) {
+        const uint8_t *gid = s->gid[i].gid;
+
+        if (!s->gid[i].valid) {
+            continue;
+        }
+        if (roce_gid_is_v4(gid)) {
+            qroce_port_send(s, f, qroce_garp(s, gid, f));
+            n4++;
+        } else {
+            qroce_port_send(s, f, qroce_unsolicited_na(s, gid, f));
+            n6++;
+        }
+    }
+    trace_qroce_port_announce(n4, n6);
 }
 
 void qroce_port_init(QRoceState *s)
