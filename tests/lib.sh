@@ -269,24 +269,17 @@ CFG
 			extra="$extra -device virtio-net-pci,netdev=m0,romfile=,mac=52:54:00:00:02:0$i"
 			echo "QR_MGMT=1" >>"$d/config"
 		fi
-		# QEMU itself is the background job: the shell and then
-		# `ip netns exec` exec it, so $! is QEMU's pid
-		# shellcheck disable=SC2086
-		$netns "$QR_QEMU" -nodefaults -machine q35 -accel tcg -cpu max -m 1024 \
-			-smp 1 -display none \
-			-kernel "$QR_KERNEL" -initrd "$QR_INITRD" \
-			-append "console=ttyS0 panic=-1 quiet" \
-			-serial "file:$d/console.log" \
-			-chardev "pipe,id=agent,path=$d/agent" \
-			-device isa-serial,chardev=agent \
-			-fw_cfg "name=opt/qroce/config,file=$d/config" \
-			-qmp "unix:$d/qmp.sock,server=on,wait=off" \
-			$net $nic $extra \
-			>"$d/qemu.log" 2>&1 &
+		# what qr_migrate starts the guest's next QEMU with
+		printf "netns='%s'\nnet='%s'\nnic='%s'\nextra='%s'\n" \
+			"$netns" "$net" "$nic" "$extra" >"$d/launch"
+		qr_qemu "$d" agent qmp.sock console.log qemu.log
 		QR_PIDS="$QR_PIDS $!"
 		eval "QR_QPID_$i=\$!"
-		cat "$d/agent.out" >"$d/agent.log" &
+		# appended to, also by the agent's next QEMU (qr_migrate)
+		: >"$d/agent.log"
+		cat "$d/agent.out" >>"$d/agent.log" &
 		QR_PIDS="$QR_PIDS $!"
+		eval "QR_CPID_$i=\$!"
 		i=$((i + 1))
 	done
 	i=1
@@ -305,6 +298,115 @@ CFG
 		i=$((i + 1))
 	done
 	return 0
+}
+
+# qr_qemu DIR AGENT QMP CONSOLE LOG [ARG...]: a guest's QEMU, in the
+# background, as $DIR/launch says (netns, netdevs, NICs), with its agent
+# on the pipes DIR/AGENT.in and .out, its monitor on DIR/QMP, its console
+# in DIR/CONSOLE, its output in DIR/LOG, and ARGs added.  QEMU itself is
+# the background job (the shell and then `ip netns exec` exec it), so $!
+# is QEMU's pid.
+qr_qemu() {
+	qd=$1 qa=$2 qq=$3 qc=$4 ql=$5
+	shift 5
+	. "$qd/launch"
+	# shellcheck disable=SC2086
+	$netns "$QR_QEMU" -nodefaults -machine q35 -accel tcg -cpu max -m 1024 \
+		-smp 1 -display none \
+		-kernel "$QR_KERNEL" -initrd "$QR_INITRD" \
+		-append "console=ttyS0 panic=-1 quiet" \
+		-serial "file:$qd/$qc" \
+		-chardev "pipe,id=agent,path=$qd/$qa" \
+		-device isa-serial,chardev=agent \
+		-fw_cfg "name=opt/qroce/config,file=$qd/config" \
+		-qmp "unix:$qd/$qq,server=on,wait=off" \
+		$net $nic $extra "$@" \
+		>"$qd/$ql" 2>&1 &
+}
+
+# qr_migrate G: live-migrate guest G, while it runs, to a new QEMU on this
+# host (same arguments, -incoming on a UNIX socket) on a new port of the
+# switch (a tap of its own, tapGmK, on the bridge; the old tap stays, as
+# the port a moved VM leaves); then the old QEMU quits and the harness
+# talks to the new one (its agent's output goes on in the guest's
+# agent.log, so a command running across the move ends as any other).
+# Prints "total MS downtime MS setup MS" from query-migrate.  Only on the
+# switch: a point-to-point wire has one socket per end.
+qr_migrate() {
+	g=$1
+	d=$QR_DIR/g$g
+	[ "$QR_WIRE" = switch ] && [ -n "$QR_NS" ] || { echo "qr_migrate: guests are not on the switch" >&2; return 1; }
+	QR_MIGN=$((${QR_MIGN:-0} + 1))
+	m=m$QR_MIGN
+	tap=tap$g$m
+	ip -n "$QR_NS" tuntap add "$tap" mode tap &&
+		ip -n "$QR_NS" link set "$tap" mtu 9216 \
+			txqueuelen "${QR_TAPQLEN:-1000}" master br0 up || return 1
+	sed -i "s/ifname=tap$g,/ifname=$tap,/; s/ifname=tap$g[m0-9]*,/ifname=$tap,/" "$d/launch"
+	rm -f "$d/$m.in" "$d/$m.out" "$d/$m.qmp" "$d/$m.sock"
+	mkfifo "$d/$m.in" "$d/$m.out"
+	qr_qemu "$d" "$m" "$m.qmp" "console-$m.log" "qemu-$m.log" \
+		-trace qroce_port_announce -incoming "unix:$d/$m.sock"
+	new=$!
+	cat "$d/$m.out" >>"$d/agent.log" &
+	newcat=$!
+	QR_PIDS="$QR_PIDS $newcat $new"
+	t=0
+	until [ -S "$d/$m.sock" ] && [ -S "$d/$m.qmp" ]; do
+		t=$((t + 1))
+		if [ $t -gt 300 ] || ! kill -0 "$new" 2>/dev/null; then
+			echo "qr_migrate: the new QEMU of guest $g did not start:" >&2
+			tail -5 "$d/qemu-$m.log" >&2
+			return 1
+		fi
+		sleep 0.1
+	done
+	eval "old=\$QR_QPID_$g"
+	qr_qmp "$g" migrate-set-parameters '{"max-bandwidth": 4294967296}' >/dev/null || return 1
+	qr_qmp "$g" migrate "{\"uri\": \"unix:$d/$m.sock\"}" >/dev/null || return 1
+	t=0
+	while :; do
+		st=$(qr_qmp "$g" query-migrate) || return 1
+		case $st in
+		*'"status": "completed"'*) break ;;
+		*'"status": "failed"'* | *'"status": "cancelled"'*)
+			echo "qr_migrate: guest $g: $st" >&2
+			return 1 ;;
+		esac
+		t=$((t + 1))
+		[ $t -le 3000 ] || { echo "qr_migrate: guest $g: not done in 300 s: $st" >&2; return 1; }
+		sleep 0.1
+	done
+	echo "$st" >"$d/$m.status"
+	qr_qmp "$g" quit >/dev/null 2>&1
+	t=0
+	while kill -0 "$old" 2>/dev/null && [ $t -lt 100 ]; do
+		t=$((t + 1))
+		sleep 0.1
+	done
+	kill -0 "$old" 2>/dev/null && { echo "qr_migrate: the old QEMU of guest $g did not quit" >&2; return 1; }
+	# the old QEMU's agent reader ends with it
+	eval "oldcat=\$QR_CPID_$g"
+	t=0
+	while kill -0 "$oldcat" 2>/dev/null && [ $t -lt 50 ]; do
+		t=$((t + 1))
+		sleep 0.1
+	done
+	kill "$oldcat" 2>/dev/null
+	wait "$oldcat" 2>/dev/null
+	QR_PIDS=$(echo " $QR_PIDS " | sed "s/ $old / /; s/ $oldcat / /")
+	eval "QR_QPID_$g=$new QR_CPID_$g=$newcat"
+	mv -f "$d/$m.qmp" "$d/qmp.sock"
+	mv -f "$d/$m.in" "$d/agent.in"
+	mv -f "$d/$m.out" "$d/agent.out"
+	echo "$st" | awk '{
+		for (i = 1; i <= NF; i++) {
+			k = $i; v = $(i + 1); gsub(/[",:{}]/, "", k); gsub(/[",:{}]/, "", v)
+			if (k == "total-time" && !tot) tot = v
+			if (k == "downtime" && !down) down = v
+			if (k == "setup-time" && !set) set = v
+		}
+		printf "total %d downtime %d setup %d\n", tot, down, set }'
 }
 
 qr_alive() {

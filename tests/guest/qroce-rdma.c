@@ -4,14 +4,19 @@
  *   qroce-rdma [-d DEV] [-g GID_INDEX] [-n ROUNDS] [-s SEED] [-L]
  *       checks in one guest, QPs connected through the device (loopback);
  *       -L (a lossy wire): without the remote error checks
- *   qroce-rdma [-d DEV] [-g GID_INDEX] [-p PORT] [-a N] [-k N] -l
- *   qroce-rdma [-d DEV] [-g GID_INDEX] [-p PORT] [-a N] [-k N] SERVER
+ *   qroce-rdma [-d DEV] [-g GID_INDEX] [-p PORT] [-a N] [-k N] [-W S] -l
+ *   qroce-rdma [-d DEV] [-g GID_INDEX] [-p PORT] [-a N] [-k N] [-W S] SERVER
  *       two guests: the server (-l) holds a counter and a lock word; both
  *       sides do N FETCH_ADDs (-a, default 10000) on the counter and K
  *       (-k, default 500) increments of a second counter under a lock
  *       taken with CMP_SWAP.  The server's own operations go through a
  *       loopback QP on its device, the client's over the wire; the server
- *       prints the verdict.
+ *       prints the verdict.  With -W S, the client then, for S seconds
+ *       of its own clock, WRITEs random patterns (1 byte to 64 KiB, at
+ *       random offsets) into a 1 MiB region of the server and READs each
+ *       back, every byte compared; at the end the server's region must
+ *       hash as the client's copy of what it wrote.  A completion may take
+ *       60 s in this phase (a guest migrated meanwhile, docs/harness.md).
  *
  * One guest: random buffers written with multi-SGE RDMA WRITEs at random
  * sizes and offsets are READ back through other random SGE lists and
@@ -453,10 +458,13 @@ static int local_checks(int rounds, unsigned int seed)
 /* ---- two guests ------------------------------------------------------ */
 
 struct wire_info {              /* exchanged over TCP, network order */
-    uint32_t qpn, psn, rkey, pad;
-    uint64_t addr;
+    uint32_t qpn, psn, rkey, pat_rkey;
+    uint64_t addr, pat_addr;
     uint8_t gid[16];
 };
+
+#define PAT_LEN (1024 * 1024)   /* -W: the server's pattern region */
+#define PAT_MAX (64 * 1024)     /* the largest WRITE of a round */
 
 struct shared {                 /* the server's memory both sides work on */
     uint64_t counter;           /* FETCH_ADD target */
@@ -544,16 +552,124 @@ static int lock_loop(struct worker *w, int k, uint64_t me)
     return 0;
 }
 
-static int two_guests(const char *server, int port, int adds, int locks)
+/* FNV-1a over @n bytes: the pattern region, compared across the wire. */
+static uint64_t fnv(const uint8_t *p, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+
+    while (n--) {
+        h = (h ^ *p++) * 0x100000001b3ull;
+    }
+    return h;
+}
+
+/* One RDMA WRITE or READ of @len bytes at @off of the region, waited on. */
+static int pat_op(struct worker *w, enum ibv_wr_opcode o, uint8_t *buf,
+                  uint32_t lkey, uint64_t raddr, uint32_t rkey, uint32_t off,
+                  uint32_t len, uint64_t id)
+{
+    struct ibv_sge sg = { (uintptr_t)buf + off, len, lkey };
+    struct timespec t0, t;
+    struct ibv_wc wc;
+    int n;
+
+    if (post_rdma(w->qp, o, &sg, 1, raddr + off, rkey, id)) {
+        printf("pattern wr %llu: post failed\n", (unsigned long long)id);
+        return -1;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    while (!(n = ibv_poll_cq(w->cq, 1, &wc))) {
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if (t.tv_sec - t0.tv_sec > 60) {
+            printf("pattern wr %llu: no completion in 60 s\n",
+                   (unsigned long long)id);
+            return -1;
+        }
+    }
+    if (n < 0 || wc.status != IBV_WC_SUCCESS || wc.wr_id != id) {
+        printf("pattern wr %llu: got wr %llu status %s\n",
+               (unsigned long long)id, (unsigned long long)wc.wr_id,
+               ibv_wc_status_str(wc.status));
+        return -1;
+    }
+    return 0;
+}
+
+/*
+ * -W: for @secs seconds, a random pattern WRITTEN into the server's
+ * region at a random offset and READ back, compared byte for byte; then
+ * the whole region READ and compared with @shadow, the client's copy of
+ * what it wrote.  The number of rounds, or -1 on a failure.
+ */
+static long pat_loop(struct worker *w, uint64_t raddr, uint32_t rkey,
+                     uint8_t *shadow, int secs)
+{
+    uint8_t *out = malloc(PAT_LEN), *in = malloc(PAT_LEN);
+    struct ibv_mr *omr, *imr;
+    struct timespec t0, t;
+    unsigned int seed = 7;
+    uint64_t id = 1ull << 50;
+    long rounds = 0;
+    uint32_t i;
+
+    omr = out ? ibv_reg_mr(pd, out, PAT_LEN, IBV_ACCESS_LOCAL_WRITE) : NULL;
+    imr = in ? ibv_reg_mr(pd, in, PAT_LEN, IBV_ACCESS_LOCAL_WRITE) : NULL;
+    if (!omr || !imr) {
+        die("pattern buffers");
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do {
+        uint32_t len = 1 + rand_r(&seed) % PAT_MAX;
+        uint32_t off = rand_r(&seed) % (PAT_LEN - len + 1);
+        uint8_t b = rand_r(&seed);
+
+        for (i = 0; i < len; i++) {
+            out[off + i] = b + i * 13 + (i >> 8);
+        }
+        memset(in + off, ~b, len);
+        if (pat_op(w, IBV_WR_RDMA_WRITE, out, omr->lkey, raddr, rkey, off,
+                   len, ++id) ||
+            pat_op(w, IBV_WR_RDMA_READ, in, imr->lkey, raddr, rkey, off,
+                   len, ++id)) {
+            return -1;
+        }
+        if (memcmp(in + off, out + off, len)) {
+            printf("pattern round %ld: %u bytes at %u read back different\n",
+                   rounds, len, off);
+            return -1;
+        }
+        memcpy(shadow + off, out + off, len);
+        rounds++;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+    } while (t.tv_sec - t0.tv_sec < secs);
+    memset(in, 0x5a, PAT_LEN);
+    for (i = 0; i < PAT_LEN; i += PAT_MAX) {
+        if (pat_op(w, IBV_WR_RDMA_READ, in, imr->lkey, raddr, rkey, i,
+                   PAT_MAX, ++id)) {
+            return -1;
+        }
+    }
+    if (memcmp(in, shadow, PAT_LEN)) {
+        printf("pattern: the region read whole differs from what was "
+               "written\n");
+        return -1;
+    }
+    return rounds;
+}
+
+static int two_guests(const char *server, int port, int adds, int locks,
+                      int wsecs)
 {
     int serve = server == NULL, fd, rc = 0, i;
     struct ibv_cq *cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
     struct shared *sh = NULL;
-    struct ibv_mr *sh_mr = NULL, *res_mr;
+    struct ibv_mr *sh_mr = NULL, *res_mr, *pat_mr = NULL;
+    uint8_t *pat = NULL, *shadow = NULL;
+    long rounds = 0;
     struct wire_info me = {}, peer;
     struct ibv_qp *qp, *la = NULL, *lb = NULL;
     struct worker w;
-    uint64_t *olds, *res, done = 0;
+    uint64_t *olds, *res, done = 0, h = 0;
     union ibv_gid gid;
     char msg[200];
 
@@ -584,6 +700,15 @@ static int two_guests(const char *server, int port, int adds, int locks)
         }
         me.rkey = htonl(sh_mr->rkey);
         me.addr = htobe64((uintptr_t)sh);
+        pat = calloc(1, PAT_LEN);
+        pat_mr = pat ? ibv_reg_mr(pd, pat, PAT_LEN, IBV_ACCESS_LOCAL_WRITE |
+                                  IBV_ACCESS_REMOTE_WRITE |
+                                  IBV_ACCESS_REMOTE_READ) : NULL;
+        if (!pat_mr) {
+            die("ibv_reg_mr (pattern region)");
+        }
+        me.pat_rkey = htonl(pat_mr->rkey);
+        me.pat_addr = htobe64((uintptr_t)pat);
     }
     me.qpn = htonl(qp->qp_num);
     me.psn = htonl(serve ? 1000 : 2000);
@@ -615,21 +740,47 @@ static int two_guests(const char *server, int port, int adds, int locks)
         printf("FAIL %s: an operation failed\n", serve ? "server" : "client");
         rc = 1;
     }
+    if (!serve && !rc && wsecs > 0) {
+        shadow = calloc(1, PAT_LEN);
+        if (!shadow) {
+            die("calloc");
+        }
+        rounds = pat_loop(&w, be64toh(peer.pat_addr), ntohl(peer.pat_rkey),
+                          shadow, wsecs);
+        if (rounds < 0) {
+            printf("FAIL client: a WRITE/READ pattern round failed\n");
+            rc = 1;
+        }
+    }
     if (!serve) {
+        uint64_t h = htobe64(shadow && rounds > 0 ? fnv(shadow, PAT_LEN) : 0);
+
         for (i = 0; i < adds; i++) {
             olds[i] = htobe64(olds[i]);
         }
         done = htobe64(rc);
         if (qr_xfer(fd, &done, 8, 1) || qr_xfer(fd, olds, 8 * adds, 1) ||
-            qr_xfer(fd, &done, 8, 0)) {
+            qr_xfer(fd, &h, 8, 1) || qr_xfer(fd, &done, 8, 0)) {
             die("report");
         }
         printf("client: %d FETCH_ADDs and %d locked increments done\n", adds,
                locks);
+        if (wsecs > 0) {
+            printf("client: %ld WRITE/READ pattern rounds, each read back "
+                   "the same\n", rounds);
+        }
         return rc || be64toh(done);
     }
-    if (qr_xfer(fd, &done, 8, 0) || qr_xfer(fd, olds, 8 * adds, 0)) {
+    if (qr_xfer(fd, &done, 8, 0) || qr_xfer(fd, olds, 8 * adds, 0) ||
+        qr_xfer(fd, &h, 8, 0)) {
         die("report");
+    }
+    h = be64toh(h);
+    if (h) {
+        snprintf(msg, sizeof(msg), "the pattern region (1 MiB) is what the "
+                 "client wrote: hash %016llx, the client's %016llx",
+                 (unsigned long long)fnv(pat, PAT_LEN), (unsigned long long)h);
+        check(fnv(pat, PAT_LEN) == h, msg);
     }
     for (i = 0; i < adds; i++) {
         olds[i] = be64toh(olds[i]);
@@ -670,8 +821,9 @@ int main(int argc, char **argv)
     const char *dev = "qroce_0";
     unsigned int seed = 1;
     int rounds = 100, port = 18516, adds = 10000, locks = 500, serve = 0, c;
+    int wsecs = 0;
 
-    while ((c = getopt(argc, argv, "d:g:n:s:p:a:k:lL")) != -1) {
+    while ((c = getopt(argc, argv, "d:g:n:s:p:a:k:W:lL")) != -1) {
         switch (c) {
         case 'L':
             lossy = 1;
@@ -697,6 +849,9 @@ int main(int argc, char **argv)
         case 'k':
             locks = atoi(optarg);
             break;
+        case 'W':
+            wsecs = atoi(optarg);
+            break;
         case 'l':
             serve = 1;
             break;
@@ -704,13 +859,15 @@ int main(int argc, char **argv)
             goto usage;
         }
     }
-    if (rounds < 0 || adds < 1 || locks < 0 || port <= 0 || port > 65535 ||
+    if (rounds < 0 || adds < 1 || locks < 0 || wsecs < 0 || port <= 0 ||
+        port > 65535 ||
         argc - optind > !serve) {
         goto usage;
     }
     open_dev(dev);
     if (serve || optind < argc) {
-        return two_guests(serve ? NULL : argv[optind], port, adds, locks);
+        return two_guests(serve ? NULL : argv[optind], port, adds, locks,
+                          wsecs);
     }
     return local_checks(rounds, seed);
 
@@ -718,6 +875,6 @@ usage:
     fprintf(stderr,
             "usage: qroce-rdma [-d DEVICE] [-g GID_INDEX] [-n ROUNDS] [-s SEED] [-L]\n"
             "       qroce-rdma [-d DEVICE] [-g GID_INDEX] [-p PORT] [-a ADDS] "
-            "[-k LOCKS] (-l | SERVER)\n");
+            "[-k LOCKS] [-W SECONDS] (-l | SERVER)\n");
     return 2;
 }

@@ -1,0 +1,108 @@
+#!/bin/sh
+# Live migration of a guest in the middle of RDMA traffic (issue 24,
+# docs/hw-spec.md section 18).  Two guests on the switch; guest 2 moves to
+# a new QEMU on this host, on a new port of the bridge (qr_migrate), while
+#
+#   1. ibv_rc_pingpong -n 20000 runs between it and guest 1,
+#   2. ib_write_bw (guest 2 the client, 64 KiB WRITEs for 25 s) runs,
+#   3. qroce-rdma's two-guest mode runs: FETCH_ADDs and a CMP_SWAP lock on
+#      guest 1's memory, then for 25 s random patterns WRITTEN into a
+#      1 MiB region of guest 1 and READ back, every byte compared, and the
+#      region hashed whole at the end;
+#
+# each time the programs on both sides end with status 0 and their results
+# (the pingpong's lines, perftest's row, qroce-rdma's PASS lines) and the
+# program was still running when the move ended.  The RoCE retransmissions
+# of both guests during a move must stay within two windows (2 x 128
+# PSNs): the peer covers the gap by retransmitting, nothing more.  After
+# each move the new QEMU announced the GIDs (trace qroce_port_announce:
+# a gratuitous ARP for each IPv4 GID, a neighbour advertisement for each
+# IPv6 one) and the bridge forwards guest 2's MAC to the new port.  The
+# migration's total time and downtime are logged (docs/performance.md).
+. "$(dirname "$0")/lib.sh"
+qr_init migrate
+QR_TIMEOUT=300
+
+# retrans: the RoCE retransmissions of both guests, summed
+retrans() {
+	echo $(($(qr_counter 1 roce_retrans) + $(qr_counter 2 roce_retrans)))
+}
+
+# moved TAG: the move of guest 2 with its checks; $QR_DIR/TAG.mig has
+# qr_migrate's figures, $QR_DIR/TAG.r0 the retransmissions before
+moved() {
+	m=m$QR_MIGN
+	qr_check "$1: guest 2 moved to a new QEMU while the traffic ran ($(cat "$QR_DIR/$1.mig"))" \
+		grep -q '^total [1-9][0-9]* downtime [0-9]' "$QR_DIR/$1.mig"
+	qr_check "$1: the new QEMU announced the GIDs: gratuitous ARPs and neighbour advertisements" \
+		grep -Eq 'qroce_port_announce .*announced the GIDs: [1-9][0-9]* gratuitous ARPs, [1-9][0-9]* neighbour' \
+		"$QR_DIR/g2/qemu-$m.log"
+	qr_check "$1: the bridge forwards guest 2's MAC to its new port (tap2$m)" \
+		sh -c "ip netns exec '$QR_NS' bridge fdb show br br0 | grep -q '^52:54:00:00:00:02 dev tap2$m '"
+}
+
+# window TAG: the retransmissions since TAG.r0 within two windows
+window() {
+	r=$(($(retrans) - $(cat "$QR_DIR/$1.r0")))
+	qr_log "$1: $r RoCE packets retransmitted across the move"
+	qr_check "$1: retransmissions across the move within two windows ($r)" [ "$r" -le 256 ]
+}
+
+# running G NAME: qr_bg job NAME in guest G has not ended yet
+running() {
+	qr_exec "$1" "[ ! -e /tmp/bg.$2 ]"
+}
+
+# across TAG PORT AFTER LIMIT SERVER CLIENT: SERVER in guest 1 until it
+# listens on PORT, CLIENT in guest 2 (both with qr_bg), guest 2 moved
+# AFTER seconds later with its checks; then both waited for (LIMIT
+# seconds), their outputs in TAG.srv and TAG.cli, their statuses in $src
+# and $crc
+across() {
+	retrans >"$QR_DIR/$1.r0"
+	qr_bg 1 srv "$5"
+	qr_wait_listen 1 "$2"
+	qr_bg 2 cli "$6"
+	sleep "$3"
+	qr_migrate 2 >"$QR_DIR/$1.mig" 2>&1
+	moved "$1"
+	qr_check "$1: ${6%% *} was still running when the move ended" running 2 cli
+	qr_bg_wait 2 cli "$4" >"$QR_DIR/$1.cli"
+	crc=$?
+	qr_bg_wait 1 srv "$4" >"$QR_DIR/$1.srv"
+	src=$?
+}
+
+if qr_boot 2 switch; then
+	# 1. ibv_rc_pingpong
+	across pp 18515 2 300 "ibv_rc_pingpong -d qroce_0 -g 1 -n 20000" \
+		"ibv_rc_pingpong -d qroce_0 -g 1 -n 20000 10.0.0.1"
+	qr_check "pp: ibv_rc_pingpong -n 20000 across the move: both exit 0, 20000 iters each" \
+		sh -c "[ $crc = 0 ] && [ $src = 0 ] && grep -q '^20000 iters in' '$QR_DIR/pp.cli' && grep -q '^20000 iters in' '$QR_DIR/pp.srv'"
+	window pp
+
+	# 2. ib_write_bw
+	across bw 18515 4 120 "ib_write_bw -d qroce_0 -x 1 -F -s 65536 -D 25" \
+		"ib_write_bw -d qroce_0 -x 1 -F -s 65536 -D 25 10.0.0.1"
+	qr_check "bw: ib_write_bw -D 25 across the move: both exit 0, a result row" \
+		sh -c "[ $crc = 0 ] && [ $src = 0 ] && grep -Eq '^ *65536 +[0-9]+ +[0-9.]+ +[0-9.]+' '$QR_DIR/bw.cli'"
+	qr_log "bw: $(grep -E '^ *65536 ' "$QR_DIR/bw.cli")"
+	window bw
+
+	# 3. qroce-rdma: atomics, then WRITE/READ patterns compared
+	across rw 18516 6 200 "qroce-rdma -d qroce_0 -g 1 -a 1000 -k 50 -W 25 -l" \
+		"qroce-rdma -d qroce_0 -g 1 -a 1000 -k 50 -W 25 10.0.0.1"
+	sed 's/^/# client: /' "$QR_DIR/rw.cli"
+	sed 's/^/# server: /' "$QR_DIR/rw.srv"
+	qr_check "rw: FETCH_ADD counter, CMP_SWAP lock and every WRITE/READ pattern right across the move" \
+		sh -c "[ $crc = 0 ] && [ $src = 0 ] && ! grep -q '^FAIL' '$QR_DIR/rw.srv' '$QR_DIR/rw.cli' &&
+			grep -q '^PASS 2 x 1000 FETCH_ADD on one address: counter 2000\$' '$QR_DIR/rw.srv' &&
+			grep -q '^PASS CMP_SWAP lock: 2 x 50 increments under it give 100, lock 0\$' '$QR_DIR/rw.srv' &&
+			grep -q '^PASS the pattern region (1 MiB) is what the client wrote' '$QR_DIR/rw.srv' &&
+			grep -Eq '^client: [1-9][0-9]* WRITE/READ pattern rounds, each read back the same' '$QR_DIR/rw.cli'"
+	window rw
+
+	# the moved guest works as before: a fresh pingpong
+	qr_check "after three moves: ibv_rc_pingpong -n 200 -c" qr_pingpong ibv_rc_pingpong -n 200 -c
+fi
+qr_finish
