@@ -275,12 +275,12 @@ static uint32_t send_to_peer(QRoce *t, uint64_t sq, uint32_t idx,
 }
 
 /*
- * The move as a snapshot: saved to a file, the source quits, a new QEMU
- * with the same -netdev (the same UDP port) loads it.  In QEMU's
- * announce rounds after the load, the device sends a gratuitous ARP for
- * its IPv4 GID and an unsolicited neighbour advertisement for its IPv6
- * GID (besides QEMU's RARP), and its QP to the peer goes on: the next
- * SEND carries the next PSN.
+ * The move as a snapshot: saved to a file, the source lets go of its
+ * netdev, a new QEMU with the same -netdev (the same UDP port) loads it.
+ * In QEMU's announce rounds after the load, the device sends a gratuitous
+ * ARP for its IPv4 GID and an unsolicited neighbour advertisement for its
+ * IPv6 GID (besides QEMU's RARP), and its QP to the peer goes on: the
+ * next SEND carries the next PSN.
  */
 static void test_announce(QRoce *t)
 {
@@ -291,6 +291,7 @@ static void test_announce(QRoce *t)
     static const uint8_t v4[4] = { 10, 0, 0, 1 };
     static const uint8_t v6[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 1 };
     QRocePeer *pr = &t->peer;
+    QTestState *src = t->qts;
     uint64_t cq, buf, sq, rq;
     uint32_t pdn, cqn, key, qpn, psn, ci = 0;
     int64_t deadline;
@@ -302,12 +303,14 @@ static void test_announce(QRoce *t)
     qpn = qroce_peer_qp(t, pr, pdn, cqn, 0x77, &sq, &rq);
     psn = send_to_peer(t, sq, 0, qpn, buf, key, cq, &ci);
 
-    qtest_qmp_assert_success(t->qts, "{'execute': 'migrate', 'arguments': {"
+    qtest_qmp_assert_success(src, "{'execute': 'migrate', 'arguments': {"
                              "'uri': %s}}", uri);
-    st = mig_wait(t->qts);
+    st = mig_wait(src);
     g_assert_cmpstr(st, ==, "completed");
     g_free(st);
-    qtest_quit(t->qts);
+    /* the stopped source lets go of its end of the wire (its UDP port) */
+    qtest_qmp_assert_success(src, "{'execute': 'netdev_del', "
+                             "'arguments': {'id': 'n0'}}");
     /* what the source sent before it stopped is not an announcement */
     while (recv(pr->fd, f, sizeof(f), MSG_DONTWAIT) > 0) {
         /* drain */
@@ -334,6 +337,163 @@ static void test_announce(QRoce *t)
     /* the QP goes on: the peer skips frames that are not RoCE */
     g_assert_cmpuint(send_to_peer(t, sq, 1, qpn, buf + 64, key, cq, &ci), ==,
                      (psn + 1) & 0xffffff);
+
+    qtest_quit(t->qts);
+    rebind(t, src);
+}
+
+/*
+ * A command posted while the VM is stopped waits (the device does no work
+ * then), goes with the VM to the destination and completes there once,
+ * when the guest runs again: one completion, one PD more.
+ */
+static void test_cmd_outstanding(QRoce *t)
+{
+    g_autofree char *file = g_strdup_printf("%s/qroce-mig-%d",
+                                            g_get_tmp_dir(), getpid());
+    g_autofree char *st = NULL;
+    struct qroce_cmd c = { .hdr.opcode = QROCE_CMD_ALLOC_PD };
+    uint32_t mask = (1u << QROCE_CMDQ_LOG2) - 1, idx, pdn, cmds;
+    struct qroce_cmd_comp comp;
+    QTestState *src = t->qts, *dst;
+    uint64_t caddr;
+    int64_t end;
+
+    pdn = qroce_base_setup(t);
+    idx = t->pi;
+    caddr = t->comp + (idx & mask) * QROCE_CMD_COMP_SIZE;
+    cmds = qroce_cnt(t, QROCE_CNT_CMDS);
+    qtest_qmp_assert_success(src, "{'execute': 'stop'}");
+    c.hdr.cookie = cpu_to_le32(0x1000 + idx);
+    qroce_cmd_post(t, &c);
+    /* two monitor round trips: a bottom half scheduled before has run */
+    qtest_qmp_assert_success(src, "{'execute': 'query-status'}");
+    qtest_qmp_assert_success(src, "{'execute': 'query-status'}");
+    g_assert_cmpuint(qroce_rd(t, QROCE_REG_CMDQ_CI), ==, idx);
+    g_assert_cmpuint(qroce_cnt(t, QROCE_CNT_CMDS), ==, cmds);
+
+    st = migrate_via(t, file, "", &dst);
+    unlink(file);
+    g_assert_cmpstr(st, ==, "completed");
+    rebind(t, dst);
+    /* the source was stopped: so is the destination, and the command waits */
+    qtest_qmp_assert_success(dst, "{'execute': 'query-status'}");
+    g_assert_cmpuint(qroce_rd(t, QROCE_REG_CMDQ_CI), ==, idx);
+    qtest_qmp_assert_success(dst, "{'execute': 'cont'}");
+    end = qroce_deadline();
+    for (;;) {
+        qtest_memread(dst, caddr, &comp, sizeof(comp));
+        if ((comp.owner & QROCE_OWNER_BIT) ==
+            qroce_owner_for(idx, QROCE_CMDQ_LOG2)) {
+            break;
+        }
+        g_assert_true(qroce_wait_more(end));
+    }
+    g_assert_cmphex(le32_to_cpu(comp.cookie), ==, 0x1000 + idx);
+    g_assert_cmpuint(comp.status, ==, QROCE_CMD_OK);
+    g_assert_true(qroce_msix_wait(t));  /* and its interrupt */
+    /* once: one command counted, the next PD number, then the next */
+    g_assert_cmpuint(qroce_rd(t, QROCE_REG_CMDQ_CI), ==, t->pi);
+    g_assert_cmpuint(qroce_cnt(t, QROCE_CNT_CMDS), ==, cmds + 1);
+    g_assert_cmpuint(le32_to_cpu(comp.out[0]), ==, pdn + 1);
+    g_assert_cmpuint(qroce_alloc_pd(t), ==, pdn + 2);
+
+    qtest_quit(dst);
+    rebind(t, src);
+}
+
+/*
+ * Where the device's section starts in a saved stream: the offset of its
+ * version, after QEMU's section header (type, section id, the id string
+ * "PATH/qroce" with its length, instance id).
+ */
+static size_t qroce_section(const uint8_t *b, size_t n)
+{
+    size_t i;
+
+    for (i = 1; i + 6 + 8 <= n; i++) {
+        if (!memcmp(b + i, "/qroce", 6) && i >= 1) {
+            size_t start = i, len;
+
+            while (start > 0 && b[start - 1] >= 0x20 && b[start - 1] < 0x7f) {
+                start--;
+            }
+            len = i + 6 - start;
+            if (start >= 1 && b[start - 1] == len) {
+                return i + 6 + 4;
+            }
+        }
+    }
+    return 0;
+}
+
+/* Load @buf (@n bytes) in a new QEMU: the status of the incoming side. */
+static char *load_bytes(QRoce *t, const char *file, const uint8_t *buf,
+                        size_t n, QTestState **dst)
+{
+    g_autofree char *uri = g_strdup_printf("file:%s", file);
+
+    g_assert_true(g_file_set_contents(file, (const char *)buf, n, NULL));
+    *dst = qtest_initf("%s -incoming defer", t->cmdline);
+    qtest_qmp_assert_success(*dst, "{'execute': 'migrate-incoming', "
+                             "'arguments': {'uri': %s, "
+                             "'exit-on-error': false}}", uri);
+    return mig_wait(*dst);
+}
+
+/*
+ * A stream of a newer version of the device, one cut inside the device's
+ * section and one whose section is overwritten are each refused by a
+ * new QEMU, which keeps running; the source runs on and moves data.
+ */
+static void test_bad_streams(QRoce *t)
+{
+    g_autofree char *file = g_strdup_printf("%s/qroce-mig-%d",
+                                            g_get_tmp_dir(), getpid());
+    g_autofree char *bad = g_strdup_printf("%s.bad", file);
+    g_autofree char *st = NULL;
+    g_autofree uint8_t *b = NULL;
+    uint8_t *copy;
+    gsize n;
+    size_t v;
+    QTestState *dst;
+    QRoceEnv e;
+    QRoceQP a, q;
+    int k;
+
+    qroce_env_setup(&e, t);
+    qroce_env_pair(&e, &a, &q, 1);
+    write_read(&e, &a, 2000, 5);
+    st = migrate_via(t, file, "", &dst);
+    g_assert_cmpstr(st, ==, "completed");
+    qtest_quit(dst);
+    g_assert_true(g_file_get_contents(file, (char **)&b, &n, NULL));
+    unlink(file);
+    v = qroce_section(b, n);
+    g_assert_cmpuint(v, >, 0);
+    g_assert_cmpuint(ldl_be_p(b + v), ==, 1);  /* the device's version */
+
+    for (k = 0; k < 3; k++) {
+        g_autofree char *r = NULL;
+
+        copy = g_memdup2(b, n);
+        if (k == 0) {
+            stl_be_p(copy + v, 2);              /* a newer device */
+            r = load_bytes(t, bad, copy, n, &dst);
+        } else if (k == 1) {
+            r = load_bytes(t, bad, copy, v + 4 + 300, &dst);   /* cut */
+        } else {
+            memset(copy + v + 4, 0xff, 256);    /* overwritten */
+            r = load_bytes(t, bad, copy, n, &dst);
+        }
+        g_free(copy);
+        unlink(bad);
+        g_assert_cmpstr(r, ==, "failed");
+        qtest_qmp_assert_success(dst, "{'execute': 'query-status'}");
+        qtest_quit(dst);
+    }
+    qtest_qmp_assert_success(t->qts, "{'execute': 'cont'}");
+    write_read(&e, &a, 700, 6);
 }
 
 static const QRoceCase cases[] = {
@@ -341,6 +501,10 @@ static const QRoceCase cases[] = {
     { "migration/other-object-limits-refuse-the-stream", test_limits_differ },
     { "migration/the-device-announces-its-gids-and-its-qps-go-on",
       test_announce, NULL, qroce_peer_prepare },
+    { "migration/a-command-outstanding-at-the-move-completes-once-there",
+      test_cmd_outstanding },
+    { "migration/newer-cut-or-overwritten-streams-are-refused",
+      test_bad_streams },
 };
 
 static void register_qroce_migration_tests(void)

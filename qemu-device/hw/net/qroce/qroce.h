@@ -414,6 +414,13 @@ struct QRoceState {
     uint32_t regs[QROCE_NREGS];     /* by offset / 4: qroce_reg() */
     uint32_t cnt[QROCE_CNT_NUM];
 
+    /*
+     * The VM is stopped: the device does no work (commands, frames, DMA)
+     * until it runs again; what is pending stays pending (§18).
+     */
+    bool quiesced;
+    VMChangeStateEntry *vmse;
+
     QEMUBH *cmd_bh;
     QEMUBH *tx_bh;
     QEMUBH *lo_bh;          /* frames the device sends to itself */

@@ -1602,6 +1602,9 @@ void qroce_cmd_bh(void *opaque)
     bool done = false;
     uint32_t ci;
 
+    if (s->quiesced) {
+        return;                 /* the VM is stopped: it waits (§18) */
+    }
     s->bt_work = 0;
     while (qroce_ready(s) &&
            (ci = qroce_reg(s, QROCE_REG_CMDQ_CI)) !=

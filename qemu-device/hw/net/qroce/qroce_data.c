@@ -206,6 +206,9 @@ static void engine_bh(void *opaque)
     int budget = ENGINE_BUDGET;
     QRoceQP *qp, *last = QTAILQ_LAST(&eng->runq);
 
+    if (s->quiesced) {
+        return;                 /* qroce_data_resume() runs us */
+    }
     /* round robin: a QP with more to do goes to the back of the queue */
     while (budget > 0 && last && (qp = QTAILQ_FIRST(&eng->runq))) {
         int quantum = MIN(budget, ENGINE_QUANTUM), left = quantum;
@@ -258,7 +261,12 @@ static void engine_burst_bh(void *opaque)
 {
     QRoceState *s = opaque;
     uint32_t qpns[QROCE_CC_BURST_QPS];
-    uint32_t i, n = qroce_cc_burst_end(s, qpns);
+    uint32_t i, n;
+
+    if (s->quiesced) {
+        return;
+    }
+    n = qroce_cc_burst_end(s, qpns);
 
     for (i = 0; i < n; i++) {
         QRoceQP *qp = qroce_qp_get(s, qpns[i]);
@@ -606,6 +614,13 @@ static void engine_tx_ready(QRoceState *s)
     if (!QTAILQ_EMPTY(&s->eng->runq)) {
         qemu_bh_schedule(s->eng->bh);
     }
+}
+
+/* The VM runs again: the engine's bottom halves pick up what waited. */
+void qroce_data_resume(QRoceState *s)
+{
+    qemu_bh_schedule(s->eng->bh);
+    qemu_bh_schedule(s->eng->burst_bh);
 }
 
 void qroce_data_init(QRoceState *s)

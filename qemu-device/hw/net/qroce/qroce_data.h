@@ -11,6 +11,8 @@
 #include "qroce.h"
 
 void qroce_data_init(QRoceState *s);
+/* The VM runs again after a stop: kick the engine (§18). */
+void qroce_data_resume(QRoceState *s);
 void qroce_data_reset(QRoceState *s);
 void qroce_data_fini(QRoceState *s);
 /*

@@ -33,6 +33,9 @@ void qroce_eth_tx_bh(void *opaque)
     uint8_t *buf = NULL;
     uint32_t ci;
 
+    if (s->quiesced) {
+        return;
+    }
     while ((qroce_reg(s, QROCE_REG_ETH_CTRL) & QROCE_ETH_CTRL_TX_EN) &&
            log2 && (ci = qroce_reg(s, QROCE_REG_TXQ_CI)) !=
            qroce_reg(s, QROCE_REG_TXQ_PI)) {

@@ -29,6 +29,7 @@
 #include "hw/pci/pcie.h"
 #include "hw/qdev-properties.h"
 #include "migration/vmstate.h"
+#include "system/runstate.h"
 #include "qroce.h"
 #include "qroce_regs.h"
 #include "qroce_ctrl.h"
@@ -47,8 +48,34 @@
 
 static bool qroce_can_receive(NetClientState *nc)
 {
-    /* RoCE frames never wait for Ethernet buffers; others are dropped. */
-    return true;
+    QRoceState *s = qemu_get_nic_opaque(nc);
+
+    /*
+     * RoCE frames never wait for Ethernet buffers; others are dropped.
+     * A stopped VM's device takes nothing: the netdev keeps it.
+     */
+    return !s->quiesced;
+}
+
+/*
+ * The VM stops (pause, the last pass of a migration, a snapshot) or runs
+ * again.  Stopped, the device does no work: every bottom half returns at
+ * once and leaves what is pending, so a command, a doorbell or a frame
+ * that came before the stop is done once, after it, by whichever QEMU
+ * runs the guest on (§18).  Running again, each is kicked.
+ */
+static void qroce_vm_state_change(void *opaque, bool running, RunState state)
+{
+    QRoceState *s = opaque;
+
+    s->quiesced = !running;
+    trace_qroce_quiesce(!running, RunState_str(state));
+    if (running) {
+        qemu_bh_schedule(s->cmd_bh);
+        qemu_bh_schedule(s->tx_bh);
+        qroce_data_resume(s);
+        qroce_port_resume(s);
+    }
 }
 
 static void qroce_set_link_status(NetClientState *nc)
@@ -164,6 +191,8 @@ static void qroce_realize(PCIDevice *pdev, Error **errp)
     qroce_data_init(s);
     qroce_reset_state(s);
     qemu_get_queue(s->nic)->link_down = p->link_off;
+    s->quiesced = !runstate_is_running();
+    s->vmse = qemu_add_vm_change_state_handler(qroce_vm_state_change, s);
     if (p->inj_stall_us) {
         qroce_data_stall(s, p->inj_stall_qpn, p->inj_stall_us);
     }
@@ -174,6 +203,7 @@ static void qroce_exit(PCIDevice *pdev)
     QRoceState *s = QROCE(pdev);
     int i;
 
+    qemu_del_vm_change_state_handler(s->vmse);
     qroce_reset_state(s);
     qroce_data_fini(s);
     qemu_del_nic(s->nic);

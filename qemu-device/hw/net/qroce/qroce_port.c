@@ -249,6 +249,9 @@ static void qroce_fault_bh(void *opaque)
     QRoceState *s = opaque;
     QRoceLoFrame *f;
 
+    if (s->quiesced) {
+        return;
+    }
     f = s->fault_held[QROCE_DIR_TX];
     s->fault_held[QROCE_DIR_TX] = NULL;
     if (f) {
@@ -296,6 +299,9 @@ static void qroce_lo_bh(void *opaque)
     int budget = QROCE_LO_BUDGET;
     QRoceLoFrame *f;
 
+    if (s->quiesced) {
+        return;                 /* qroce_port_resume() runs us */
+    }
     while (budget-- && (f = g_queue_pop_head(&s->lo_q))) {
         s->port_roce_rx(s, f->data, f->len, false);
         g_free(f);
@@ -415,6 +421,17 @@ void qroce_port_announce(NetClientState *nc)
         }
     }
     trace_qroce_port_announce(n4, n6);
+}
+
+/*
+ * The VM runs again: the loopback queue and held frames move on, and the
+ * netdev delivers what it kept while the device took nothing.
+ */
+void qroce_port_resume(QRoceState *s)
+{
+    qemu_bh_schedule(s->lo_bh);
+    qemu_bh_schedule(s->fault_bh);
+    qemu_flush_queued_packets(qemu_get_queue(s->nic));
 }
 
 void qroce_port_init(QRoceState *s)

@@ -17,6 +17,8 @@ void qroce_port_init(QRoceState *s);
 void qroce_port_fini(QRoceState *s);
 /* Drop queued loopback frames and frames held back by a fault. */
 void qroce_port_reset(QRoceState *s);
+/* The VM runs again after a stop: kick the queues (§18). */
+void qroce_port_resume(QRoceState *s);
 /*
  * Where received frames go up: the data path installs the RoCE receiver
  * (qroce_data_init), which gets every frame first -- from the wire, or
