@@ -250,6 +250,12 @@ bench-pingpong: all
 bench-nvmeof: all
 	sh tests/bench-nvmeof.sh
 
+# live migration of a guest, idle and under qroce and rxe traffic
+# (tests/bench-migrate.sh): move times, downtime, the peer's stall
+.PHONY: bench-migrate
+bench-migrate: all
+	sh tests/bench-migrate.sh
+
 # Many flows on one segment (ring, incast), qroce and rxe, switch and hub.
 .PHONY: bench-fabric
 bench-fabric: all

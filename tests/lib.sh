@@ -91,33 +91,59 @@ qr_cleanup() {
 # The taps are made persistent before QEMU opens them, so that they are
 # enslaved and up before the guest sends its first frame; they go away with
 # the namespace.
-qr_net_up() { # N RXE
+qr_net_up() { # N RXE [HOSTS]
 	qr_net_sweep
 	QR_NS=qr$$
 	ip netns add "$QR_NS" || { QR_NS=""; return 1; }
+	QR_NS2=""
+	if [ "${3:-1}" = 2 ]; then
+		QR_NS2=qr$$b
+		ip netns add "$QR_NS2" || { QR_NS2=""; return 1; }
+	fi
 	# no IPv6 link-local address (and no router solicitation or DAD
 	# frames) on the bridges and taps: the segment carries guests' frames only
-	ip netns exec "$QR_NS" sh -c 'echo 1 >/proc/sys/net/ipv6/conf/default/disable_ipv6' 2>/dev/null
-	ip -n "$QR_NS" link set lo up
 	nb=0
 	[ "$2" = 1 ] && nb=1
-	b=0
-	while [ $b -le $nb ]; do
-		# STP off and no forwarding delay: ports forward as soon as
-		# they are up; no multicast snooping: multicast is flooded,
-		# as on an unmanaged switch
-		ip -n "$QR_NS" link add br$b type bridge stp_state 0 \
-			forward_delay 0 mcast_snooping 0 || return 1
-		ip -n "$QR_NS" link set br$b mtu 9216 up || return 1
-		b=$((b + 1))
+	for ns in $QR_NS $QR_NS2; do
+		ip netns exec "$ns" sh -c 'echo 1 >/proc/sys/net/ipv6/conf/default/disable_ipv6' 2>/dev/null
+		ip -n "$ns" link set lo up
+		b=0
+		while [ $b -le $nb ]; do
+			# STP off and no forwarding delay: ports forward as
+			# soon as they are up; no multicast snooping: multicast
+			# is flooded, as on an unmanaged switch
+			ip -n "$ns" link add br$b type bridge stp_state 0 \
+				forward_delay 0 mcast_snooping 0 || return 1
+			ip -n "$ns" link set br$b mtu 9216 up || return 1
+			b=$((b + 1))
+		done
 	done
+	if [ -n "$QR_NS2" ]; then
+		# two hosts: their own network (a veth pair, 10.99.0.1 and
+		# .2, MTU 9266) carries a VXLAN tunnel that joins the two
+		# bridges; the tunnel copies the guests' ECN bits out and a CE
+		# mark back in
+		ip -n "$QR_NS" link add qrul type veth peer name qrul netns "$QR_NS2" || return 1
+		h=1
+		for ns in $QR_NS $QR_NS2; do
+			ip -n "$ns" addr add 10.99.0.$h/24 dev qrul &&
+				ip -n "$ns" link set qrul mtu 9266 up &&
+				ip -n "$ns" link add vx0 type vxlan id 4242 dstport 4789 \
+					local 10.99.0.$h remote 10.99.0.$((3 - h)) dev qrul tos inherit &&
+				ip -n "$ns" link set vx0 mtu 9216 master br0 up || return 1
+			h=$((h + 1))
+		done
+	fi
 	i=1
 	while [ $i -le "$1" ]; do
+		ns=$QR_NS
+		[ -n "$QR_NS2" ] && [ $i -gt $((($1 + 1) / 2)) ] && ns=$QR_NS2
+		eval "QR_GNS_$i=$ns"
 		for t in tap$i:br0 vtap$i:br1; do
 			tap=${t%:*} br=${t#*:}
 			[ "$br" = br1 ] && [ $nb = 0 ] && continue
-			ip -n "$QR_NS" tuntap add "$tap" mode tap &&
-				ip -n "$QR_NS" link set "$tap" mtu 9216 \
+			ip -n "$ns" tuntap add "$tap" mode tap &&
+				ip -n "$ns" link set "$tap" mtu 9216 \
 					txqueuelen "${QR_TAPQLEN:-1000}" master "$br" up ||
 				return 1
 		done
@@ -125,7 +151,14 @@ qr_net_up() { # N RXE
 	done
 }
 
+# qr_gns G: the network namespace of guest G's switch port (its host)
+qr_gns() {
+	eval "echo \${QR_GNS_$1:-\$QR_NS}"
+}
+
 qr_net_down() {
+	[ -z "${QR_NS2:-}" ] || ip netns del "$QR_NS2" 2>/dev/null
+	QR_NS2=""
 	[ -n "$QR_NS" ] || return 0
 	ip netns del "$QR_NS" 2>/dev/null
 	QR_NS=""
@@ -134,8 +167,9 @@ qr_net_down() {
 # Remove switch namespaces of harness shells that no longer exist (killed
 # by SIGKILL, which no trap sees) and in which no process is left.
 qr_net_sweep() {
-	for ns in $(ip netns list 2>/dev/null | sed -n 's/^\(qr[0-9][0-9]*\)\( .*\)\{0,1\}$/\1/p'); do
-		kill -0 "${ns#qr}" 2>/dev/null && continue
+	for ns in $(ip netns list 2>/dev/null | sed -n 's/^\(qr[0-9][0-9]*b\{0,1\}\)\( .*\)\{0,1\}$/\1/p'); do
+		p=${ns#qr}
+		kill -0 "${p%b}" 2>/dev/null && continue
 		[ -z "$(ip netns pids "$ns" 2>/dev/null)" ] && ip netns del "$ns" 2>/dev/null
 	done
 }
@@ -165,7 +199,7 @@ qr_ports() {
 qr_boot() {
 	n=$1
 	shift
-	rxe=0 drv=1 mtu=9000 pcap=0 trace=0 rxepeer=0 wire=stream mgmt=0
+	rxe=0 drv=1 mtu=9000 pcap=0 trace=0 rxepeer=0 wire=stream mgmt=0 hosts=1
 	[ "$n" -ge 3 ] && wire=switch
 	for o in "$@"; do
 		case $o in
@@ -179,6 +213,7 @@ qr_boot() {
 		pcap) pcap=1 ;;
 		trace) trace=1 ;;
 		mgmt) mgmt=1 ;;
+		hosts2) hosts=2 wire=switch ;;
 		*) echo "qr_boot: unknown option $o" >&2; return 2 ;;
 		esac
 	done
@@ -191,12 +226,12 @@ qr_boot() {
 	QR_N=$n
 	if [ $wire = switch ]; then
 		qr_net_down
-		if ! qr_net_up "$n" $rxe >"$QR_DIR/switch.log" 2>&1; then
+		if ! qr_net_up "$n" $rxe $hosts >"$QR_DIR/switch.log" 2>&1; then
 			cat "$QR_DIR/switch.log" >&2
 			qr_net_down
 			# asked for: fail; by default (N >= 3): the hub
 			case " $* " in
-			*" switch "*) qr_log "could not build the switch (needs root)"; return 1 ;;
+			*" switch "* | *" hosts2 "*) qr_log "could not build the switch (needs root)"; return 1 ;;
 			esac
 			qr_log "could not build the switch (needs root): the hub instead"
 			wire=hub
@@ -224,7 +259,7 @@ QR_MTU=$mtu
 CFG
 		netns=""
 		if [ $wire = switch ]; then
-			netns="ip netns exec $QR_NS"
+			netns="ip netns exec $(qr_gns $i)"
 			net="-netdev tap,id=n0,ifname=tap$i,script=no,downscript=no"
 			vnet="-netdev tap,id=n1,ifname=vtap$i,script=no,downscript=no"
 		elif [ $wire = dgram ]; then
@@ -324,14 +359,17 @@ qr_qemu() {
 		>"$qd/$ql" 2>&1 &
 }
 
-# qr_migrate G: live-migrate guest G, while it runs, to a new QEMU on this
-# host (same arguments, -incoming on a UNIX socket) on a new port of the
+# qr_migrate G [HOST]: live-migrate guest G, while it runs, to a new QEMU
+# (same arguments, -incoming on a UNIX socket) on a new port of the
 # switch (a tap of its own, tapGmK, on the bridge; the old tap stays, as
-# the port a moved VM leaves); then the old QEMU quits and the harness
+# the port a moved VM leaves) of HOST (1 or 2, qr_boot's hosts2; default:
+# the guest's own); then the old QEMU quits and the harness
 # talks to the new one (its agent's output goes on in the guest's
 # agent.log, so a command running across the move ends as any other).
 # Prints "total MS downtime MS setup MS" from query-migrate.  Only on the
-# switch: a point-to-point wire has one socket per end.
+# switch: a point-to-point wire has one socket per end.  Not in a
+# subshell ($(qr_migrate ...)): it updates the harness's record of the
+# guest's QEMU.
 qr_migrate() {
 	g=$1
 	d=$QR_DIR/g$g
@@ -339,10 +377,25 @@ qr_migrate() {
 	QR_MIGN=$((${QR_MIGN:-0} + 1))
 	m=m$QR_MIGN
 	tap=tap$g$m
-	ip -n "$QR_NS" tuntap add "$tap" mode tap &&
-		ip -n "$QR_NS" link set "$tap" mtu 9216 \
+	ns=$(qr_gns "$g")
+	case ${2:-} in
+	'') ;;
+	1) ns=$QR_NS ;;
+	2) [ -n "${QR_NS2:-}" ] || { echo "qr_migrate: there is no host 2 (qr_boot hosts2)" >&2; return 1; }
+		ns=$QR_NS2 ;;
+	*) echo "qr_migrate: host $2: 1 or 2" >&2; return 1 ;;
+	esac
+	ip -n "$ns" tuntap add "$tap" mode tap &&
+		ip -n "$ns" link set "$tap" mtu 9216 \
 			txqueuelen "${QR_TAPQLEN:-1000}" master br0 up || return 1
-	sed -i "s/ifname=tap$g,/ifname=$tap,/; s/ifname=tap$g[m0-9]*,/ifname=$tap,/" "$d/launch"
+	if grep -q "ifname=vtap" "$d/launch"; then
+		# the rxe NIC moves too, to a port of its own on br1
+		ip -n "$ns" tuntap add "v$tap" mode tap &&
+			ip -n "$ns" link set "v$tap" mtu 9216 \
+				txqueuelen "${QR_TAPQLEN:-1000}" master br1 up || return 1
+		sed -i "s/ifname=vtap$g[m0-9]*,/ifname=v$tap,/" "$d/launch"
+	fi
+	sed -i "s/ifname=tap$g[m0-9]*,/ifname=$tap,/; s/ip netns exec qr[0-9]*b\{0,1\}'/ip netns exec $ns'/" "$d/launch"
 	rm -f "$d/$m.in" "$d/$m.out" "$d/$m.qmp" "$d/$m.sock"
 	mkfifo "$d/$m.in" "$d/$m.out"
 	qr_qemu "$d" "$m" "$m.qmp" "console-$m.log" "qemu-$m.log" \
@@ -395,7 +448,7 @@ qr_migrate() {
 	kill "$oldcat" 2>/dev/null
 	wait "$oldcat" 2>/dev/null
 	QR_PIDS=$(echo " $QR_PIDS " | sed "s/ $old / /; s/ $oldcat / /")
-	eval "QR_QPID_$g=$new QR_CPID_$g=$newcat"
+	eval "QR_QPID_$g=$new QR_CPID_$g=$newcat QR_GNS_$g=$ns"
 	mv -f "$d/$m.qmp" "$d/qmp.sock"
 	mv -f "$d/$m.in" "$d/agent.in"
 	mv -f "$d/$m.out" "$d/agent.out"
@@ -761,8 +814,8 @@ qr_port_buffer() {
 	[ $# -gt 0 ] || set -- $(seq 1 "$QR_N")
 	for g in "$@"; do
 		for tap in tap$g vtap$g; do
-			ip -n "$QR_NS" link show $tap >/dev/null 2>&1 &&
-				{ ip -n "$QR_NS" link set $tap txqueuelen "$qlen" || return 1; }
+			ip -n "$(qr_gns $g)" link show $tap >/dev/null 2>&1 &&
+				{ ip -n "$(qr_gns $g)" link set $tap txqueuelen "$qlen" || return 1; }
 		done
 	done
 	return 0
@@ -781,7 +834,7 @@ qr_drops() {
 		if [ "$QR_WIRE" = switch ] && [ -n "$QR_NS" ]; then
 			tap=tap$g
 			[ "$1" = 1 ] && tap=vtap$g
-			v=$(ip netns exec "$QR_NS" cat /sys/class/net/$tap/statistics/tx_dropped 2>/dev/null)
+			v=$(ip netns exec "$(qr_gns $g)" cat /sys/class/net/$tap/statistics/tx_dropped 2>/dev/null)
 		elif [ "$QR_WIRE" = hub ]; then
 			qp=""
 			eval "qp=\$QR_QPID_$g"

@@ -1,7 +1,8 @@
 #!/bin/sh
 # RC on a shared segment (issue 12): rings of ib_write_bw flows started at
 # once, on the switch (a Linux bridge, qr_boot's default for 3 guests and
-# more) and on the hub (QEMU's multicast socket, which drops under load),
+# more), on the hub (QEMU's multicast socket, which drops under load) and
+# on a switch of two hosts joined by VXLAN (qr_boot hosts2, at the end),
 # and an incast of three senders into one receiver whose switch port has a
 # shallow buffer (128 frames, about 140 KB: three 128-packet windows do not
 # fit).  Every flow must end within a bound, without congestion collapse:
@@ -44,6 +45,8 @@
 #   QR_FABRIC_IN    iterations per flow of the incasts (default 2000)
 #   QR_FABRIC_ROUNDS  pairs of the DCQCN on/off incast at least (default 1;
 #                   if the first does not settle it, four in all)
+#   QR_FABRIC_PARTS the boots to run, of "switch hub hosts" (default all)
+#   QR_FABRIC_A2A   iterations per flow of the all-to-all (default 200)
 . "$(dirname "$0")/lib.sh"
 qr_init fabric
 QR_TIMEOUT=300
@@ -191,9 +194,17 @@ boot() {
 QLEN=${QR_FABRIC_QLEN:-128}
 ROUNDS=${QR_FABRIC_ROUNDS:-1}
 
+# part NAME: is boot NAME (switch, hub, hosts) to run?
+part() {
+	case " ${QR_FABRIC_PARTS:-switch hub hosts} " in
+	*" $1 "*) return 0 ;;
+	esac
+	return 1
+}
+
 # one boot of four guests on the switch for the ring of three (guest 4
 # idles), the ring of four and the incast; a boot costs 30-50 s here
-if boot 4; then
+if part switch && boot 4; then
 	[ "$QR_WIRE" = switch ] || qr_fail "qr_boot 4 gave a $QR_WIRE, not the switch"
 	run ring3-switch 1:2 2:3 3:1
 	run ring4-switch 1:2 2:3 3:4 4:1
@@ -249,7 +260,47 @@ if boot 4; then
 	CMD="ib_write_bw -x 1 -F -s $S -n $N"
 fi
 qr_cleanup
-if boot 3 hub; then
+if part hub && boot 3 hub; then
 	run ring3-hub 1:2 2:3 3:1
+fi
+qr_cleanup
+
+# two hosts (qr_boot hosts2): two namespaces, each with its bridge, joined
+# by a VXLAN tunnel over a veth pair; guests 1 and 2 on the first, 3 and
+# 4 on the second.  The ring of four, the incast and an all-to-all (each
+# guest to each other, as gloo's collectives do) across the tunnel, then
+# guest 2 moves to the second host while ibv_rc_pingpong runs between it
+# and guest 1: both end with status 0, and both bridges forward its MAC
+# the new way (the second host's to the new tap, the first's into the
+# tunnel), learned from what the moved guest announced
+if part hosts && boot 4 hosts2; then
+	run ring4-hosts 1:2 2:3 3:4 4:1
+	run incast-hosts 2:1 3:1 4:1
+	RN=$N
+	N=${QR_FABRIC_A2A:-200}
+	CMD="ib_write_bw -x 1 -F -s $S -n $N"
+	run a2a-hosts 1:2 1:3 1:4 2:1 2:3 2:4 3:1 3:2 3:4 4:1 4:2 4:3
+	N=$RN
+	CMD="ib_write_bw -x 1 -F -s $S -n $N"
+	qr_bg 1 srv "ibv_rc_pingpong -d qroce_0 -g 1 -n 20000"
+	qr_wait_listen 1 18515
+	qr_bg 2 cli "ibv_rc_pingpong -d qroce_0 -g 1 -n 20000 10.0.0.1"
+	sleep 2
+	if qr_migrate 2 2 >"$QR_DIR/move.mig" 2>&1; then
+		qr_log "guest 2 moved to host 2: $(cat "$QR_DIR/move.mig")"
+		qr_check "guest 2 under ibv_rc_pingpong moved to the other host" \
+			qr_exec 2 "[ ! -e /tmp/bg.cli ]"
+	else
+		qr_fail "guest 2 could not move to the other host: $(cat "$QR_DIR/move.mig")"
+	fi
+	qr_bg_wait 2 cli 300 >"$QR_DIR/move.cli"
+	crc=$?
+	qr_bg_wait 1 srv 300 >"$QR_DIR/move.srv"
+	src=$?
+	qr_check "ibv_rc_pingpong -n 20000 across the move between hosts: both exit 0, 20000 iters" \
+		sh -c "[ $crc = 0 ] && [ $src = 0 ] && grep -q '^20000 iters in' '$QR_DIR/move.cli' && grep -q '^20000 iters in' '$QR_DIR/move.srv'"
+	qr_check "host 2's bridge forwards guest 2's MAC to its new port, host 1's into the tunnel" \
+		sh -c "ip netns exec '$QR_NS2' bridge fdb show br br0 | grep -q '^52:54:00:00:00:02 dev tap2m$QR_MIGN ' &&
+			ip netns exec '$QR_NS' bridge fdb show br br0 | grep -q '^52:54:00:00:00:02 dev vx0 '"
 fi
 qr_finish

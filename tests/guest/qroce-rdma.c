@@ -601,12 +601,22 @@ static int pat_op(struct worker *w, enum ibv_wr_opcode o, uint8_t *buf,
  * the whole region READ and compared with @shadow, the client's copy of
  * what it wrote.  The number of rounds, or -1 on a failure.
  */
+static int64_t pat_longest_us, pat_total_us;  /* the rounds' times */
+
+static int64_t us_since(const struct timespec *a)
+{
+    struct timespec b;
+
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    return (b.tv_sec - a->tv_sec) * 1000000 + (b.tv_nsec - a->tv_nsec) / 1000;
+}
+
 static long pat_loop(struct worker *w, uint64_t raddr, uint32_t rkey,
                      uint8_t *shadow, int secs)
 {
     uint8_t *out = malloc(PAT_LEN), *in = malloc(PAT_LEN);
     struct ibv_mr *omr, *imr;
-    struct timespec t0, t;
+    struct timespec t0, t, r0;
     unsigned int seed = 7;
     uint64_t id = 1ull << 50;
     long rounds = 0;
@@ -627,6 +637,7 @@ static long pat_loop(struct worker *w, uint64_t raddr, uint32_t rkey,
             out[off + i] = b + i * 13 + (i >> 8);
         }
         memset(in + off, ~b, len);
+        clock_gettime(CLOCK_MONOTONIC, &r0);
         if (pat_op(w, IBV_WR_RDMA_WRITE, out, omr->lkey, raddr, rkey, off,
                    len, ++id) ||
             pat_op(w, IBV_WR_RDMA_READ, in, imr->lkey, raddr, rkey, off,
@@ -639,6 +650,14 @@ static long pat_loop(struct worker *w, uint64_t raddr, uint32_t rkey,
             return -1;
         }
         memcpy(shadow + off, out + off, len);
+        {
+            int64_t us = us_since(&r0);
+
+            pat_total_us += us;
+            if (us > pat_longest_us) {
+                pat_longest_us = us;
+            }
+        }
         rounds++;
         clock_gettime(CLOCK_MONOTONIC, &t);
     } while (t.tv_sec - t0.tv_sec < secs);
@@ -768,6 +787,9 @@ static int two_guests(const char *server, int port, int adds, int locks,
         if (wsecs > 0) {
             printf("client: %ld WRITE/READ pattern rounds, each read back "
                    "the same\n", rounds);
+            printf("client: rounds took %lld us at most, %lld us on "
+                   "average\n", (long long)pat_longest_us,
+                   (long long)(rounds > 0 ? pat_total_us / rounds : 0));
         }
         return rc || be64toh(done);
     }
