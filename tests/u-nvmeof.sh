@@ -3,9 +3,11 @@
 # exports a 128 MiB RAM disk, guest 2's nvme-rdma connects (t-nvmeof.sh
 # covers discovery, IPv6 and port bounces); the data check of the other
 # ULP tests (64 MiB, O_DIRECT, 16 at once) runs once plainly, once while
-# guest 2's link is down for 2 s, and once while one of nvme-rdma's QPs
+# guest 2's link is down for 2 s, once while one of nvme-rdma's QPs
 # is moved to the error state: the host reconnects ("Successfully
-# reconnected") and the data compares equal; disconnect is clean.
+# reconnected") and the data compares equal, and once while the target's
+# guest migrates live to a new QEMU on a new port of the switch: the I/O
+# ends and the data compares equal; disconnect is clean.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/ulp-lib.sh"
 qr_init u-nvmeof
@@ -15,7 +17,8 @@ NQN=nqn.2026-11.org.qroce:recover
 # Ethernet MTU 1500 (path MTU 1024), as in u-iser.sh: the recovery
 # checks put their fault a second into a 64 MiB round trip, and at 9000
 # the I/O can be over by then (t-nvmeof and t-nfs run at 9000)
-qr_boot 2 mtu=1500 || { qr_fail "qr_boot 2: the guests did not boot"; qr_finish; }
+# (on the switch, where a guest can move: qr_migrate)
+qr_boot 2 mtu=1500 switch || { qr_fail "qr_boot 2: the guests did not boot"; qr_finish; }
 
 target_up() {
 	gx 1 "$QLOAD; qload brd rd_nr=1 rd_size=131072 && qload nvmet_rdma && $ULP_CONFIGFS &&
@@ -63,5 +66,7 @@ qr_check "recovery: link down 2 s during the I/O: it completes (RC retries or a 
 	ulp_recover link 'Successfully reconnected'
 qr_check "recovery: an nvme-rdma QP to ERR (qp-fatal) during the I/O, the host reconnects, data equal" \
 	ulp_recover qp 'Successfully reconnected'
+qr_check "recovery: the target's guest migrated live during the I/O, data equal" \
+	ulp_recover move 'Successfully reconnected'
 qr_check "nvme disconnect: the namespace goes" disconnect
 qr_finish

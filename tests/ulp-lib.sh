@@ -88,10 +88,12 @@ ulp_roundtrip() {
 	ulp_compare "$QR_DIR/rt.out"
 }
 
-# ulp_recover FAULT PATTERN: ulp_roundtrip with FAULT (link or qp) on
-# guest 2's device: the link down for 2 s from the I/O's start, or, a
-# second in, the ULP's first RC QP (rdma resource show qp) moved to ERR
-# by x-inject-event qp-fatal.  The I/O must end and compare equal, with no hung
+# ulp_recover FAULT PATTERN: ulp_roundtrip with FAULT (link, qp or move):
+# guest 2's link down for 2 s from the I/O's start; or, a second in, the
+# ULP's first RC QP of guest 2 (rdma resource show qp) moved to ERR by
+# x-inject-event qp-fatal; or, a second in, guest 1 (the target) migrated
+# live to a new QEMU (qr_migrate, on the switch), which may lose no frame
+# at all.  The I/O must end and compare equal, with no hung
 # task in guest 2's dmesg.  After a QP error its dmesg must show PATTERN
 # (the ULP's reconnect); a link outage of 2 s may instead be covered by
 # the RC transport's own retries (its QPs never leave RTS), which the
@@ -109,13 +111,17 @@ ulp_recover() {
 	qr_exec 1 "$(ulp_tgt_dd o if=/dev/zero of=$ULP_TGT conv=notrunc)" || return 1
 	qr_bg 2 io "$(printf '%s' "$ULP_RT" | tr '\n\t' '  ')" || return 1
 	# the link goes down as the I/O starts, so that the outage cannot miss
-	# it (a fast round trip can be over a second in); a QP error a second
-	# in, once the ULP's QPs are busy
+	# it (a fast round trip can be over a second in); a QP error or a
+	# move a second in, once the ULP's QPs are busy
 	[ "$1" = link ] || sleep 1
 	if [ "$1" = link ]; then
 		qr_qom_set 2 x-link-up false && sleep 2 && qr_qom_set 2 x-link-up true ||
 			return 1
 		echo "guest 2's link down for 2 s"
+	elif [ "$1" = move ]; then
+		qr_migrate 1 >"$QR_DIR/move.mig" 2>&1 || { cat "$QR_DIR/move.mig"; return 1; }
+		qr_exec 2 "[ ! -e /tmp/bg.io ]" || { echo "the I/O was over before the move"; return 1; }
+		echo "guest 1 (the target) moved to a new QEMU during the I/O: $(cat "$QR_DIR/move.mig")"
 	else
 		qpn=$(qr_exec 2 "rdma resource show qp link qroce_0/1 | awk '/type RC/ && /state RTS/ { for (i = 1; i < NF; i++) if (\$i == \"lqpn\") print \$(i + 1) }' | head -1")
 		[ -n "$qpn" ] || { echo "no RC QP in RTS"; return 1; }
@@ -134,8 +140,11 @@ ulp_recover() {
 		! grep -q 'blocked for more than' "$QR_DIR/recover.dmesg" || return 1
 	if grep -Eq "$2" "$QR_DIR/recover.dmesg"; then
 		echo "the ULP reconnected"
-	elif [ "$1" = link ] && [ "$r1" -gt "$r0" ]; then
+	elif [ "$1" != qp ] && [ "$r1" -gt "$r0" ]; then
 		echo "the RC retries covered the outage: no reconnect needed"
+	elif [ "$1" = move ]; then
+		# nothing was in flight towards the target while it was stopped
+		echo "the move lost no frame: no retry, no reconnect needed"
 	else
 		echo "no reconnect ('$2') and no retries"
 		return 1
