@@ -372,11 +372,7 @@ qr_qemu() {
 # guest's QEMU.
 qr_migrate() {
 	g=$1
-	d=$QR_DIR/g$g
 	[ "$QR_WIRE" = switch ] && [ -n "$QR_NS" ] || { echo "qr_migrate: guests are not on the switch" >&2; return 1; }
-	QR_MIGN=$((${QR_MIGN:-0} + 1))
-	m=m$QR_MIGN
-	tap=tap$g$m
 	ns=$(qr_gns "$g")
 	case ${2:-} in
 	'') ;;
@@ -385,27 +381,89 @@ qr_migrate() {
 		ns=$QR_NS2 ;;
 	*) echo "qr_migrate: host $2: 1 or 2" >&2; return 1 ;;
 	esac
-	ip -n "$ns" tuntap add "$tap" mode tap &&
-		ip -n "$ns" link set "$tap" mtu 9216 \
+	qr_mig_next "$g"
+	qr_mig_port "$g" "$ns" || return 1
+	rm -f "$d/$m.sock"
+	qr_mig_start "$g" -incoming "unix:$d/$m.sock" || return 1
+	qr_qmp "$g" migrate-set-parameters '{"max-bandwidth": 4294967296}' >/dev/null || return 1
+	qr_qmp "$g" migrate "{\"uri\": \"unix:$d/$m.sock\"}" >/dev/null || return 1
+	qr_mig_wait "$g" "$d/qmp.sock" || return 1
+	qr_mig_quit "$g" || return 1
+	qr_mig_adopt "$g"
+	qr_mig_figures "$d/$m.status"
+}
+
+# qr_snapshot G FILE: save guest G, running, to FILE (QMP migrate to
+# file:), then its QEMU quits: the guest is gone, its peers' frames to it
+# are lost, until qr_restore G FILE.  Prints qr_migrate's figures.
+qr_snapshot() {
+	qr_mig_next "$1"
+	qr_qmp "$g" migrate "{\"uri\": \"file:$2\"}" >/dev/null || return 1
+	qr_mig_wait "$g" "$d/qmp.sock" || return 1
+	qr_mig_quit "$g" || return 1
+	qr_mig_figures "$d/$m.status"
+}
+
+# qr_restore G FILE: a new QEMU for guest G, on the switch port it had
+# (the tap stays) or its own wire, loads FILE (-incoming defer,
+# migrate-incoming file:) and runs the guest on from where it was saved.
+qr_restore() {
+	qr_mig_next "$1"
+	qr_mig_start "$g" -incoming defer || return 1
+	"$QR_B/tools/qmp" "$d/$m.qmp" migrate-incoming "{\"uri\": \"file:$2\"}" >/dev/null || return 1
+	qr_mig_wait "$g" "$d/$m.qmp" || return 1
+	qr_mig_adopt "$g"
+}
+
+# The steps of qr_migrate, qr_snapshot and qr_restore, for guest G with
+# $d its directory and $m the move's name (mK):
+# qr_mig_next G: the next move of guest G: $g, $d and $m
+qr_mig_next() {
+	g=$1
+	d=$QR_DIR/g$g
+	QR_MIGN=$((${QR_MIGN:-0} + 1))
+	m=m$QR_MIGN
+}
+
+# qr_mig_port G NS: a new tap (tapGmK, and vtapGmK for an rxe NIC) on the
+# bridge of namespace NS, written into the guest's launch file
+qr_mig_port() {
+	tap=tap$1$m
+	ip -n "$2" tuntap add "$tap" mode tap &&
+		ip -n "$2" link set "$tap" mtu 9216 \
 			txqueuelen "${QR_TAPQLEN:-1000}" master br0 up || return 1
 	if grep -q "ifname=vtap" "$d/launch"; then
 		# the rxe NIC moves too, to a port of its own on br1
-		ip -n "$ns" tuntap add "v$tap" mode tap &&
-			ip -n "$ns" link set "v$tap" mtu 9216 \
+		ip -n "$2" tuntap add "v$tap" mode tap &&
+			ip -n "$2" link set "v$tap" mtu 9216 \
 				txqueuelen "${QR_TAPQLEN:-1000}" master br1 up || return 1
-		sed -i "s/ifname=vtap$g[m0-9]*,/ifname=v$tap,/" "$d/launch"
+		sed -i "s/ifname=vtap$1[m0-9]*,/ifname=v$tap,/" "$d/launch"
 	fi
-	sed -i "s/ifname=tap$g[m0-9]*,/ifname=$tap,/; s/ip netns exec qr[0-9]*b\{0,1\}'/ip netns exec $ns'/" "$d/launch"
-	rm -f "$d/$m.in" "$d/$m.out" "$d/$m.qmp" "$d/$m.sock"
+	sed -i "s/ifname=tap$1[m0-9]*,/ifname=$tap,/; s/ip netns exec qr[0-9]*b\{0,1\}'/ip netns exec $2'/" "$d/launch"
+	eval "QR_GNS_$1=$2"
+}
+
+# qr_mig_start G ARG...: the guest's next QEMU, with ARGs (-incoming),
+# its agent on the pipes $d/$m.in and .out (appended to agent.log), its
+# monitor on $d/$m.qmp; waits until the monitor (and a -incoming unix:
+# socket) is there
+qr_mig_start() {
+	g=$1
+	shift
+	rm -f "$d/$m.in" "$d/$m.out" "$d/$m.qmp"
 	mkfifo "$d/$m.in" "$d/$m.out"
 	qr_qemu "$d" "$m" "$m.qmp" "console-$m.log" "qemu-$m.log" \
-		-trace qroce_port_announce -incoming "unix:$d/$m.sock"
+		-trace qroce_port_announce "$@"
 	new=$!
 	cat "$d/$m.out" >>"$d/agent.log" &
 	newcat=$!
 	QR_PIDS="$QR_PIDS $newcat $new"
+	sock=
+	case $* in
+	*unix:*) sock=${*##*unix:} ;;
+	esac
 	t=0
-	until [ -S "$d/$m.sock" ] && [ -S "$d/$m.qmp" ]; do
+	until [ -S "$d/$m.qmp" ] && { [ -z "$sock" ] || [ -S "$sock" ]; }; do
 		t=$((t + 1))
 		if [ $t -gt 300 ] || ! kill -0 "$new" 2>/dev/null; then
 			echo "qr_migrate: the new QEMU of guest $g did not start:" >&2
@@ -414,32 +472,38 @@ qr_migrate() {
 		fi
 		sleep 0.1
 	done
-	eval "old=\$QR_QPID_$g"
-	qr_qmp "$g" migrate-set-parameters '{"max-bandwidth": 4294967296}' >/dev/null || return 1
-	qr_qmp "$g" migrate "{\"uri\": \"unix:$d/$m.sock\"}" >/dev/null || return 1
+}
+
+# qr_mig_wait G SOCK: until query-migrate on monitor SOCK says completed
+# (its answer in $d/$m.status); fails on failed or cancelled, or after 300 s
+qr_mig_wait() {
 	t=0
 	while :; do
-		st=$(qr_qmp "$g" query-migrate) || return 1
+		st=$("$QR_B/tools/qmp" "$2" query-migrate) || return 1
 		case $st in
 		*'"status": "completed"'*) break ;;
 		*'"status": "failed"'* | *'"status": "cancelled"'*)
-			echo "qr_migrate: guest $g: $st" >&2
+			echo "qr_migrate: guest $1: $st" >&2
 			return 1 ;;
 		esac
 		t=$((t + 1))
-		[ $t -le 3000 ] || { echo "qr_migrate: guest $g: not done in 300 s: $st" >&2; return 1; }
+		[ $t -le 3000 ] || { echo "qr_migrate: guest $1: not done in 300 s: $st" >&2; return 1; }
 		sleep 0.1
 	done
 	echo "$st" >"$d/$m.status"
-	qr_qmp "$g" quit >/dev/null 2>&1
+}
+
+# qr_mig_quit G: the guest's current QEMU quits, and its agent reader ends
+# with it; both leave QR_PIDS
+qr_mig_quit() {
+	eval "old=\$QR_QPID_$1 oldcat=\$QR_CPID_$1"
+	qr_qmp "$1" quit >/dev/null 2>&1
 	t=0
 	while kill -0 "$old" 2>/dev/null && [ $t -lt 100 ]; do
 		t=$((t + 1))
 		sleep 0.1
 	done
-	kill -0 "$old" 2>/dev/null && { echo "qr_migrate: the old QEMU of guest $g did not quit" >&2; return 1; }
-	# the old QEMU's agent reader ends with it
-	eval "oldcat=\$QR_CPID_$g"
+	kill -0 "$old" 2>/dev/null && { echo "qr_migrate: the old QEMU of guest $1 did not quit" >&2; return 1; }
 	t=0
 	while kill -0 "$oldcat" 2>/dev/null && [ $t -lt 50 ]; do
 		t=$((t + 1))
@@ -448,18 +512,27 @@ qr_migrate() {
 	kill "$oldcat" 2>/dev/null
 	wait "$oldcat" 2>/dev/null
 	QR_PIDS=$(echo " $QR_PIDS " | sed "s/ $old / /; s/ $oldcat / /")
-	eval "QR_QPID_$g=$new QR_CPID_$g=$newcat QR_GNS_$g=$ns"
+	rm -f "$d/qmp.sock"
+}
+
+# qr_mig_adopt G: the harness talks to the new QEMU ($new, $newcat)
+qr_mig_adopt() {
+	eval "QR_QPID_$1=$new QR_CPID_$1=$newcat"
 	mv -f "$d/$m.qmp" "$d/qmp.sock"
 	mv -f "$d/$m.in" "$d/agent.in"
 	mv -f "$d/$m.out" "$d/agent.out"
-	echo "$st" | awk '{
+}
+
+# qr_mig_figures STATUS-FILE: "total MS downtime MS setup MS"
+qr_mig_figures() {
+	awk '{
 		for (i = 1; i <= NF; i++) {
 			k = $i; v = $(i + 1); gsub(/[",:{}]/, "", k); gsub(/[",:{}]/, "", v)
 			if (k == "total-time" && !tot) tot = v
 			if (k == "downtime" && !down) down = v
 			if (k == "setup-time" && !set) set = v
 		}
-		printf "total %d downtime %d setup %d\n", tot, down, set }'
+		printf "total %d downtime %d setup %d\n", tot, down, set }' "$1"
 }
 
 qr_alive() {

@@ -10,6 +10,11 @@
 #      1 MiB region of guest 1 and READ back, every byte compared, and the
 #      region hashed whole at the end;
 #
+#   4. ib_write_bw (guest 1 the client) runs while guest 2 is saved to a
+#      file (a snapshot), its QEMU quits, and 4 s later a new QEMU loads
+#      the file: the peer's retries cover the gap (the window is 12.8 s
+#      for perftest's QPs)
+#
 # each time the programs on both sides end with status 0 and their results
 # (the pingpong's lines, perftest's row, qroce-rdma's PASS lines) and the
 # program was still running when the move ended.  The RoCE retransmissions
@@ -102,7 +107,39 @@ if qr_boot 2 switch; then
 			grep -Eq '^client: [1-9][0-9]* WRITE/READ pattern rounds, each read back the same' '$QR_DIR/rw.cli'"
 	window rw
 
+	# 4. a snapshot: guest 2 saved to a file and gone for 4 s, then a new
+	# QEMU loads it, while guest 1 WRITEs into it with ib_write_bw.  Guest
+	# 1's QP retries meanwhile: perftest sets timeout 14 (67 ms) and
+	# retry_cnt 7, and the device doubles the timeout each time up to
+	# x64, so the peer gives up after 67 ms x (1 + 2 + ... + 64 + 64) =
+	# 12.8 s; a gap shorter than that is covered, a longer one ends the
+	# peer's QP in RETRY_EXC_ERR
+	r0=$(qr_counter 1 roce_retrans)
+	qr_bg 2 srv "ib_write_bw -d qroce_0 -x 1 -F -s 65536 -D 20"
+	qr_wait_listen 2 18515
+	qr_bg 1 cli "ib_write_bw -d qroce_0 -x 1 -F -s 65536 -D 20 10.0.0.2"
+	sleep 4
+	snap=$QR_DIR/g2.snapshot
+	if qr_snapshot 2 "$snap" >"$QR_DIR/snap.mig" 2>&1; then
+		qr_log "snapshot of guest 2: $(cat "$QR_DIR/snap.mig"), $(($(wc -c <"$snap") / 1048576)) MiB"
+		sleep 4
+		qr_check "snapshot: guest 2 saved to a file, its QEMU gone for 4 s, restored by a new QEMU" \
+			qr_restore 2 "$snap"
+	else
+		qr_fail "snapshot: guest 2 could not be saved: $(cat "$QR_DIR/snap.mig")"
+	fi
+	rm -f "$snap"
+	qr_check "snapshot: ib_write_bw was still running after the restore" running 1 cli
+	qr_bg_wait 1 cli 120 >"$QR_DIR/snap.cli"
+	crc=$?
+	qr_bg_wait 2 srv 120 >"$QR_DIR/snap.srv"
+	src=$?
+	qr_check "snapshot: ib_write_bw -D 20 across a 4 s gap: both exit 0, a result row" \
+		sh -c "[ $crc = 0 ] && [ $src = 0 ] && grep -Eq '^ *65536 +[0-9]+ +[0-9.]+ +[0-9.]+' '$QR_DIR/snap.cli'"
+	r=$(($(qr_counter 1 roce_retrans) - r0))
+	qr_check "snapshot: the peer's retries covered the gap (guest 1 retransmitted $r packets)" [ "$r" -gt 0 ]
+
 	# the moved guest works as before: a fresh pingpong
-	qr_check "after three moves: ibv_rc_pingpong -n 200 -c" qr_pingpong ibv_rc_pingpong -n 200 -c
+	qr_check "after three moves and a snapshot: ibv_rc_pingpong -n 200 -c" qr_pingpong ibv_rc_pingpong -n 200 -c
 fi
 qr_finish
