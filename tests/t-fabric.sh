@@ -46,6 +46,8 @@
 #   QR_FABRIC_ROUNDS  pairs of the DCQCN on/off incast at least (default 1;
 #                   if the first does not settle it, four in all)
 #   QR_FABRIC_PARTS the boots to run, of "switch hub hosts" (default all)
+#   QR_FABRIC_HN    iterations per flow of the two hosts' ring and incast
+#                   (default 400)
 #   QR_FABRIC_A2A   iterations per flow of the all-to-all (default 200)
 . "$(dirname "$0")/lib.sh"
 qr_init fabric
@@ -274,9 +276,11 @@ qr_cleanup
 # the new way (the second host's to the new tap, the first's into the
 # tunnel), learned from what the moved guest announced
 if part hosts && boot 4 hosts2; then
+	RN=$N
+	N=${QR_FABRIC_HN:-400}
+	CMD="ib_write_bw -x 1 -F -s $S -n $N"
 	run ring4-hosts 1:2 2:3 3:4 4:1
 	run incast-hosts 2:1 3:1 4:1
-	RN=$N
 	N=${QR_FABRIC_A2A:-200}
 	CMD="ib_write_bw -x 1 -F -s $S -n $N"
 	run a2a-hosts 1:2 1:3 1:4 2:1 2:3 2:4 3:1 3:2 3:4 4:1 4:2 4:3

@@ -4,9 +4,9 @@
 # a new QEMU on this host, on a new port of the bridge (qr_migrate), while
 #
 #   1. ibv_rc_pingpong -n 20000 runs between it and guest 1,
-#   2. ib_write_bw (guest 2 the client, 64 KiB WRITEs for 25 s) runs,
+#   2. ib_write_bw (guest 2 the client, 64 KiB WRITEs for 15 s) runs,
 #   3. qroce-rdma's two-guest mode runs: FETCH_ADDs and a CMP_SWAP lock on
-#      guest 1's memory, then for 25 s random patterns WRITTEN into a
+#      guest 1's memory, then for 15 s random patterns WRITTEN into a
 #      1 MiB region of guest 1 and READ back, every byte compared, and the
 #      region hashed whole at the end;
 #
@@ -87,16 +87,16 @@ if qr_boot 2 switch; then
 	window pp
 
 	# 2. ib_write_bw
-	across bw 18515 4 120 "ib_write_bw -d qroce_0 -x 1 -F -s 65536 -D 25" \
-		"ib_write_bw -d qroce_0 -x 1 -F -s 65536 -D 25 10.0.0.1"
-	qr_check "bw: ib_write_bw -D 25 across the move: both exit 0, a result row" \
+	across bw 18515 4 120 "ib_write_bw -d qroce_0 -x 1 -F -s 65536 -D 15" \
+		"ib_write_bw -d qroce_0 -x 1 -F -s 65536 -D 15 10.0.0.1"
+	qr_check "bw: ib_write_bw -D 15 across the move: both exit 0, a result row" \
 		sh -c "[ $crc = 0 ] && [ $src = 0 ] && grep -Eq '^ *65536 +[0-9]+ +[0-9.]+ +[0-9.]+' '$QR_DIR/bw.cli'"
 	qr_log "bw: $(grep -E '^ *65536 ' "$QR_DIR/bw.cli")"
 	window bw
 
 	# 3. qroce-rdma: atomics, then WRITE/READ patterns compared
-	across rw 18516 6 200 "qroce-rdma -d qroce_0 -g 1 -a 1000 -k 50 -W 25 -l" \
-		"qroce-rdma -d qroce_0 -g 1 -a 1000 -k 50 -W 25 10.0.0.1"
+	across rw 18516 6 200 "qroce-rdma -d qroce_0 -g 1 -a 1000 -k 50 -W 15 -l" \
+		"qroce-rdma -d qroce_0 -g 1 -a 1000 -k 50 -W 15 10.0.0.1"
 	sed 's/^/# client: /' "$QR_DIR/rw.cli"
 	sed 's/^/# server: /' "$QR_DIR/rw.srv"
 	qr_check "rw: FETCH_ADD counter, CMP_SWAP lock and every WRITE/READ pattern right across the move" \

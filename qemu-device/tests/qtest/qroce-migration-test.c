@@ -10,13 +10,17 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "qemu/osdep.h"
+#include <sys/un.h>
 #include "qemu/bswap.h"
 #include "libqtest.h"
 #include "qobject/qdict.h"
 #include "qobject/qstring.h"
 #include "libqos/qroce.h"
 
-/* The status of the last migration of @qts, "completed" at the latest. */
+/*
+ * The status of the last migration of @qts once it has ended: completed,
+ * failed or cancelled.
+ */
 static char *mig_wait(QTestState *qts)
 {
     int64_t deadline = qroce_deadline();
@@ -30,7 +34,8 @@ static char *mig_wait(QTestState *qts)
         status = g_strdup(ret && qdict_haskey(ret, "status") ?
                           qdict_get_str(ret, "status") : "none");
         qobject_unref(rsp);
-        if (!strcmp(status, "completed") || !strcmp(status, "failed")) {
+        if (!strcmp(status, "completed") || !strcmp(status, "failed") ||
+            !strcmp(status, "cancelled")) {
             return status;
         }
     } while (qroce_wait_more(deadline));
@@ -113,6 +118,15 @@ static void write_read(QRoceEnv *e, QRoceQP *a, uint32_t len, uint8_t seed)
     qroce_env_cqe(e, a, QROCE_CQE_RDMA_READ, QROCE_WC_SUCCESS, NULL);
     qtest_memread(e->t->qts, e->buf + 8192, got, len);
     g_assert_true(!memcmp(got, pat, len));
+}
+
+/* Objects for a test: a connected RC pair that has moved @len bytes. */
+static void busy_pair(QRoce *t, QRoceEnv *e, QRoceQP *a, QRoceQP *b,
+                      uint32_t len, uint8_t seed)
+{
+    qroce_env_setup(e, t);
+    qroce_env_pair(e, a, b, 1);
+    write_read(e, a, len, seed);
 }
 
 /*
@@ -403,6 +417,109 @@ static void test_cmd_outstanding(QRoce *t)
 }
 
 /*
+ * A doorbell rung for a WRITE just after the stop is not acted on while
+ * the VM is stopped; it goes with the VM and the WRITE is done on the
+ * destination once: the bytes land, one CQE, no second.
+ */
+static void test_doorbell_at_stop(QRoce *t)
+{
+    g_autofree char *file = g_strdup_printf("%s/qroce-mig-%d",
+                                            g_get_tmp_dir(), getpid());
+    g_autofree char *st = NULL;
+    uint8_t pat[1500], got[1500];
+    QTestState *src = t->qts, *dst;
+    QRoceEnv e;
+    QRoceQP a, b;
+    unsigned i;
+
+    qroce_env_setup(&e, t);
+    qroce_env_pair(&e, &a, &b, 1);
+    for (i = 0; i < sizeof(pat); i++) {
+        pat[i] = i * 11 + 3;
+    }
+    qtest_memwrite(src, e.buf, pat, sizeof(pat));
+    qtest_memset(src, e.buf + 4096, 0, sizeof(pat));
+    qtest_qmp_assert_success(src, "{'execute': 'stop'}");
+    qroce_env_put_rdma(&e, &a, QROCE_WR_RDMA_WRITE, e.buf + 4096, e.key,
+                       e.buf, sizeof(pat));
+    qroce_env_ring(&e, &a);
+    qtest_qmp_assert_success(src, "{'execute': 'query-status'}");
+    qtest_qmp_assert_success(src, "{'execute': 'query-status'}");
+    g_assert_false(qroce_entry_ready(t, a.cq, sizeof(struct qroce_cqe), 6,
+                                     a.ci));
+    qtest_memread(src, e.buf + 4096, got, sizeof(got));
+    g_assert_cmpuint(got[0], ==, 0);
+
+    st = migrate_via(t, file, "", &dst);
+    unlink(file);
+    g_assert_cmpstr(st, ==, "completed");
+    rebind(t, dst);
+    qtest_qmp_assert_success(dst, "{'execute': 'cont'}");
+    qroce_env_cqe(&e, &a, QROCE_CQE_RDMA_WRITE, QROCE_WC_SUCCESS, NULL);
+    qtest_memread(dst, e.buf + 4096, got, sizeof(got));
+    g_assert_true(!memcmp(got, pat, sizeof(pat)));
+    qroce_sync(t);
+    g_assert_false(qroce_entry_ready(t, a.cq, sizeof(struct qroce_cqe), 6,
+                                     a.ci));
+    write_read(&e, &a, 600, 7);
+
+    qtest_quit(dst);
+    rebind(t, src);
+}
+
+/*
+ * A live migration cancelled half way leaves the source running with its
+ * QPs: the stream goes to a socket nobody reads, so the move stays
+ * active until migrate_cancel; then the status is cancelled, the VM runs
+ * and a WRITE and a READ work right afterwards.
+ */
+static void test_cancelled(QRoce *t)
+{
+    g_autofree char *path = g_strdup_printf("%s/qroce-mig-%d.sock",
+                                            g_get_tmp_dir(), getpid());
+    g_autofree char *uri = g_strdup_printf("unix:%s", path);
+    g_autofree char *st = NULL;
+    struct sockaddr_un sun = { .sun_family = AF_UNIX };
+    QTestState *src = t->qts;
+    int64_t end;
+    QRoceEnv e;
+    QRoceQP a, b;
+    int lfd;
+
+    busy_pair(t, &e, &a, &b, 1000, 8);
+    g_assert_cmpuint(strlen(path), <, sizeof(sun.sun_path));
+    strcpy(sun.sun_path, path);
+    unlink(path);
+    lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+    g_assert_cmpint(lfd, >=, 0);
+    g_assert_cmpint(bind(lfd, (struct sockaddr *)&sun, sizeof(sun)), ==, 0);
+    g_assert_cmpint(listen(lfd, 1), ==, 0);
+    qtest_qmp_assert_success(src, "{'execute': 'migrate', "
+                             "'arguments': {'uri': %s}}", uri);
+    end = qroce_deadline();
+    for (;;) {
+        QDict *rsp = qtest_qmp(src, "{'execute': 'query-migrate'}");
+        QDict *ret = qdict_get_qdict(rsp, "return");
+        bool active = ret && qdict_haskey(ret, "status") &&
+                      !strcmp(qdict_get_str(ret, "status"), "active");
+
+        qobject_unref(rsp);
+        if (active) {
+            break;
+        }
+        g_assert_true(qroce_wait_more(end));
+    }
+    qtest_qmp_assert_success(src, "{'execute': 'migrate_cancel'}");
+    st = mig_wait(src);
+    g_assert_cmpstr(st, ==, "cancelled");
+    close(lfd);
+    unlink(path);
+    qtest_qmp_assert_success(src, "{'execute': 'query-status'}");
+    write_read(&e, &a, 3000, 9);
+    write_read(&e, &b, 200, 10);
+}
+
+/*
  * Where the device's section starts in a saved stream: the offset of its
  * version, after QEMU's section header (type, section id, the id string
  * "PATH/qroce" with its length, instance id).
@@ -461,9 +578,7 @@ static void test_bad_streams(QRoce *t)
     QRoceQP a, q;
     int k;
 
-    qroce_env_setup(&e, t);
-    qroce_env_pair(&e, &a, &q, 1);
-    write_read(&e, &a, 2000, 5);
+    busy_pair(t, &e, &a, &q, 2000, 5);
     st = migrate_via(t, file, "", &dst);
     g_assert_cmpstr(st, ==, "completed");
     qtest_quit(dst);
@@ -505,6 +620,10 @@ static const QRoceCase cases[] = {
       test_cmd_outstanding },
     { "migration/newer-cut-or-overwritten-streams-are-refused",
       test_bad_streams },
+    { "migration/a-doorbell-rung-at-the-stop-is-acted-on-once-after",
+      test_doorbell_at_stop },
+    { "migration/a-cancelled-move-leaves-the-source-running",
+      test_cancelled },
 };
 
 static void register_qroce_migration_tests(void)
