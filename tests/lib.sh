@@ -15,7 +15,10 @@
 #                           dgram (two guests: a UDP wire that can drop frames
 #                           instead of the default lossless stream on a
 #                           Unix socket),
-#                           trace (QEMU trace of qroce_* events)
+#                           trace (QEMU trace of qroce_* events),
+#                           iothread (each qroce's engine in an IOThread,
+#                           -device qroce,iothread=; QR_IOTHREAD=1 in the
+#                           environment asks for it in every boot)
 #                           QR_DEVOPTS (environment) is appended to every
 #                           -device qroce,... (e.g. QR_DEVOPTS=dcqcn=off)
 #   qr_exec G CMD           run CMD in guest G (1-based) through its agent;
@@ -200,6 +203,7 @@ qr_boot() {
 	n=$1
 	shift
 	rxe=0 drv=1 mtu=9000 pcap=0 trace=0 rxepeer=0 wire=stream mgmt=0 hosts=1
+	iot=${QR_IOTHREAD:-0}
 	[ "$n" -ge 3 ] && wire=switch
 	for o in "$@"; do
 		case $o in
@@ -213,6 +217,7 @@ qr_boot() {
 		pcap) pcap=1 ;;
 		trace) trace=1 ;;
 		mgmt) mgmt=1 ;;
+		iothread) iot=1 ;;
 		hosts2) hosts=2 wire=switch ;;
 		*) echo "qr_boot: unknown option $o" >&2; return 2 ;;
 		esac
@@ -286,6 +291,10 @@ CFG
 		fi
 		extra=""
 		nic="-device qroce,id=qroce0,netdev=n0,mac=52:54:00:00:00:0$i${QR_DEVOPTS:+,$QR_DEVOPTS}"
+		if [ "$iot" = 1 ]; then
+			# the RoCE engine in an IOThread of its own
+			nic="-object iothread,id=qrio0 $nic,iothread=qrio0"
+		fi
 		if [ $rxepeer = 1 ] && [ $i -eq "$n" ]; then
 			# rdma_rxe on virtio-net, on the qroce segment, same addresses
 			nic="-device virtio-net-pci,netdev=n0,romfile=,mac=52:54:00:00:00:0$i"

@@ -5,11 +5,14 @@
 # after every test asked for with -p).  Run by tests/run.sh and
 # tests/asan.sh as their "qtest" group.
 #
-#   sh tests/qtest.sh QEMU_BUILD LOG SECONDS
+#   sh tests/qtest.sh QEMU_BUILD LOG SECONDS [AREAS]
 #
 # QEMU_BUILD is a QEMU build directory (build/qemu, build/qemu-asan); LOG
-# gets qos-test's own output; SECONDS limits qos-test.  Exit status 0 only
-# if every test passed and at least one ran.
+# gets qos-test's own output; SECONDS limits qos-test; AREAS, an extended
+# regular expression, picks the areas to run (e.g. 'rc|srq'; all if not
+# given).  With QROCE_QTEST_IOTHREAD=1 in the environment every test's
+# QEMU runs the device's engine in an IOThread (-device qroce,iothread=).
+# Exit status 0 only if every test passed and at least one ran.
 set -u
 . "$(dirname "$0")/tap.sh"
 qt=$1/tests/qtest/qos-test
@@ -27,7 +30,8 @@ give_up() {
 
 # qos-test holds the graph tests of every device in the build: run
 # qroce's, each named with -p
-sel=$("$qt" -l 2>/dev/null | grep '/qroce/qroce-tests/' | sed 's/^/-p /')
+sel=$("$qt" -l 2>/dev/null | grep '/qroce/qroce-tests/' |
+	grep -E "/qroce-tests/(${4:-.*})" | sed 's/^/-p /')
 # without a selection qos-test would run every device's tests
 [ -n "$sel" ] || give_up "qos-test -l lists no qroce test"
 # shellcheck disable=SC2086

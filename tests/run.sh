@@ -5,7 +5,9 @@
 # 0 only if nothing failed.
 #
 #   QR_ONLY   the groups to run instead of all of them, by word: "gates",
-#             "qtest" or a test file, e.g.
+#             "qtest", "qtest-iothread" (the transfer, migration and
+#             hostile-input qtests again, the engine in an IOThread) or a
+#             test file, e.g.
 #             QR_ONLY="tests/t-headers.sh tests/t-harness.sh" sh tests/run.sh
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
@@ -13,7 +15,7 @@ B=$TOP/build
 cd "$TOP" || exit 2
 . tests/tap.sh
 
-groups=${QR_ONLY:-gates qtest tests/t-*.sh}
+groups=${QR_ONLY:-gates qtest qtest-iothread tests/t-*.sh}
 # shellcheck disable=SC2086
 set -- $groups
 tap_plan $#
@@ -21,6 +23,9 @@ for g; do
 	case $g in
 	gates) tap_group gates 900 sh scripts/check.sh ;;
 	qtest) tap_group qtest 360 sh tests/qtest.sh "$B/qemu" "$B/qtest.log" 300 ;;
+	qtest-iothread)
+		QROCE_QTEST_IOTHREAD=1 tap_group qtest-iothread 360 sh tests/qtest.sh \
+			"$B/qemu" "$B/qtest-iothread.log" 300 ;;
 	*) tap_file "$g" 1500 ;;
 	esac
 done

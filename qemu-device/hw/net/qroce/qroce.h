@@ -31,6 +31,7 @@
 #include "qom/object.h"
 #include "qemu/queue.h"
 #include "qemu/log.h"
+#include "qemu/thread.h"
 #include "qroce_hw.h"
 
 #define TYPE_QROCE "qroce"
@@ -388,8 +389,51 @@ typedef struct QRoceParams {
  */
 #define QROCE_NREGS (QROCE_REG_MC_HASH_HI / 4 + 1)
 
+/* Doorbells that found the device's lock busy wait here (qroce_regs.c). */
+#define QROCE_DB_BOX 64
+
+typedef struct QRoceDoorbell {
+    uint32_t addr;          /* offset in the doorbell BAR */
+    uint32_t size;          /* of the write, in bytes */
+    uint64_t val;
+} QRoceDoorbell;
+
+/*
+ * Frames the engine sent or an interrupt it raised from a thread that
+ * does not hold the BQL wait in out_q and irq_pending for out_bh, in the
+ * main loop; the engine stops filling out_q at this many (port busy).
+ */
+#define QROCE_OUT_HIGH 64
+
+/*
+ * Threads.  Without iothread= the whole device runs in the main loop
+ * under the BQL.  With it, the RoCE engine (its bottom halves and timers,
+ * qroce_data.c) runs in that IOThread, in parallel with the main loop,
+ * which keeps the registers, the command queue, the Ethernet function,
+ * received frames, migration and the properties.
+ *
+ * QRoceState.lock covers all the device's state in both cases.  Every
+ * entry point (MMIO, bottom halves, timers, netdev callbacks, migration,
+ * properties) takes it with QROCE_LOCKED(), after the BQL where both are
+ * held.  Code that runs without the BQL never takes the BQL: the frames
+ * it sends and the interrupts it raises wait in out_q and irq_pending
+ * for out_bh.  A doorbell never waits for the engine: when the lock is
+ * busy, it is left in db_box, which whoever takes the lock first applies
+ * (in order, before anything else).
+ */
 struct QRoceState {
     PCIDevice parent_obj;
+
+    QemuRecMutex lock;
+    unsigned lock_depth;    /* of the thread holding it */
+    QemuSpin db_spin;       /* db_box and db_n */
+    uint32_t db_n;
+    QRoceDoorbell db_box[QROCE_DB_BOX];
+    struct IOThread *iothread;  /* iothread=, NULL: the main loop */
+    AioContext *eng_ctx;    /* where the engine runs */
+    QEMUBH *out_bh;         /* main loop: what out_q and irq_pending hold */
+    GQueue out_q;           /* QRoceLoFrame */
+    uint32_t irq_pending;   /* MSI-X vectors, a bit each (atomic) */
 
     MemoryRegion mmio;
     MemoryRegion db;
@@ -461,6 +505,34 @@ static inline uint32_t qroce_sq_sent_bound(const QRoceQP *qp)
 
     return ahead && ahead <= (1u << qp->sq.log2) ? r->sq_hi : sent;
 }
+
+void qroce_db_drain(QRoceState *s);
+
+/* Take the device's lock (see "Threads" above). */
+static inline QRoceState *qroce_lock(QRoceState *s)
+{
+    qemu_rec_mutex_lock(&s->lock);
+    if (!s->lock_depth++ && qatomic_read(&s->db_n)) {
+        qroce_db_drain(s);
+    }
+    return s;
+}
+
+static inline void qroce_unlock(QRoceState *s)
+{
+    s->lock_depth--;
+    qemu_rec_mutex_unlock(&s->lock);
+}
+
+static inline void qroce_unlock_guard(QRoceState **ps)
+{
+    qroce_unlock(*ps);
+}
+
+/* The device's lock, held to the end of the enclosing block. */
+#define QROCE_LOCKED(s) \
+    QRoceState *qroce_locked_ G_GNUC_UNUSED \
+        __attribute__((cleanup(qroce_unlock_guard))) = qroce_lock(s)
 
 /* Register @reg (a QROCE_REG_* offset) of those QRoceState.regs keeps. */
 static inline uint32_t qroce_reg(const QRoceState *s, hwaddr reg)

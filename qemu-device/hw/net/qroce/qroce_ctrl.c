@@ -1596,6 +1596,7 @@ void qroce_fatal(QRoceState *s, uint32_t code)
 void qroce_cmd_bh(void *opaque)
 {
     QRoceState *s = opaque;
+    QROCE_LOCKED(s);
     uint32_t log2 = qroce_reg(s, QROCE_REG_CMDQ_LOG2);
     uint32_t size = 1u << log2;
     int budget = QROCE_CMD_BUDGET;

@@ -16,6 +16,7 @@
 #include "qemu/osdep.h"
 #include "qemu/main-loop.h"
 #include "qemu/timer.h"
+#include "block/aio-wait.h"
 #include "qroce_data.h"
 #include "qroce_data_xport.h"
 #include "qroce_data_common.h"
@@ -37,9 +38,14 @@ static void engine_unschedule(QRoceState *s, QRoceQP *qp)
     }
 }
 
+/*
+ * The engine's timers run in the main loop even with iothread=: they only
+ * queue the QP, and the main loop is where QPs are destroyed.
+ */
 static void qp_pace_timer(void *opaque)
 {
     QRoceQP *qp = opaque;
+    QROCE_LOCKED(qp->xp.s);
 
     qroce_dp_schedule(qp->xp.s, qp);
 }
@@ -47,6 +53,7 @@ static void qp_pace_timer(void *opaque)
 static void qp_retry_timer(void *opaque)
 {
     QRoceQP *qp = opaque;
+    QROCE_LOCKED(qp->xp.s);
 
     /* DMA and interrupts only from the guarded bottom half */
     qp->xp.timer_fired = true;
@@ -148,6 +155,7 @@ static void engine_stall_timer(void *opaque)
 {
     QRoceState *s = opaque;
     uint32_t i;
+    QROCE_LOCKED(s);
 
     s->eng->stall_until = 0;
     QROCE_TBL_FOREACH(&s->qps, i) {
@@ -204,11 +212,13 @@ static void engine_bh(void *opaque)
     QRoceState *s = opaque;
     QRoceEngine *eng = s->eng;
     int budget = ENGINE_BUDGET;
-    QRoceQP *qp, *last = QTAILQ_LAST(&eng->runq);
+    QRoceQP *qp, *last;
+    QROCE_LOCKED(s);
 
     if (s->quiesced) {
         return;                 /* qroce_data_resume() runs us */
     }
+    last = QTAILQ_LAST(&eng->runq);
     /* round robin: a QP with more to do goes to the back of the queue */
     while (budget > 0 && last && (qp = QTAILQ_FIRST(&eng->runq))) {
         int quantum = MIN(budget, ENGINE_QUANTUM), left = quantum;
@@ -262,6 +272,7 @@ static void engine_burst_bh(void *opaque)
     QRoceState *s = opaque;
     uint32_t qpns[QROCE_CC_BURST_QPS];
     uint32_t i, n;
+    QROCE_LOCKED(s);
 
     if (s->quiesced) {
         return;
@@ -616,6 +627,15 @@ static void engine_tx_ready(QRoceState *s)
     }
 }
 
+static void engine_nop(void *opaque)
+{
+}
+
+void qroce_data_kick(QRoceState *s)
+{
+    qemu_bh_schedule(s->eng->bh);
+}
+
 /* The VM runs again: the engine's bottom halves pick up what waited. */
 void qroce_data_resume(QRoceState *s)
 {
@@ -629,8 +649,18 @@ void qroce_data_init(QRoceState *s)
 
     QTAILQ_INIT(&eng->runq);
     eng->pkt = g_malloc(QROCE_ETH_MAX_FRAME + 64);
-    eng->bh = qemu_bh_new_guarded(engine_bh, s,
-                                  &DEVICE(s)->mem_reentrancy_guard);
+    if (s->iothread) {
+        /*
+         * Not guarded: the guard is a flag of the device that a doorbell in
+         * a vCPU thread would find set while the engine runs here.  The
+         * engine's DMA reaches guest RAM only (qroce_dma_copy()), so it
+         * cannot re-enter the device.
+         */
+        eng->bh = aio_bh_new(s->eng_ctx, engine_bh, s);
+    } else {
+        eng->bh = qemu_bh_new_guarded(engine_bh, s,
+                                      &DEVICE(s)->mem_reentrancy_guard);
+    }
     eng->burst_bh = qemu_bh_new_guarded(engine_burst_bh, s,
                                         &DEVICE(s)->mem_reentrancy_guard);
     eng->stall_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, engine_stall_timer, s);
@@ -655,6 +685,10 @@ void qroce_data_fini(QRoceState *s)
 {
     qroce_port_set_tx_ready(s, NULL);   /* the netdev's queue is purged later */
     qemu_bh_delete(s->eng->bh);
+    if (s->iothread) {
+        /* a run of the engine that already started ends first */
+        aio_wait_bh_oneshot(s->eng_ctx, engine_nop, NULL);
+    }
     qemu_bh_delete(s->eng->burst_bh);
     timer_free(s->eng->stall_timer);
     g_free(s->eng->pkt);

@@ -13,6 +13,8 @@
 void qroce_data_init(QRoceState *s);
 /* The VM runs again after a stop: kick the engine (§18). */
 void qroce_data_resume(QRoceState *s);
+/* Run the engine soon, from any thread (doorbells left in db_box). */
+void qroce_data_kick(QRoceState *s);
 void qroce_data_reset(QRoceState *s);
 void qroce_data_fini(QRoceState *s);
 /*

@@ -26,6 +26,7 @@ void qroce_eth_irq(QRoceState *s, uint32_t cause)
 void qroce_eth_tx_bh(void *opaque)
 {
     QRoceState *s = opaque;
+    QROCE_LOCKED(s);
     uint32_t log2 = qroce_reg(s, QROCE_REG_TXQ_LOG2);
     uint32_t slots = 1u << log2;
     int budget = QROCE_TX_BUDGET;

@@ -726,6 +726,7 @@ static bool qroce_mig_regs_ok(QRoceState *s)
 static int qroce_post_load(void *opaque, int version_id)
 {
     QRoceState *s = opaque;
+    QROCE_LOCKED(s);
     uint32_t n;
     int i;
 

@@ -30,6 +30,7 @@
 #include "hw/qdev-properties.h"
 #include "migration/vmstate.h"
 #include "system/runstate.h"
+#include "system/iothread.h"
 #include "qroce.h"
 #include "qroce_regs.h"
 #include "qroce_ctrl.h"
@@ -49,6 +50,7 @@
 static bool qroce_can_receive(NetClientState *nc)
 {
     QRoceState *s = qemu_get_nic_opaque(nc);
+    QROCE_LOCKED(s);
 
     /*
      * RoCE frames never wait for Ethernet buffers; others are dropped.
@@ -67,10 +69,14 @@ static bool qroce_can_receive(NetClientState *nc)
 static void qroce_vm_state_change(void *opaque, bool running, RunState state)
 {
     QRoceState *s = opaque;
+    QROCE_LOCKED(s);
 
     s->quiesced = !running;
     trace_qroce_quiesce(!running, RunState_str(state));
-    if (running) {
+    if (!running) {
+        /* the engine is done: what it left for the main loop goes now */
+        qroce_out_flush(s);
+    } else {
         qemu_bh_schedule(s->cmd_bh);
         qemu_bh_schedule(s->tx_bh);
         qroce_data_resume(s);
@@ -81,6 +87,7 @@ static void qroce_vm_state_change(void *opaque, bool running, RunState state)
 static void qroce_set_link_status(NetClientState *nc)
 {
     QRoceState *s = qemu_get_nic_opaque(nc);
+    QROCE_LOCKED(s);
     bool up = qroce_link_up(s);
 
     trace_qroce_link(up);
@@ -173,6 +180,13 @@ static void qroce_realize(PCIDevice *pdev, Error **errp)
         s->mcast[i].qpn = s->mcast_qpn + i * p->mcast_max_qp_attach;
     }
 
+    s->eng_ctx = s->iothread ? iothread_get_aio_context(s->iothread) :
+                 qemu_get_aio_context();
+    if (s->iothread) {
+        object_ref(OBJECT(s->iothread));
+    }
+    s->out_bh = qemu_bh_new_guarded(qroce_out_bh, s,
+                                    &dev->mem_reentrancy_guard);
     s->cmd_bh = qemu_bh_new_guarded(qroce_cmd_bh, s,
                                     &dev->mem_reentrancy_guard);
     s->tx_bh = qemu_bh_new_guarded(qroce_eth_tx_bh, s,
@@ -204,8 +218,14 @@ static void qroce_exit(PCIDevice *pdev)
     int i;
 
     qemu_del_vm_change_state_handler(s->vmse);
+    qroce_lock(s);
     qroce_reset_state(s);
-    qroce_data_fini(s);
+    qroce_unlock(s);
+    qroce_data_fini(s);     /* waits for a run of the engine to end */
+    qemu_bh_delete(s->out_bh);
+    if (s->iothread) {
+        object_unref(OBJECT(s->iothread));
+    }
     qemu_del_nic(s->nic);
     qemu_bh_delete(s->cmd_bh);
     qemu_bh_delete(s->tx_bh);
@@ -232,11 +252,15 @@ static void qroce_exit(PCIDevice *pdev)
  */
 static void qroce_reset_hold(Object *obj, ResetType type)
 {
+    QROCE_LOCKED(QROCE(obj));
+
     qroce_reset_state(QROCE(obj));
 }
 
 static const Property qroce_properties[] = {
     DEFINE_NIC_PROPERTIES(QRoceState, conf),
+    DEFINE_PROP_LINK("iothread", QRoceState, iothread, TYPE_IOTHREAD,
+                     IOThread *),
     DEFINE_PROP_UINT32("max-bt-pages", QRoceState, params.max_bt_pages,
                        QROCE_DEF_MAX_BT_PAGES),
     DEFINE_PROP_UINT32("max-qp", QRoceState, params.max_qp, QROCE_DEF_MAX_QP),
@@ -261,6 +285,8 @@ static bool qroce_get_ecn(Object *obj, Error **errp)
 
 static void qroce_set_ecn(Object *obj, bool value, Error **errp)
 {
+    QROCE_LOCKED(QROCE(obj));
+
     QROCE(obj)->params.ecn = value;
 }
 
@@ -271,6 +297,8 @@ static bool qroce_get_dcqcn(Object *obj, Error **errp)
 
 static void qroce_set_dcqcn(Object *obj, bool value, Error **errp)
 {
+    QROCE_LOCKED(QROCE(obj));
+
     QROCE(obj)->params.dcqcn = value;
 }
 
@@ -554,6 +582,7 @@ static void qroce_knob_set(Object *obj, Visitor *v, const char *name,
 {
     const QRoceKnob *k = opaque;
     uint32_t val;
+    QROCE_LOCKED(QROCE(obj));
 
     if (!visit_type_uint32(v, name, &val, errp)) {
         return;
@@ -572,6 +601,7 @@ static void qroce_set_inject_event(Object *obj, const char *value,
     const char *arg = strchr(value, ':');
     size_t len = arg ? (size_t)(arg - value) : strlen(value);
     uint64_t n = 0;
+    QROCE_LOCKED(s);
 
     if (!DEVICE(obj)->realized) {
         error_setg(errp, "qroce: x-inject-event works on a running device");
@@ -608,6 +638,7 @@ static bool qroce_get_link_up(Object *obj, Error **errp)
 static void qroce_set_link_up(Object *obj, bool value, Error **errp)
 {
     QRoceState *s = QROCE(obj);
+    QROCE_LOCKED(s);
 
     s->params.link_off = !value;
     if (DEVICE(obj)->realized) {
@@ -622,6 +653,8 @@ static void qroce_set_link_up(Object *obj, bool value, Error **errp)
 
 static char *qroce_get_objects(Object *obj, Error **errp)
 {
+    QROCE_LOCKED(QROCE(obj));
+
     return qroce_objects_json(QROCE(obj));
 }
 
@@ -629,6 +662,9 @@ static void qroce_instance_init(Object *obj)
 {
     QRoceState *s = QROCE(obj);
     size_t i;
+
+    qemu_rec_mutex_init(&s->lock);
+    qemu_spin_init(&s->db_spin);
 
     for (i = 0; i < ARRAY_SIZE(qroce_knobs); i++) {
         uint32_t *v = qroce_knob_ptr(s, &qroce_knobs[i]);
@@ -656,6 +692,11 @@ static void qroce_instance_init(Object *obj)
                                    OBJ_PROP_FLAG_READWRITE);
 }
 
+static void qroce_instance_finalize(Object *obj)
+{
+    qemu_rec_mutex_destroy(&QROCE(obj)->lock);
+}
+
 static void qroce_class_init(ObjectClass *klass, void *data)
 {
     DeviceClass *dc = DEVICE_CLASS(klass);
@@ -680,6 +721,7 @@ static const TypeInfo qroce_info = {
     .parent = TYPE_PCI_DEVICE,
     .instance_size = sizeof(QRoceState),
     .instance_init = qroce_instance_init,
+    .instance_finalize = qroce_instance_finalize,
     .class_init = qroce_class_init,
     .interfaces = (InterfaceInfo[]) {
         { INTERFACE_PCIE_DEVICE },

@@ -163,6 +163,7 @@ static void qroce_port_wake(QRoceState *s)
 static void qroce_wire_sent(NetClientState *nc, ssize_t ret)
 {
     QRoceState *s = qemu_get_nic_opaque(nc);
+    QROCE_LOCKED(s);
 
     if (s->wire_queued) {
         s->wire_queued--;
@@ -172,7 +173,8 @@ static void qroce_wire_sent(NetClientState *nc, ssize_t ret)
 
 bool qroce_port_busy(QRoceState *s)
 {
-    return s->wire_queued || s->lo_full;
+    return s->wire_queued || s->lo_full ||
+           g_queue_get_length(&s->out_q) >= QROCE_OUT_HIGH;
 }
 
 void qroce_port_send(QRoceState *s, const uint8_t *buf, size_t len)
@@ -221,17 +223,55 @@ static void qroce_wire_out(QRoceState *s, const uint8_t *buf, size_t len)
     qroce_port_send(s, buf, len);
 }
 
-void qroce_wire_tx(QRoceState *s, const struct iovec *iov, int iovcnt)
+/* Frame @buf (ours to change) through the TX fault knobs to the wire. */
+static void qroce_wire_tx_frame(QRoceState *s, uint8_t *buf, size_t len)
 {
-    size_t len = iov_size(iov, iovcnt);
-    g_autofree uint8_t *buf = g_malloc(len);
-
-    iov_to_buf(iov, iovcnt, 0, buf, len);
     if (qroce_faults_on(s, QROCE_DIR_TX) && qroce_roce_bth(buf, len)) {
         qroce_fault_stage(s, QROCE_DIR_TX, buf, len, qroce_wire_out);
         return;
     }
     qroce_wire_out(s, buf, len);
+}
+
+/*
+ * A frame of the engine.  Without the BQL (the engine in an IOThread) it
+ * waits in out_q for qroce_port_out(), from the main loop: QEMU's netdevs
+ * are the main loop's.
+ */
+void qroce_wire_tx(QRoceState *s, const struct iovec *iov, int iovcnt)
+{
+    size_t len = iov_size(iov, iovcnt);
+    QRoceLoFrame *f;
+    g_autofree uint8_t *buf = NULL;
+
+    if (!bql_locked()) {
+        f = g_malloc(sizeof(*f) + len);
+        f->len = len;
+        iov_to_buf(iov, iovcnt, 0, f->data, len);
+        g_queue_push_tail(&s->out_q, f);
+        if (g_queue_get_length(&s->out_q) == 1) {
+            qemu_bh_schedule(s->out_bh);
+        }
+        return;
+    }
+    buf = g_malloc(len);
+    iov_to_buf(iov, iovcnt, 0, buf, len);
+    qroce_wire_tx_frame(s, buf, len);
+}
+
+/* Main loop: the frames out_q holds go out, in order. */
+void qroce_port_out(QRoceState *s)
+{
+    bool was_busy = qroce_port_busy(s);
+    QRoceLoFrame *f;
+
+    while ((f = g_queue_pop_head(&s->out_q))) {
+        qroce_wire_tx_frame(s, f->data, f->len);
+        g_free(f);
+    }
+    if (was_busy) {
+        qroce_port_wake(s);
+    }
 }
 
 /* A frame from the wire (or from ourselves): RoCE engine or Ethernet. */
@@ -248,6 +288,7 @@ static void qroce_fault_bh(void *opaque)
 {
     QRoceState *s = opaque;
     QRoceLoFrame *f;
+    QROCE_LOCKED(s);
 
     if (s->quiesced) {
         return;
@@ -277,6 +318,7 @@ ssize_t qroce_port_receive(NetClientState *nc, const uint8_t *buf,
                            size_t size)
 {
     QRoceState *s = qemu_get_nic_opaque(nc);
+    QROCE_LOCKED(s);
 
     if (size < ETH_HLEN || !qroce_ready(s)) {
         qroce_count(s, QROCE_CNT_ETH_RX_DROPS);
@@ -298,6 +340,7 @@ static void qroce_lo_bh(void *opaque)
     QRoceState *s = opaque;
     int budget = QROCE_LO_BUDGET;
     QRoceLoFrame *f;
+    QROCE_LOCKED(s);
 
     if (s->quiesced) {
         return;                 /* qroce_port_resume() runs us */
@@ -402,6 +445,7 @@ void qroce_port_announce(NetClientState *nc)
     QRoceState *s = qemu_get_nic_opaque(nc);
     uint8_t f[ETH_HLEN + 40 + 32];
     uint32_t i, n4 = 0, n6 = 0;
+    QROCE_LOCKED(s);
 
     if (nc->link_down) {
         return;
@@ -441,6 +485,7 @@ void qroce_port_init(QRoceState *s)
     s->lo_bh = qemu_bh_new_guarded(qroce_lo_bh, s,
                                    &dev->mem_reentrancy_guard);
     g_queue_init(&s->lo_q);
+    g_queue_init(&s->out_q);
     s->fault_bh = qemu_bh_new_guarded(qroce_fault_bh, s,
                                       &dev->mem_reentrancy_guard);
     s->fault_timer = timer_new_ms(QEMU_CLOCK_VIRTUAL, qroce_fault_timer, s);
@@ -449,6 +494,7 @@ void qroce_port_init(QRoceState *s)
 void qroce_port_reset(QRoceState *s)
 {
     g_queue_clear_full(&s->lo_q, g_free);
+    g_queue_clear_full(&s->out_q, g_free);
     s->lo_full = false;
     g_free(s->fault_held[QROCE_DIR_TX]);
     g_free(s->fault_held[QROCE_DIR_RX]);
@@ -457,6 +503,7 @@ void qroce_port_reset(QRoceState *s)
 
 void qroce_port_fini(QRoceState *s)
 {
+    g_queue_clear_full(&s->out_q, g_free);
     qemu_bh_delete(s->lo_bh);
     qemu_bh_delete(s->fault_bh);
     timer_free(s->fault_timer);

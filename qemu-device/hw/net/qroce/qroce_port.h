@@ -44,6 +44,8 @@ bool qroce_port_busy(QRoceState *s);
 void qroce_port_send(QRoceState *s, const uint8_t *buf, size_t len);
 /* A frame to the wire, through the TX fault knobs and the loopback queue. */
 void qroce_wire_tx(QRoceState *s, const struct iovec *iov, int iovcnt);
+/* Main loop, BQL and lock held: send what the engine left in out_q. */
+void qroce_port_out(QRoceState *s);
 /* NetClientInfo.announce: a GARP or unsolicited NA per GID (§18) */
 void qroce_port_announce(NetClientState *nc);
 /* NetClientInfo.receive */

@@ -371,6 +371,7 @@ static uint64_t qroce_reg_read(void *opaque, hwaddr addr, unsigned size)
     QRoceState *s = opaque;
     QRoceRegRead fn = qroce_readops[addr / 4];
     uint32_t val;
+    QROCE_LOCKED(s);
 
     if (!fn) {
         QROCE_GUEST_ERR(qroce_ub_reg_read, "read of unknown register 0x%"
@@ -387,6 +388,7 @@ static void qroce_reg_write(void *opaque, hwaddr addr, uint64_t val,
 {
     QRoceState *s = opaque;
     QRoceRegWrite fn = qroce_writeops[addr / 4];
+    QROCE_LOCKED(s);
 
     if (!fn) {
         QROCE_GUEST_ERR(qroce_ub_reg_write, "register 0x%" PRIx64 " <- 0x%"
@@ -466,10 +468,9 @@ static void qroce_db_wq(QRoceState *s, unsigned page, QRoceQP *qp,
     }
 }
 
-static void qroce_db_write(void *opaque, hwaddr addr, uint64_t val,
+static void qroce_db_apply(QRoceState *s, hwaddr addr, uint64_t val,
                            unsigned size)
 {
-    QRoceState *s = opaque;
     unsigned page = addr >> QROCE_DB_PAGE_SHIFT;
     hwaddr off = addr & (QROCE_DB_PAGE_SIZE - 1);
     uint32_t obj = val, v = val >> 32;
@@ -529,6 +530,61 @@ static void qroce_db_write(void *opaque, hwaddr addr, uint64_t val,
     default:
         qroce_db_bad(s, page, off, val, "unknown doorbell");
     }
+}
+
+/* Apply, in order, the doorbells that found the lock busy; lock held. */
+void qroce_db_drain(QRoceState *s)
+{
+    QRoceDoorbell box[QROCE_DB_BOX];
+    uint32_t i, n;
+
+    qemu_spin_lock(&s->db_spin);
+    n = s->db_n;
+    memcpy(box, s->db_box, n * sizeof(box[0]));
+    qatomic_set(&s->db_n, 0);
+    qemu_spin_unlock(&s->db_spin);
+    for (i = 0; i < n; i++) {
+        qroce_db_apply(s, box[i].addr, box[i].val, box[i].size);
+    }
+}
+
+/*
+ * A doorbell never waits for the engine, which may hold the device's
+ * lock in its IOThread: if the lock is busy the doorbell goes into db_box
+ * and the engine's bottom half, scheduled here, applies it once the lock
+ * is free (or whoever takes it first does).  Doorbells of one vCPU are
+ * applied in the order it wrote them.  Only a full box (64 doorbells
+ * behind) waits for the lock.
+ */
+static void qroce_db_write(void *opaque, hwaddr addr, uint64_t val,
+                           unsigned size)
+{
+    QRoceState *s = opaque;
+
+    if (qemu_rec_mutex_trylock(&s->lock)) {
+        bool queued = false;
+
+        qemu_spin_lock(&s->db_spin);
+        if (s->db_n < QROCE_DB_BOX) {
+            s->db_box[s->db_n] = (QRoceDoorbell) {
+                .addr = addr, .size = size, .val = val,
+            };
+            qatomic_set(&s->db_n, s->db_n + 1);
+            queued = true;
+        }
+        qemu_spin_unlock(&s->db_spin);
+        if (queued) {
+            trace_qroce_doorbell_deferred(addr, val);
+            qroce_data_kick(s);
+            return;
+        }
+        qemu_rec_mutex_lock(&s->lock);
+    }
+    if (!s->lock_depth++ && qatomic_read(&s->db_n)) {
+        qroce_db_drain(s);
+    }
+    qroce_db_apply(s, addr, val, size);
+    qroce_unlock(s);
 }
 
 static uint64_t qroce_db_read(void *opaque, hwaddr addr, unsigned size)

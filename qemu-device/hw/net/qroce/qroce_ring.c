@@ -11,7 +11,9 @@
 #include "qemu/bswap.h"
 #include "hw/pci/msix.h"
 #include "system/dma.h"
+#include "qemu/main-loop.h"
 #include "qroce_ring.h"
+#include "qroce_port.h"
 #include "trace.h"
 
 /*
@@ -78,14 +80,49 @@ bool qroce_dma_copy(QRoceState *s, uint64_t addr, void *buf,
     return true;
 }
 
+/*
+ * MSI-X @vector.  Without the BQL (the engine in an IOThread) it is left
+ * in irq_pending for qroce_out_flush(), in the main loop.
+ */
 void qroce_irq(QRoceState *s, unsigned vector)
 {
     PCIDevice *d = PCI_DEVICE(s);
 
+    if (!bql_locked()) {
+        if (!(qatomic_fetch_or(&s->irq_pending, 1u << vector))) {
+            qemu_bh_schedule(s->out_bh);
+        }
+        return;
+    }
     if (msix_enabled(d)) {
         trace_qroce_irq(vector);
         msix_notify(d, vector);
     }
+}
+
+/*
+ * Main loop, BQL and lock held: the frames and interrupts the engine left
+ * from its IOThread (see "Threads" in qroce.h).
+ */
+void qroce_out_flush(QRoceState *s)
+{
+    uint32_t irqs, v;
+
+    qroce_port_out(s);
+    irqs = qatomic_xchg(&s->irq_pending, 0);
+    for (v = 0; irqs; v++, irqs >>= 1) {
+        if (irqs & 1) {
+            qroce_irq(s, v);
+        }
+    }
+}
+
+void qroce_out_bh(void *opaque)
+{
+    QRoceState *s = opaque;
+    QROCE_LOCKED(s);
+
+    qroce_out_flush(s);
 }
 
 static uint64_t qroce_bt_size(const QRoceBT *bt)

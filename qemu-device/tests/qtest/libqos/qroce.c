@@ -104,6 +104,11 @@ static void *qroce_before(GString *cmd_line, void *arg)
     /* a fresh QEMU for every test: no state carried over in guest RAM */
     g_string_append_printf(cmd_line, " -name qroce-test-%s %s",
                            t->c->name, t->args);
+    /* QROCE_QTEST_IOTHREAD set: the same test, the engine in an IOThread */
+    if (qroce_iothread()) {
+        g_string_append(cmd_line, " -object iothread,id=qroce-io"
+                        " -global qroce.iothread=qroce-io");
+    }
     t->cmdline = g_strdup(cmd_line->str);   /* for a migration's target */
     return t;
 }
@@ -268,6 +273,16 @@ struct qroce_bt qroce_bt(uint64_t addr, uint32_t npages)
 /* ---- waiting on the device ---- */
 
 /* The end of a wait that starts now. */
+/*
+ * The engine runs in an IOThread (QROCE_QTEST_IOTHREAD): it works while
+ * the test does, so what it does after a doorbell is seen at some point,
+ * not before the next qtest command.
+ */
+bool qroce_iothread(void)
+{
+    return g_getenv("QROCE_QTEST_IOTHREAD") != NULL;
+}
+
 int64_t qroce_deadline(void)
 {
     return g_get_monotonic_time() + QROCE_TIMEOUT_US;
@@ -302,16 +317,24 @@ void qroce_wait_cnt(QRoce *t, int n, uint32_t v)
  * Wait until counter @n stops moving: the same before and after a
  * command, whose bottom half runs after the engine's if that is pending
  * (so the engine has nothing left to do, or is held back); its value.
+ * With the engine in an IOThread nothing orders the two, so the counter
+ * must also stay the same over 0.2 s of commands.
  */
 uint32_t qroce_wait_cnt_stable(QRoce *t, int n)
 {
-    int64_t end = qroce_deadline();
+    int64_t end = qroce_deadline(), still = 0;
     uint32_t v;
 
     for (;;) {
         v = qroce_cnt(t, n);
         qroce_sync(t);
-        if (qroce_cnt(t, n) == v) {
+        if (qroce_cnt(t, n) != v) {
+            still = 0;
+        } else if (!qroce_iothread()) {
+            return v;
+        } else if (!still) {
+            still = g_get_monotonic_time() + 200 * 1000;
+        } else if (g_get_monotonic_time() > still) {
             return v;
         }
         g_assert(qroce_wait_more(end));

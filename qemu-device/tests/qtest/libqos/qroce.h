@@ -135,6 +135,7 @@ struct qroce_bt qroce_bt(uint64_t addr, uint32_t npages);
 
 /* ---- waiting on the device ---- */
 
+bool qroce_iothread(void);
 int64_t qroce_deadline(void);
 bool qroce_wait_more(int64_t deadline);
 void qroce_wait_cnt(QRoce *t, int n, uint32_t v);
