@@ -49,7 +49,7 @@ QEMU_CONFIGURE := --python=/usr/bin/python3 --target-list=x86_64-softmmu \
 	--disable-vnc --disable-opengl --disable-spice --disable-curses \
 	--disable-werror
 
-.PHONY: all deps qemu kernel driver rdma-core guest-bin initramfs tools demo test bench bench-pingpong \
+.PHONY: all deps qemu kernel driver rdma-core guest-bin initramfs tools demo test bench bench-pingpong bench-scale \
 	check-headers clean FORCE
 
 all: deps qemu driver rdma-core initramfs tools
@@ -260,6 +260,12 @@ bench-migrate: all
 .PHONY: bench-fabric
 bench-fabric: all
 	sh tests/bench-fabric.sh
+
+# Many QPs at once (tests/bench-scale.sh): ib_write_bw -q 1 to 1000, a
+# stream on 1 and 1000 QPs with per-QP fairness, QP create+destroy rate,
+# memory per idle QP; qroce and rxe in the same guests, medians of 3
+bench-scale: all
+	sh tests/bench-scale.sh
 
 check-headers:
 	@sh scripts/check-headers.sh

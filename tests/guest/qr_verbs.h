@@ -92,13 +92,16 @@ static inline struct ibv_qp *make_srq_qp(struct ibv_cq *cq, struct ibv_srq *srq)
     return qp;
 }
 
-/* Connect @qp to QP @remote at @dgid: RTR with @rq_psn, RTS with @sq_psn. */
-static inline void connect_to(struct ibv_qp *qp, uint32_t remote,
-                              const union ibv_gid *dgid, uint32_t rq_psn,
-                              uint32_t sq_psn)
+/*
+ * Connect @qp to QP @remote at @dgid: RTR with @rq_psn, RTS with @sq_psn,
+ * path MTU @mtu.
+ */
+static inline void connect_to_mtu(struct ibv_qp *qp, uint32_t remote,
+                                  const union ibv_gid *dgid, uint32_t rq_psn,
+                                  uint32_t sq_psn, enum ibv_mtu mtu)
 {
     struct ibv_qp_attr a = {
-        .qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
+        .qp_state = IBV_QPS_RTR, .path_mtu = mtu,
         .dest_qp_num = remote, .rq_psn = rq_psn,
         .max_dest_rd_atomic = qp_rd_atom, .min_rnr_timer = 12,
         .ah_attr = { .is_global = 1, .port_num = 1, .grh = {
@@ -123,6 +126,14 @@ static inline void connect_to(struct ibv_qp *qp, uint32_t remote,
                       IBV_QP_MAX_QP_RD_ATOMIC)) {
         die("modify to RTS");
     }
+}
+
+/* connect_to_mtu() at path MTU 1024 */
+static inline void connect_to(struct ibv_qp *qp, uint32_t remote,
+                              const union ibv_gid *dgid, uint32_t rq_psn,
+                              uint32_t sq_psn)
+{
+    connect_to_mtu(qp, remote, dgid, rq_psn, sq_psn, IBV_MTU_1024);
 }
 
 /* Connect @qp to @remote on this device (loopback), PSNs 100. */

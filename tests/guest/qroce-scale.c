@@ -10,11 +10,29 @@
  *   qroce-scale [-d DEV] [-g GID] rate N     N create+destroy; prints QPs/s
  *   qroce-scale [-d DEV] [-g GID] -l pairs N         N RC pairs: server
  *   qroce-scale [-d DEV] [-g GID] pairs N SERVER_IP  ... client
+ *   qroce-scale [-d DEV] [-g GID] [-w W] -l stream N SECONDS   N RC pairs:
+ *                                            server
+ *   qroce-scale [-d DEV] [-g GID] [-w W] stream N SECONDS SERVER_IP
+ *                                            ... client: 64 KiB RDMA
+ *                                            WRITEs on every pair at once
  *
  * Prints a PASS or FAIL line per check; exit status 0 only if all passed.
  * The QPs of churn, hold and budget receive from one SRQ, so that each
  * costs the guest one ring page.  pairs moves a 4 KiB message each way on
  * every pair, each with a pattern of its own, and compares every byte.
+ *
+ * stream connects N pairs as pairs does, at the port's active path MTU,
+ * then the client keeps W WRITEs of 64 KiB in flight on every QP (default
+ * 128 / N, at least 1: the same 128 in flight as perftest's default depth
+ * for one QP, spread over the QPs) for SECONDS, each into a 64 KiB slot of
+ * the server's per QP, and counts the bytes each QP completed.  One line
+ *   stream: N QPs S s: total MB/s X, per-QP min Y max Z MB/s, Jain J
+ * (MB = 10^6 bytes; Jain's fairness index (sum x)^2 / (N sum x^2): 1 when
+ * every QP moved the same, 1/N when one moved everything), then a PASS
+ * line if every completion was a successful RDMA WRITE (FAIL and the
+ * first errors otherwise).  WRITEs still in flight 10 s after the end are
+ * said ("... still in flight ...: left") and left.
+ * The bytes are not compared: it is a bandwidth mode.
  */
 #include <getopt.h>
 #include "qr_verbs.h"
@@ -22,9 +40,12 @@
 
 #define PORT 18540
 #define MSG 4096
+#define WMSG 65536              /* stream: one RDMA WRITE */
+#define INFLIGHT 128            /* stream: WRITEs in flight over all QPs */
 
 static struct ibv_cq *cq;
 static struct ibv_srq *srq;
+static long window;             /* stream: WRITEs in flight per QP (-w) */
 
 /* An RC QP on the SRQ, with one send WQE: the smallest there is. */
 static struct ibv_qp *small_qp(void)
@@ -290,8 +311,13 @@ static int poll_all(struct side *sd, long sends, long recvs, long *bad)
     return 0;
 }
 
-/* Create and connect the N QPs of one side, a receive posted on each. */
-static void pairs_setup(struct side *sd, long n, const char *host)
+/*
+ * Create and connect the N QPs of one side, a receive posted on each:
+ * @depth WQEs on each queue, a CQ for @depth completions per QP, the
+ * QPs at path MTU @mtu.
+ */
+static void pairs_setup(struct side *sd, long n, const char *host,
+                        long depth, enum ibv_mtu mtu)
 {
     size_t bytes = (size_t)n * MSG * 2;
     union ibv_gid gid, rgid;
@@ -301,13 +327,13 @@ static void pairs_setup(struct side *sd, long n, const char *host)
     sd->n = n;
     sd->qp = calloc(n, sizeof(*sd->qp));
     sd->rx = aligned_alloc(4096, bytes);
-    cq = ibv_create_cq(ctx, 2 * n + 16, NULL, NULL, 0);
+    cq = ibv_create_cq(ctx, depth * n + 16, NULL, NULL, 0);
     if (!qpn || !rqpn || !sd->qp || !sd->rx || !cq) {
         die("pairs: memory or CQ");
     }
     sd->tx = sd->rx + (size_t)n * MSG;
     sd->mr = ibv_reg_mr(pd, sd->rx, bytes, IBV_ACCESS_LOCAL_WRITE);
-    qp_depth = 2;
+    qp_depth = depth;
     qp_sge = 1;
     if (!sd->mr || ibv_query_gid(ctx, 1, gid_index, &gid)) {
         die("pairs: MR or GID");
@@ -324,7 +350,7 @@ static void pairs_setup(struct side *sd, long n, const char *host)
         die("pairs: the peer went");
     }
     for (i = 0; i < n; i++) {
-        connect_to(sd->qp[i], rqpn[i], &rgid, 100, 100);
+        connect_to_mtu(sd->qp[i], rqpn[i], &rgid, 100, 100, mtu);
         if (post(sd, i, 0)) {
             die("pairs: ibv_post_recv");
         }
@@ -365,7 +391,7 @@ static void pairs(long n, const char *host)
     char go = 'g', what[200];
     int server = !host;
 
-    pairs_setup(&sd, n, host);
+    pairs_setup(&sd, n, host, 2, IBV_MTU_1024);
     /* every receive of both sides is posted before anything is sent */
     if (qr_xfer(sd.fd, &go, 1, 1) || qr_xfer(sd.fd, &go, 1, 0)) {
         die("pairs: the peer went");
@@ -400,10 +426,202 @@ static void pairs(long n, const char *host)
     }
 }
 
+/* Where stream's WRITEs go: the server's region, a 64 KiB slot per QP. */
+struct target {
+    uint64_t addr;
+    uint32_t rkey;
+};
+
+/* Post a 64 KiB WRITE on QP @i, from its slot of @mr into its slot of @t. */
+static int post_write(struct side *sd, struct ibv_mr *mr,
+                      const struct target *t, long i)
+{
+    struct ibv_sge sge = {
+        .addr = (uintptr_t)mr->addr + (size_t)i * WMSG,
+        .length = WMSG, .lkey = mr->lkey,
+    };
+    struct ibv_send_wr wr = {
+        .wr_id = i, .sg_list = &sge, .num_sge = 1,
+        .opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED,
+        .wr.rdma = { .remote_addr = t->addr + (uint64_t)i * WMSG,
+                     .rkey = t->rkey },
+    }, *bad;
+
+    return ibv_post_send(sd->qp[i], &wr, &bad);
+}
+
+/*
+ * The client's side of stream: window WRITEs in flight on every QP until
+ * @secs have passed, the bytes of the completions until then counted per
+ * QP in @bytes; then what is in flight drains, for DRAIN seconds at most
+ * (what is left then is said and left).  *@bad counts the completions
+ * that are not a successful WRITE of their QP (that QP gets no more) and
+ * those of a QP with nothing in flight.  Returns the seconds measured:
+ * @secs, or less if every QP failed before.
+ */
+#define DRAIN 10
+
+static double stream_run(struct side *sd, struct ibv_mr *mr,
+                         const struct target *t, long secs, uint64_t *bytes,
+                         long *bad)
+{
+    struct ibv_wc wc[64];
+    uint8_t *dead = calloc(sd->n, 1);
+    long *out = calloc(sd->n, sizeof(*out));
+    long inflight = 0, i, k;
+    double t0 = now_s(), end = t0 + secs, now = t0;
+    int got;
+
+    if (!dead || !out) {
+        die("calloc");
+    }
+    for (i = 0; i < sd->n; i++) {
+        for (k = 0; k < window; k++) {
+            if (post_write(sd, mr, t, i)) {
+                die("stream: ibv_post_send");
+            }
+            out[i]++;
+            inflight++;
+        }
+    }
+    while (inflight > 0) {
+        got = ibv_poll_cq(cq, 64, wc);
+        if (got < 0) {
+            die("stream: ibv_poll_cq");
+        }
+        now = now_s();
+        if (!got && now >= end + DRAIN) {
+            printf("stream: %ld WRITEs still in flight %d s after the end: "
+                   "left\n", inflight, DRAIN);
+            break;
+        }
+        for (k = 0; k < got; k++) {
+            i = (long)wc[k].wr_id;
+            if (i < 0 || i >= sd->n || wc[k].qp_num != sd->qp[i]->qp_num ||
+                !out[i]) {
+                if (++*bad <= 10) {
+                    fprintf(stderr, "stream: a completion (status %d) of "
+                            "wr_id %lu qp %u, which has nothing in flight\n",
+                            wc[k].status, (unsigned long)wc[k].wr_id,
+                            wc[k].qp_num);
+                }
+                continue;
+            }
+            out[i]--;
+            inflight--;
+            if (wc[k].status != IBV_WC_SUCCESS ||
+                wc[k].opcode != IBV_WC_RDMA_WRITE) {
+                if (++*bad <= 10) {
+                    fprintf(stderr, "stream: QP %u: status %d (%s) opcode "
+                            "%d\n", wc[k].qp_num, wc[k].status,
+                            ibv_wc_status_str(wc[k].status), wc[k].opcode);
+                }
+                dead[i] = 1;
+                continue;
+            }
+            if (now >= end) {
+                continue;
+            }
+            bytes[i] += WMSG;
+            if (dead[i]) {
+                continue;
+            }
+            if (post_write(sd, mr, t, i)) {
+                fprintf(stderr, "stream: QP %ld: ibv_post_send: %s\n", i,
+                        strerror(errno));
+                (*bad)++;
+                dead[i] = 1;
+                continue;
+            }
+            out[i]++;
+            inflight++;
+        }
+    }
+    free(dead);
+    free(out);
+    return (now < end ? now : end) - t0;
+}
+
+/* Print the client's figures: total and per-QP MB/s, Jain's index. */
+static void stream_report(long n, double dt, const uint64_t *bytes)
+{
+    double sum = 0, sum2 = 0, lo = -1, hi = 0, x;
+
+    for (long i = 0; i < n; i++) {
+        x = dt > 0 ? bytes[i] / dt / 1e6 : 0;
+        sum += x;
+        sum2 += x * x;
+        lo = (lo < 0 || x < lo) ? x : lo;
+        hi = x > hi ? x : hi;
+    }
+    printf("stream: %ld QPs %.1f s: total MB/s %.2f, per-QP min %.2f max "
+           "%.2f MB/s, Jain %.3f\n", n, dt, sum, lo, hi,
+           sum2 > 0 ? sum * sum / (n * sum2) : 0);
+}
+
+/*
+ * N RC pairs at the port's active MTU; the client WRITEs 64 KiB at a
+ * time on all of them for @secs and reports; the server holds its QPs
+ * and its region until the client says it is done.
+ */
+static void stream(long n, long secs, const char *host)
+{
+    size_t len = (size_t)n * WMSG;
+    uint8_t *region = aligned_alloc(4096, len);
+    uint64_t *bytes = calloc(n, sizeof(*bytes));
+    struct ibv_port_attr pa;
+    struct target t = { 0 };
+    struct ibv_mr *mr;
+    struct side sd;
+    int server = !host;
+    long bad = 0;
+    double dt;
+    char go = 'g';
+
+    if (!region || !bytes || ibv_query_port(ctx, 1, &pa)) {
+        die("stream: memory or port");
+    }
+    if (!window) {
+        window = INFLIGHT / n > 0 ? INFLIGHT / n : 1;
+    }
+    memset(region, server ? 0 : 0x5a, len);
+    mr = ibv_reg_mr(pd, region, len, IBV_ACCESS_LOCAL_WRITE |
+                    (server ? IBV_ACCESS_REMOTE_WRITE : 0));
+    if (!mr) {
+        die("stream: ibv_reg_mr");
+    }
+    pairs_setup(&sd, n, host, window, pa.active_mtu);
+    t.addr = (uintptr_t)region;
+    t.rkey = mr->rkey;
+    if (qr_xfer(sd.fd, &t, sizeof(t), server) ||
+        qr_xfer(sd.fd, &go, 1, 1) || qr_xfer(sd.fd, &go, 1, 0)) {
+        die("stream: the peer went");
+    }
+    printf("stream: %s, %ld QPs, %ld WRITE%s of %d bytes in flight on each, "
+           "path MTU %d\n", server ? "server" : "client", n, window,
+           window > 1 ? "s" : "", WMSG, 128 << pa.active_mtu);
+    if (!server) {
+        dt = stream_run(&sd, mr, &t, secs, bytes, &bad);
+        stream_report(n, dt, bytes);
+        check(bad == 0, "stream: every completion a successful RDMA WRITE");
+    }
+    /* the client says it is done, the server answers */
+    if (qr_xfer(sd.fd, &go, 1, !server) || qr_xfer(sd.fd, &go, 1, server)) {
+        die("stream: the peer went");
+    }
+    for (long i = 0; i < n; i++) {
+        if (ibv_destroy_qp(sd.qp[i])) {
+            die("ibv_destroy_qp");
+        }
+    }
+    free(bytes);
+}
+
 static void usage(void)
 {
     fprintf(stderr, "usage: qroce-scale [-d DEV] [-g GID] churn N | hold N "
-            "| budget | rate N | idle N SECONDS | [-l] pairs N [SERVER_IP]\n");
+            "| budget | rate N | idle N SECONDS | [-l] pairs N [SERVER_IP] "
+            "| [-w W] [-l] stream N SECONDS [SERVER_IP]\n");
     exit(2);
 }
 
@@ -414,9 +632,14 @@ int main(int argc, char **argv)
     long n = 0;
 
     setvbuf(stdout, NULL, _IOLBF, 0);
-    while ((c = getopt(argc, argv, "d:g:l")) != -1) {
+    while ((c = getopt(argc, argv, "d:g:lw:")) != -1) {
         if (c == 'l') {
             listen = 1;
+        } else if (c == 'w') {
+            window = strtol(optarg, NULL, 0);
+            if (window < 1 || window > 1024) {
+                usage();
+            }
         } else if (!qr_common_opt(c, &dev)) {
             usage();
         }
@@ -446,6 +669,11 @@ int main(int argc, char **argv)
     } else if (!strcmp(argv[optind], "pairs") && n > 0 &&
                (listen ? optind + 2 == argc : optind + 3 == argc)) {
         pairs(n, listen ? NULL : argv[optind + 2]);
+    } else if (!strcmp(argv[optind], "stream") && n > 0 &&
+               (listen ? optind + 3 == argc : optind + 4 == argc) &&
+               strtol(argv[optind + 2], NULL, 0) > 0) {
+        stream(n, strtol(argv[optind + 2], NULL, 0),
+               listen ? NULL : argv[optind + 3]);
     } else {
         usage();
     }
