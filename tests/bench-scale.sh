@@ -46,6 +46,8 @@
 #     QPS       ib_write_bw's QP counts (default 1 16 256 1000); stream
 #               runs 1 QP and the largest of them
 #
+# QR_SCALE_TMO (environment): the limit of each run, in seconds (default
+# 240, 180 with -q); rxe's cells from 16 QPs on use all of it.
 # A cell whose every run failed or ran out of time (each run has a limit)
 # is "-" and the benchmark goes on; a cell where only some runs failed is
 # the median of the others, marked "*".  Why a run failed is said below
@@ -92,6 +94,7 @@ RATE_N=2000     # create+destroy per rate run
 SECS=10         # seconds per stream run
 TMO=240         # seconds a run's client may take
 [ $QUICK = 1 ] && SECS=5 TMO=180
+TMO=${QR_SCALE_TMO:-$TMO}
 
 qr_init bench-scale
 T0=$(date +%s)
