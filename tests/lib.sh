@@ -563,10 +563,23 @@ qr_exec() {
 	tmo=${QR_TIMEOUT:-180}
 	printf '%s %s %s\n' "$id" "$tmo" "$*" >"$d/agent.in"
 	limit=$(($(date +%s) + tmo + 20))
+	sent=1
 	while ! tail -c +$((start + 1)) "$d/agent.log" | grep -q "^@@QREND $id "; do
 		if [ "$(date +%s)" -ge $limit ]; then
 			echo "qr_exec: guest $g: timed out, no answer: $*" >&2
 			return 124
+		fi
+		# the agent got a damaged line and ran nothing: again, from
+		# here, at most twice more
+		if tail -c +$((start + 1)) "$d/agent.log" | grep -q '^@@QRBAD$'; then
+			if [ $sent -ge 3 ]; then
+				echo "qr_exec: guest $g: the command arrived damaged $sent times: $*" >&2
+				return 125
+			fi
+			echo "qr_exec: guest $g: the command arrived damaged, sent again" >&2
+			start=$(wc -c <"$d/agent.log")
+			printf '%s %s %s\n' "$id" "$tmo" "$*" >"$d/agent.in"
+			sent=$((sent + 1))
 		fi
 		sleep 0.1
 	done
