@@ -26,6 +26,48 @@
 #define QROCE_ABI_ASSERT_SIZE(type, size) \
 	_Static_assert(sizeof(type) == (size), "sizeof(" #type ") != " #size)
 
+/*
+ * Driver ioctl attributes and methods, numbered from the first of the
+ * driver's namespace, 1 << UVERBS_ID_NS_SHIFT (docs/abi.md):
+ * - ibv_alloc_dm: UVERBS_METHOD_DM_ALLOC's out attribute, a u64, the mmap
+ *   offset of the allocation's pages;
+ * - ibv_import_device: UVERBS_METHOD_QUERY_CONTEXT's out attribute, the
+ *   context's struct qroce_alloc_ucontext_resp;
+ * - ibv_import_dm: the method QROCE_IB_METHOD_DM_QUERY on a DM object,
+ *   its handle in, the mmap offset of its pages and its length out;
+ * - ibv_import_pd: the method QROCE_IB_METHOD_PD_QUERY on a PD object,
+ *   its handle in, its pdn out.
+ */
+#define QROCE_IB_NS				(1U << 12)
+
+enum qroce_ib_dm_alloc_attrs {
+	QROCE_IB_ATTR_ALLOC_DM_RESP_MMAP_OFFSET = QROCE_IB_NS,
+};
+
+enum qroce_ib_query_context_attrs {
+	QROCE_IB_ATTR_QUERY_CONTEXT_RESP_UCTX = QROCE_IB_NS,
+};
+
+/* enums, not macros: the kernel's method macros paste the name */
+enum qroce_ib_dm_methods {
+	QROCE_IB_METHOD_DM_QUERY = QROCE_IB_NS,
+};
+
+enum qroce_ib_pd_methods {
+	QROCE_IB_METHOD_PD_QUERY = QROCE_IB_NS,
+};
+
+enum qroce_ib_query_pd_attrs {
+	QROCE_IB_ATTR_QUERY_PD_REQ_HANDLE = QROCE_IB_NS,
+	QROCE_IB_ATTR_QUERY_PD_RESP_PDN,
+};
+
+enum qroce_ib_query_dm_attrs {
+	QROCE_IB_ATTR_QUERY_DM_REQ_HANDLE = QROCE_IB_NS,
+	QROCE_IB_ATTR_QUERY_DM_RESP_MMAP_OFFSET,
+	QROCE_IB_ATTR_QUERY_DM_RESP_LENGTH,
+};
+
 /* ibv_get_context: no request data. */
 struct qroce_alloc_ucontext_resp {
 	__aligned_u64 db_mmap_key;	/* mmap offset of this context's doorbell page */

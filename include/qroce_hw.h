@@ -32,6 +32,7 @@
 #define QROCE_BAR_REGS		0	/* 64 KiB MMIO: the register file */
 #define QROCE_BAR_DB		2	/* doorbell pages, 64-bit MMIO */
 #define QROCE_BAR_MSIX		4	/* MSI-X table and PBA */
+#define QROCE_BAR_DM		5	/* device memory, 32-bit, prefetchable (§4a) */
 
 #define QROCE_REGS_SIZE		0x10000
 #define QROCE_DB_PAGE_SHIFT	12
@@ -122,6 +123,7 @@ static inline unsigned int qroce_eq_vector(unsigned int eqn)
 #define QROCE_REG_CAP_LINK_MBPS	0x148	/* port line rate, Mb/s */
 #define QROCE_REG_CAP_MAX_MCAST_GRP 0x14c	/* multicast groups */
 #define QROCE_REG_CAP_MAX_MCAST_QP_ATTACH 0x150 /* UD QPs in one group */
+#define QROCE_REG_CAP_DM_SIZE	0x154	/* bytes of device memory (BAR5), 0: none */
 
 /* Event queue consumer doorbells: EQ n at QROCE_REG_EQ_CI(n), WO. */
 #define QROCE_REG_EQ_CI_BASE	0x200
@@ -172,6 +174,7 @@ enum qroce_counter {
 #define QROCE_FEAT_MW		0x00000800u	/* ALLOC_MW, DEALLOC_MW, BIND_MW WQEs */
 #define QROCE_FEAT_FLUSH	0x00001000u	/* FLUSH WQEs, ACCESS_FLUSH_GLOBAL */
 #define QROCE_FEAT_ATOMIC_WRITE	0x00002000u	/* ATOMIC_WRITE WQEs */
+#define QROCE_FEAT_DM		0x00004000u	/* device memory, QROCE_BT_DM MRs */
 
 /*
  * multicast: the largest values of CAP_MAX_MCAST_GRP (groups the device
@@ -252,7 +255,16 @@ enum qroce_bt_level {
 	 * address, no translation, local access only (get_dma_mr)
 	 */
 	QROCE_BT_PHYS = 4,
+	/*
+	 * REG_MR only: the MR's bytes are device memory (BAR5), addr is the
+	 * offset of the first one; npages and page_shift 0
+	 */
+	QROCE_BT_DM = 5,
 };
+
+/* device memory (BAR5): its size, a power of two, when there is any */
+#define QROCE_DM_MIN_SIZE	4096u
+#define QROCE_DM_MAX_SIZE	(64u << 20)
 
 #define QROCE_BT_MIN_PAGE_SHIFT	12
 #define QROCE_BT_MAX_PAGE_SHIFT	21
@@ -943,5 +955,6 @@ QROCE_HW_ASSERT_SIZE(struct qroce_eth_desc, 16);
 #define QROCE_DEF_MAX_FRMR_PAGES 512	/* 2 MiB in 4 KiB pages */
 #define QROCE_DEF_MCAST_GROUPS	64	/* CAP_MAX_MCAST_GRP */
 #define QROCE_DEF_MCAST_QP_ATTACH 8	/* CAP_MAX_MCAST_QP_ATTACH */
+#define QROCE_DEF_DM_SIZE	(256u << 10)	/* CAP_DM_SIZE: device memory */
 
 #endif /* QROCE_HW_H */

@@ -45,6 +45,11 @@ struct qroce_dev {
 	struct mutex qp_mutex;		/* QPN reuse vs CQ clean-up */
 	struct xarray cq_xa;		/* cqn -> qroce_cq */
 	struct xarray srq_xa;		/* srqn -> qroce_srq */
+	/* device memory (qroce_dm.c): its pages, a bit each, and a mapping */
+	unsigned long *dm_map;
+	u32 dm_pages;
+	struct mutex dm_lock;		/* dm_map */
+	void __iomem *dm_kva;
 	bool ib_registered;
 	/* the counters' names (from qroce_en) for rdma statistic */
 	struct rdma_stat_desc stat_descs[QROCE_CNT_NUM];

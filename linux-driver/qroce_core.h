@@ -79,6 +79,7 @@ struct qroce_caps {
 	u32 link_mbps;		/* port line rate, 0: not reported */
 	u32 max_mcast_grp, max_mcast_qp_attach;
 	u64 max_mr_size;
+	u32 dm_size;		/* device memory (BAR 5), bytes; 0: none */
 };
 
 /* Implemented by qroce_en, called by qroce_ib while it is bound. */
@@ -120,6 +121,7 @@ struct qroce_core {
 	void __iomem *regs;		/* BAR 0 */
 	void __iomem *db;		/* BAR 2, doorbell page 0 (kernel) */
 	resource_size_t db_bar_start;	/* BAR 2's address, user pages 1.. */
+	resource_size_t dm_bar_start;	/* BAR 5's, if caps.dm_size */
 	struct qroce_caps caps;
 	unsigned int comp_irq[QROCE_NUM_CEQS];	/* for EQ 1 + i */
 	const char * const *stat_names;	/* QROCE_CNT_NUM, for stats_read */

@@ -15,7 +15,10 @@
 #include <rdma/ib_addr.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_mad.h>
+#include <rdma/ib_user_ioctl_cmds.h>
 #include <rdma/uverbs_ioctl.h>
+#define UVERBS_MODULE_NAME qroce_ib
+#include <rdma/uverbs_named_ioctl.h>
 #include "qroce_verbs.h"
 
 /*
@@ -177,6 +180,9 @@ static int qroce_query_device(struct ib_device *ibdev,
 			dev->caps.max_mcast_grp * dev->caps.max_mcast_qp_attach;
 		a->kernel_cap_flags |= IBK_BLOCK_MULTICAST_LOOPBACK;
 	}
+	/* device memory, if BAR 5 has any (qroce_dm.c) */
+	if (dev->dm_map)
+		a->max_dm_size = dev->caps.dm_size;
 	a->max_pkeys = 1;
 	a->local_ca_ack_delay = 15;
 	return 0;
@@ -271,6 +277,22 @@ static int qroce_del_gid(const struct ib_gid_attr *attr, void **context)
 /* User contexts and the doorbell page                                 */
 /* ------------------------------------------------------------------ */
 
+/* What a user context learns of itself (get_context, query_context). */
+static void qroce_ucontext_resp(struct ib_ucontext *ibuc,
+				struct qroce_alloc_ucontext_resp *resp)
+{
+	struct qroce_dev *dev = to_qdev(ibuc->device);
+	struct qroce_ucontext *uc = to_quc(ibuc);
+
+	resp->db_mmap_key = rdma_user_mmap_get_offset(uc->db_entry);
+	resp->db_page_size = QROCE_DB_PAGE_SIZE;
+	resp->uar = uc->uar;
+	resp->max_sge = dev->caps.max_sge;
+	resp->max_inline = dev->caps.max_inline;
+	resp->sq_wqe_max_shift = QROCE_SQ_WQE_MAX_SHIFT;
+	resp->rq_wqe_max_shift = QROCE_RQ_WQE_MAX_SHIFT;
+}
+
 static int qroce_alloc_ucontext(struct ib_ucontext *ibuc,
 				struct ib_udata *udata)
 {
@@ -300,13 +322,7 @@ static int qroce_alloc_ucontext(struct ib_ucontext *ibuc,
 		goto err_ida;
 	}
 	uc->db_entry = &e->rdma_entry;
-	resp.db_mmap_key = rdma_user_mmap_get_offset(uc->db_entry);
-	resp.db_page_size = QROCE_DB_PAGE_SIZE;
-	resp.uar = uar;
-	resp.max_sge = dev->caps.max_sge;
-	resp.max_inline = dev->caps.max_inline;
-	resp.sq_wqe_max_shift = QROCE_SQ_WQE_MAX_SHIFT;
-	resp.rq_wqe_max_shift = QROCE_RQ_WQE_MAX_SHIFT;
+	qroce_ucontext_resp(ibuc, &resp);
 	err = ib_copy_to_udata(udata, &resp, min(sizeof(resp), udata->outlen));
 	if (err)
 		goto err_entry;
@@ -318,6 +334,57 @@ err_ida:
 	ida_free(&dev->uar_ida, uar);
 	return err;
 }
+
+/*
+ * ibv_import_device(): another process (or a dup of the command fd)
+ * asks what ibv_get_context() answered: the same response.
+ */
+static int qroce_query_ucontext(struct ib_ucontext *ibuc,
+				struct uverbs_attr_bundle *attrs)
+{
+	struct qroce_alloc_ucontext_resp resp = {};
+
+	qroce_ucontext_resp(ibuc, &resp);
+	return uverbs_copy_to_struct_or_zero(attrs,
+					     QROCE_IB_ATTR_QUERY_CONTEXT_RESP_UCTX,
+					     &resp, sizeof(resp));
+}
+
+#define QROCE_UCTX_RESP \
+	UVERBS_ATTR_STRUCT(struct qroce_alloc_ucontext_resp, rq_wqe_max_shift)
+
+ADD_UVERBS_ATTRIBUTES_SIMPLE(qroce_ib_query_context, UVERBS_OBJECT_DEVICE,
+			     UVERBS_METHOD_QUERY_CONTEXT,
+			     UVERBS_ATTR_PTR_OUT(QROCE_IB_ATTR_QUERY_CONTEXT_RESP_UCTX,
+						 QROCE_UCTX_RESP, UA_OPTIONAL));
+
+/* ibv_import_pd() checks the handle and learns the pdn */
+static int UVERBS_HANDLER(QROCE_IB_METHOD_PD_QUERY)(struct uverbs_attr_bundle *attrs)
+{
+	struct ib_pd *ibpd =
+		uverbs_attr_get_obj(attrs, QROCE_IB_ATTR_QUERY_PD_REQ_HANDLE);
+
+	return uverbs_copy_to(attrs, QROCE_IB_ATTR_QUERY_PD_RESP_PDN,
+			      &to_qpd(ibpd)->pdn, sizeof(u32));
+}
+
+DECLARE_UVERBS_NAMED_METHOD(QROCE_IB_METHOD_PD_QUERY,
+			    UVERBS_ATTR_IDR(QROCE_IB_ATTR_QUERY_PD_REQ_HANDLE,
+					    UVERBS_OBJECT_PD,
+					    UVERBS_ACCESS_READ, UA_MANDATORY),
+			    UVERBS_ATTR_PTR_OUT(QROCE_IB_ATTR_QUERY_PD_RESP_PDN,
+						UVERBS_ATTR_TYPE(u32),
+						UA_MANDATORY));
+
+ADD_UVERBS_METHODS(qroce_ib_pd, UVERBS_OBJECT_PD,
+		   &UVERBS_METHOD(QROCE_IB_METHOD_PD_QUERY));
+
+static const struct uapi_definition qroce_ib_defs[] = {
+	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_DEVICE, &qroce_ib_query_context),
+	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_PD, &qroce_ib_pd),
+	UAPI_DEF_CHAIN(qroce_dm_defs),
+	{},
+};
 
 static void qroce_dealloc_ucontext(struct ib_ucontext *ibuc)
 {
@@ -349,16 +416,24 @@ static int qroce_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
 	if (!re)
 		return -EINVAL;
 	e = container_of(re, struct qroce_mmap_entry, rdma_entry);
+	/* the entry's size, which rdma_user_mmap_entry_get() matched */
 	err = rdma_user_mmap_io(ibuc, vma, PFN_DOWN(e->address),
-				QROCE_DB_PAGE_SIZE,
-				pgprot_noncached(vma->vm_page_prot), re);
+				vma->vm_end - vma->vm_start,
+				e->dm ? pgprot_writecombine(vma->vm_page_prot) :
+					pgprot_noncached(vma->vm_page_prot),
+				re);
 	rdma_user_mmap_entry_put(re);
 	return err;
 }
 
 static void qroce_mmap_free(struct rdma_user_mmap_entry *re)
 {
-	kfree(container_of(re, struct qroce_mmap_entry, rdma_entry));
+	struct qroce_mmap_entry *e =
+		container_of(re, struct qroce_mmap_entry, rdma_entry);
+
+	if (e->dm)
+		qroce_dm_mmap_free(e);
+	kfree(e);
 }
 
 /* ------------------------------------------------------------------ */
@@ -411,8 +486,6 @@ static struct ib_mr *qroce_get_dma_mr(struct ib_pd *ibpd, int access)
 	struct qroce_dev *dev = to_qdev(ibpd->device);
 	struct qroce_cmd cmd = {};
 	struct qroce_mr *mr;
-	u32 out[6];
-	int err;
 
 	if (access & ~IB_ACCESS_LOCAL_WRITE)
 		return ERR_PTR(-EOPNOTSUPP);
@@ -424,16 +497,7 @@ static struct ib_mr *qroce_get_dma_mr(struct ib_pd *ibpd, int access)
 	cmd.reg_mr.access = cpu_to_le32(access & QROCE_ACCESS_MASK);
 	cmd.reg_mr.length = cpu_to_le64(U64_MAX);
 	cmd.reg_mr.pages.level = QROCE_BT_PHYS;
-	err = qroce_cmd_exec(dev, &cmd, out);
-	if (err) {
-		kfree(mr);
-		return ERR_PTR(err);
-	}
-	mr->ibmr.lkey = out[0];
-	mr->ibmr.rkey = out[0];
-	mr->access = access;
-	mr->bt_level = QROCE_BT_PHYS;
-	return &mr->ibmr;
+	return qroce_reg_mr_nopin(dev, &cmd, mr, access);
 }
 
 /* What the device was given for @mr's pages, for qroce_fill_res_mr_entry. */
@@ -444,35 +508,23 @@ static void qroce_mr_keep_bt(struct qroce_mr *mr, const struct qroce_bt *bt)
 	mr->bt_level = bt->level;
 }
 
-static struct ib_mr *qroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
-				       u64 virt, int access,
-				       struct ib_udata *udata)
+/*
+ * REG_MR of @mr, whose pages @mr->umem holds (pinned user memory or a
+ * dma-buf), at @virt for @len bytes: 0 and its keys, or an errno.
+ */
+static int qroce_reg_umem(struct ib_pd *ibpd, struct qroce_mr *mr, u64 len,
+			  u64 virt, int access)
 {
 	struct qroce_dev *dev = to_qdev(ibpd->device);
 	struct qroce_cmd cmd = {};
 	struct qroce_bt_tmp t;
 	unsigned long pgsz;
-	struct qroce_mr *mr;
 	u32 out[6];
 	int err;
 
-	if (!qroce_access_ok(access))
-		return ERR_PTR(-EOPNOTSUPP);
-	if (!len || len > dev->caps.max_mr_size)
-		return ERR_PTR(-EINVAL);
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
-	if (!mr)
-		return ERR_PTR(-ENOMEM);
-	mr->umem = ib_umem_get(ibpd->device, start, len, access);
-	if (IS_ERR(mr->umem)) {
-		err = PTR_ERR(mr->umem);
-		goto err_free;
-	}
 	pgsz = ib_umem_find_best_pgsz(mr->umem, dev->caps.page_sizes, virt);
-	if (!pgsz) {
-		err = -EINVAL;
-		goto err_umem;
-	}
+	if (!pgsz)
+		return -EINVAL;
 	cmd.hdr.opcode = QROCE_CMD_REG_MR;
 	cmd.reg_mr.pdn = cpu_to_le32(to_qpd(ibpd)->pdn);
 	cmd.reg_mr.access = cpu_to_le32(qroce_hw_access(access));
@@ -482,22 +534,86 @@ static struct ib_mr *qroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 	err = qroce_bt_from_umem(dev, mr->umem, pgsz, &cmd.reg_mr.pages,
 				 cmd.reg_mr.inline_pages, &t);
 	if (err)
-		goto err_umem;
+		return err;
 	err = qroce_cmd_exec(dev, &cmd, out);
 	qroce_bt_tmp_free(dev, &t);
 	if (err)
-		goto err_umem;
+		return err;
 	mr->ibmr.lkey = out[0];
 	mr->ibmr.rkey = out[0];
 	mr->access = access;
 	qroce_mr_keep_bt(mr, &cmd.reg_mr.pages);
-	return &mr->ibmr;
+	return 0;
+}
 
-err_umem:
-	ib_umem_release(mr->umem);
-err_free:
-	kfree(mr);
-	return ERR_PTR(err);
+/* What every user registration starts with: the checks, and the MR. */
+static struct qroce_mr *qroce_mr_new(struct ib_pd *ibpd, u64 len, int access)
+{
+	struct qroce_dev *dev = to_qdev(ibpd->device);
+	struct qroce_mr *mr;
+
+	if (!qroce_access_ok(access))
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!len || len > dev->caps.max_mr_size)
+		return ERR_PTR(-EINVAL);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	return mr ? mr : ERR_PTR(-ENOMEM);
+}
+
+/* @mr registered on @umem (an error pointer, or released on failure). */
+static struct ib_mr *qroce_mr_on_umem(struct ib_pd *ibpd, struct qroce_mr *mr,
+				      struct ib_umem *umem, u64 len, u64 virt,
+				      int access)
+{
+	int err;
+
+	if (IS_ERR(umem)) {
+		kfree(mr);
+		return ERR_CAST(umem);
+	}
+	mr->umem = umem;
+	err = qroce_reg_umem(ibpd, mr, len, virt, access);
+	if (err) {
+		ib_umem_release(umem);
+		kfree(mr);
+		return ERR_PTR(err);
+	}
+	return &mr->ibmr;
+}
+
+static struct ib_mr *qroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
+				       u64 virt, int access,
+				       struct ib_udata *udata)
+{
+	struct qroce_mr *mr = qroce_mr_new(ibpd, len, access);
+
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	return qroce_mr_on_umem(ibpd, mr,
+				ib_umem_get(ibpd->device, start, len, access),
+				len, virt, access);
+}
+
+/*
+ * An MR on @len bytes of the dma-buf @fd from @offset on, at @virt.  The
+ * attachment is pinned (ib_umem_dmabuf_get_pinned), as efa's and irdma's
+ * are: the exporter may not move the buffer while the MR holds it, so no
+ * move notification has to be followed; the device gets the buffer's DMA
+ * addresses like any pinned MR's pages.
+ */
+static struct ib_mr *qroce_reg_user_mr_dmabuf(struct ib_pd *ibpd, u64 offset,
+					      u64 len, u64 virt, int fd,
+					      int access,
+					      struct uverbs_attr_bundle *attrs)
+{
+	struct qroce_mr *mr = qroce_mr_new(ibpd, len, access);
+	struct ib_umem_dmabuf *umd;
+
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	umd = ib_umem_dmabuf_get_pinned(ibpd->device, offset, len, fd, access);
+	return qroce_mr_on_umem(ibpd, mr, IS_ERR(umd) ? ERR_CAST(umd) :
+				&umd->umem, len, virt, access);
 }
 
 /* REREG_MR's TRANS part: the new range pinned in *@umem, its pages. */
@@ -546,6 +662,7 @@ static struct ib_mr *qroce_rereg_user_mr(struct ib_mr *ibmr, int flags,
 	int err;
 
 	if (!(dev->caps.features & QROCE_FEAT_REREG_MR) || !mr->umem ||
+	    mr->umem->is_dmabuf ||
 	    (flags & ~(IB_MR_REREG_TRANS | IB_MR_REREG_PD |
 		       IB_MR_REREG_ACCESS)))
 		return ERR_PTR(-EOPNOTSUPP);
@@ -881,7 +998,9 @@ static const struct ib_device_ops qroce_dev_ops = {
 	.query_port = qroce_query_port,
 	.query_qp = qroce_query_qp,
 	.query_srq = qroce_query_srq,
+	.query_ucontext = qroce_query_ucontext,
 	.reg_user_mr = qroce_reg_user_mr,
+	.reg_user_mr_dmabuf = qroce_reg_user_mr_dmabuf,
 	.req_notify_cq = qroce_req_notify_cq,
 	.rereg_user_mr = qroce_rereg_user_mr,
 	.resize_cq = qroce_resize_cq,
@@ -908,9 +1027,13 @@ int qroce_ib_register(struct qroce_dev *dev)
 	strscpy(ibdev->node_desc, "qroce", sizeof(ibdev->node_desc));
 	addrconf_addr_eui48((u8 *)&ibdev->node_guid, dev->caps.mac);
 	ib_set_device_ops(ibdev, &qroce_dev_ops);
-	err = ib_device_set_netdev(ibdev, dev->netdev, 1);
+	ibdev->driver_def = qroce_ib_defs;
+	err = qroce_dm_init(dev);
 	if (err)
 		return err;
+	err = ib_device_set_netdev(ibdev, dev->netdev, 1);
+	if (err)
+		goto err_dm;
 	dma_set_max_seg_size(&dev->pdev->dev, UINT_MAX);
 	err = ib_register_device(ibdev, "qroce_%d", &dev->pdev->dev);
 	if (err)
@@ -921,6 +1044,8 @@ int qroce_ib_register(struct qroce_dev *dev)
 err_netdev:
 	/* the port holds a reference that unregister_netdev would wait for */
 	ib_device_set_netdev(ibdev, NULL, 1);
+err_dm:
+	qroce_dm_fini(dev);
 	return err;
 }
 
@@ -935,4 +1060,5 @@ void qroce_ib_unregister(struct qroce_dev *dev)
 	WRITE_ONCE(dev->ib_registered, false);
 	ib_unregister_device(&dev->ibdev);
 	ib_device_set_netdev(&dev->ibdev, NULL, 1);
+	qroce_dm_fini(dev);
 }

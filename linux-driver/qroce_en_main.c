@@ -106,6 +106,18 @@ static void qroce_read_caps(struct qroce_core *c)
 		qroce_rd(c, QROCE_REG_CAP_MAX_MCAST_QP_ATTACH);
 	caps->max_mr_size = qroce_rd(c, QROCE_REG_CAP_MAX_MR_SIZE_LO) |
 		((u64)qroce_rd(c, QROCE_REG_CAP_MAX_MR_SIZE_HI) << 32);
+	/* device memory: only as much as BAR 5 really has */
+	caps->dm_size = 0;
+	if (caps->features & QROCE_FEAT_DM) {
+		u32 dm = qroce_rd(c, QROCE_REG_CAP_DM_SIZE);
+
+		if (dm && is_power_of_2(dm) && dm >= PAGE_SIZE &&
+		    pci_resource_len(c->pdev, QROCE_BAR_DM) >= dm) {
+			caps->dm_size = dm;
+			c->dm_bar_start = pci_resource_start(c->pdev,
+							     QROCE_BAR_DM);
+		}
+	}
 }
 
 /*

@@ -7,6 +7,7 @@
 #ifndef QROCE_VERBS_H
 #define QROCE_VERBS_H
 
+#include <rdma/uverbs_ioctl.h>
 #include "qroce.h"
 
 struct qroce_ucontext {
@@ -15,9 +16,16 @@ struct qroce_ucontext {
 	struct rdma_user_mmap_entry *db_entry;
 };
 
+/*
+ * What a user context may mmap: its doorbell page (uncached), or the
+ * pages of a device memory allocation (write-combining), which go back to
+ * the device's pool when the last mapping of them goes.
+ */
 struct qroce_mmap_entry {
 	struct rdma_user_mmap_entry rdma_entry;
 	u64 address;
+	bool dm;
+	u32 dm_first, dm_npages;	/* dm: its pages of device memory */
 };
 
 struct qroce_pd {
@@ -189,6 +197,28 @@ static inline u32 qroce_hw_access(int access)
 	return access & QROCE_ACCESS_MASK;
 }
 
+/*
+ * REG_MR @cmd for @mr, an MR with no pages to pin (PHYS, DM): its keys,
+ * or an error and @mr freed.
+ */
+static inline struct ib_mr *qroce_reg_mr_nopin(struct qroce_dev *dev,
+					       struct qroce_cmd *cmd,
+					       struct qroce_mr *mr, int access)
+{
+	u32 out[6];
+	int err = qroce_cmd_exec(dev, cmd, out);
+
+	if (err) {
+		kfree(mr);
+		return ERR_PTR(err);
+	}
+	mr->ibmr.lkey = out[0];
+	mr->ibmr.rkey = out[0];
+	mr->access = access;
+	mr->bt_level = cmd->reg_mr.pages.level;
+	return &mr->ibmr;
+}
+
 /* qroce_ctrl.c */
 int qroce_get_req(struct ib_udata *udata, void *req, size_t len);
 int qroce_no_req(struct ib_udata *udata);
@@ -260,5 +290,11 @@ int qroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
 int qroce_fill_res_qp_entry_raw(struct sk_buff *msg, struct ib_qp *ibqp);
 int qroce_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq);
 int qroce_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr);
+
+/* qroce_dm.c */
+int qroce_dm_init(struct qroce_dev *dev);
+void qroce_dm_fini(struct qroce_dev *dev);
+void qroce_dm_mmap_free(struct qroce_mmap_entry *e);
+extern const struct uapi_definition qroce_dm_defs[];
 
 #endif

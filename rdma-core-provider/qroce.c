@@ -6,9 +6,42 @@
 #include <sys/mman.h>
 #include <util/util.h>
 #include <ccan/minmax.h>
+#include <infiniband/cmd_write.h>
 
 #include "qroce.h"
 #include "qroce_abi.h"
+
+/*
+ * The context as the kernel described it (get_context, or query_context
+ * for an imported one): limits, and the doorbell page mapped.  0, or -1
+ * with errno set.
+ */
+static int qroce_context_setup(struct qroce_context *ctx, int cmd_fd,
+			       const struct qroce_alloc_ucontext_resp *resp)
+{
+	if (resp->db_page_size == 0 || resp->max_sge > QROCE_MAX_SGE ||
+	    resp->max_inline > QROCE_MAX_INLINE ||
+	    resp->sq_wqe_max_shift < QROCE_SQ_WQE_MIN_SHIFT ||
+	    resp->rq_wqe_max_shift < QROCE_RQ_WQE_MIN_SHIFT) {
+		verbs_err(&ctx->ibv_ctx, "qroce: bad context response\n");
+		errno = EINVAL;
+		return -1;
+	}
+	ctx->db_size = resp->db_page_size;
+	ctx->max_sge = resp->max_sge;
+	ctx->max_inline = resp->max_inline;
+	ctx->sq_wqe_max_shift = min_t(uint32_t, resp->sq_wqe_max_shift,
+				      QROCE_SQ_WQE_MAX_SHIFT);
+	ctx->rq_wqe_max_shift = min_t(uint32_t, resp->rq_wqe_max_shift,
+				      QROCE_RQ_WQE_MAX_SHIFT);
+	ctx->db = mmap(NULL, ctx->db_size, PROT_WRITE, MAP_SHARED, cmd_fd,
+		       resp->db_mmap_key);
+	if (ctx->db == MAP_FAILED)
+		return -1;
+	pthread_mutex_init(&ctx->qp_table_mutex, NULL);
+	verbs_set_ops(&ctx->ibv_ctx, &qroce_ctx_ops);
+	return 0;
+}
 
 static struct verbs_context *qroce_alloc_context(struct ibv_device *ibdev,
 						 int cmd_fd,
@@ -23,29 +56,37 @@ static struct verbs_context *qroce_alloc_context(struct ibv_device *ibdev,
 	if (!ctx)
 		return NULL;
 	if (ibv_cmd_get_context(&ctx->ibv_ctx, &cmd, sizeof(cmd),
-				&resp.ibv_resp, sizeof(resp)))
+				&resp.ibv_resp, sizeof(resp)) ||
+	    qroce_context_setup(ctx, cmd_fd, &resp.drv_payload))
 		goto err_free;
-	if (resp.db_page_size == 0 || resp.max_sge > QROCE_MAX_SGE ||
-	    resp.max_inline > QROCE_MAX_INLINE ||
-	    resp.sq_wqe_max_shift < QROCE_SQ_WQE_MIN_SHIFT ||
-	    resp.rq_wqe_max_shift < QROCE_RQ_WQE_MIN_SHIFT) {
-		verbs_err(&ctx->ibv_ctx, "qroce: bad context response\n");
-		errno = EINVAL;
+	return &ctx->ibv_ctx;
+
+err_free:
+	verbs_uninit_context(&ctx->ibv_ctx);
+	free(ctx);
+	return NULL;
+}
+
+/*
+ * ibv_import_device(): a context on a command fd that has one already
+ * (another process's, or a dup): the kernel says what get_context said.
+ */
+static struct verbs_context *qroce_import_context(struct ibv_device *ibdev,
+						  int cmd_fd)
+{
+	DECLARE_COMMAND_BUFFER(cmdb, UVERBS_OBJECT_DEVICE,
+			       UVERBS_METHOD_QUERY_CONTEXT, 1);
+	struct qroce_alloc_ucontext_resp resp = {};
+	struct qroce_context *ctx;
+
+	ctx = verbs_init_and_alloc_context(ibdev, cmd_fd, ctx, ibv_ctx,
+					   RDMA_DRIVER_QROCE);
+	if (!ctx)
+		return NULL;
+	fill_attr_out_ptr(cmdb, QROCE_IB_ATTR_QUERY_CONTEXT_RESP_UCTX, &resp);
+	if (ibv_cmd_query_context(&ctx->ibv_ctx.context, cmdb) ||
+	    qroce_context_setup(ctx, cmd_fd, &resp))
 		goto err_free;
-	}
-	ctx->db_size = resp.db_page_size;
-	ctx->max_sge = resp.max_sge;
-	ctx->max_inline = resp.max_inline;
-	ctx->sq_wqe_max_shift = min_t(uint32_t, resp.sq_wqe_max_shift,
-				      QROCE_SQ_WQE_MAX_SHIFT);
-	ctx->rq_wqe_max_shift = min_t(uint32_t, resp.rq_wqe_max_shift,
-				      QROCE_RQ_WQE_MAX_SHIFT);
-	ctx->db = mmap(NULL, ctx->db_size, PROT_WRITE, MAP_SHARED, cmd_fd,
-		       resp.db_mmap_key);
-	if (ctx->db == MAP_FAILED)
-		goto err_free;
-	pthread_mutex_init(&ctx->qp_table_mutex, NULL);
-	verbs_set_ops(&ctx->ibv_ctx, &qroce_ctx_ops);
 	return &ctx->ibv_ctx;
 
 err_free:
@@ -97,6 +138,7 @@ static const struct verbs_device_ops qroce_dev_ops = {
 	.alloc_device = qroce_device_alloc,
 	.uninit_device = qroce_device_free,
 	.alloc_context = qroce_alloc_context,
+	.import_context = qroce_import_context,
 };
 
 PROVIDER_DRIVER(qroce, qroce_dev_ops);

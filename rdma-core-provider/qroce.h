@@ -32,6 +32,85 @@ struct qroce_device {
 	struct verbs_device ibv_dev;
 };
 
+/*
+ * A lock a thread domain (or IBV_CREATE_CQ_ATTR_SINGLE_THREADED) turns
+ * off: the application has promised that one thread at a time uses the
+ * object, so the data path takes no lock for it.
+ */
+struct qroce_spin {
+	pthread_spinlock_t lock;
+	bool off;
+};
+
+static inline void qroce_spin_init(struct qroce_spin *s, bool off)
+{
+	s->off = off;
+	pthread_spin_init(&s->lock, PTHREAD_PROCESS_PRIVATE);
+}
+
+static inline void qroce_spin_destroy(struct qroce_spin *s)
+{
+	pthread_spin_destroy(&s->lock);
+}
+
+static inline void qroce_spin_lock(struct qroce_spin *s)
+{
+	if (!s->off)
+		pthread_spin_lock(&s->lock);
+}
+
+static inline void qroce_spin_unlock(struct qroce_spin *s)
+{
+	if (!s->off)
+		pthread_spin_unlock(&s->lock);
+}
+
+/* A thread domain: objects made through it are used by one thread. */
+struct qroce_td {
+	struct ibv_td ibv_td;
+	atomic_int refcount;		/* parent domains that name it */
+};
+
+/*
+ * A protection domain, or a parent domain (pd set): the protection
+ * domain it stands for, a thread domain, and the application's allocator
+ * for the rings of the QPs, SRQs and CQs made through it.  A parent
+ * domain has its protection domain's handle, so every ibv_cmd_*() call
+ * made with it acts on that domain.
+ */
+struct qroce_pd {
+	struct ibv_pd ibv_pd;
+	struct qroce_pd *pd;		/* a parent domain's protection domain */
+	struct qroce_td *td;
+	void *(*alloc)(struct ibv_pd *pd, void *pd_context, size_t size,
+		       size_t alignment, uint64_t resource_type);
+	void (*free)(struct ibv_pd *pd, void *pd_context, void *ptr,
+		     uint64_t resource_type);
+	void *pd_context;
+	atomic_int refcount;		/* parent domains made over it */
+};
+
+/*
+ * The resource_type a parent domain's allocator is called with: which
+ * ring it is for (docs/provider.md).
+ */
+#define QROCE_RES_TYPE_BASE	0x71726f6300000000ull	/* "qroc" */
+enum {
+	QROCE_RES_TYPE_SQ = 1,
+	QROCE_RES_TYPE_RQ = 2,
+	QROCE_RES_TYPE_SRQ = 3,
+	QROCE_RES_TYPE_CQ = 4,
+};
+
+/*
+ * Memory a ring lives in: from a parent domain's allocator (pd set) or
+ * from the heap.
+ */
+struct qroce_ring_mem {
+	struct qroce_pd *pd;		/* whose allocator made it, or NULL */
+	uint64_t type;
+};
+
 struct qroce_context {
 	struct verbs_context ibv_ctx;
 	void *db;			/* mmapped doorbell page */
@@ -70,7 +149,9 @@ struct qroce_cq {
 	struct qroce_cq_rec *rec;
 	void *buf;
 	size_t buf_size;
-	pthread_spinlock_t lock;
+	struct qroce_ring_mem mem;
+	struct qroce_pd *pd;		/* its parent domain, or NULL */
+	struct qroce_spin lock;
 	/* extended poll state: a copy of the CQE being read */
 	struct qroce_cqe cur;
 	struct qroce_qp *cur_qp;
@@ -79,10 +160,11 @@ struct qroce_cq {
 struct qroce_wq {
 	void *buf;
 	size_t buf_size;
+	struct qroce_ring_mem mem;
 	uint32_t log2, shift;
 	uint32_t pi, ci;
 	uint64_t *wrid;
-	pthread_spinlock_t lock;
+	struct qroce_spin lock;
 };
 
 /* An SRQ WQE's tag (docs/hw-spec.md §8): what its CQE names. */
@@ -108,6 +190,7 @@ struct qroce_srq {
 	uint32_t *free_tags;
 	uint32_t ntags, nfree;
 	uint32_t max_sge;
+	struct qroce_pd *pd;		/* its parent domain, or NULL */
 };
 
 struct qroce_qp {
@@ -131,9 +214,32 @@ struct qroce_ah {
 	uint32_t ahn;
 };
 
+/* Device memory: whole pages of BAR 5, mapped into this process. */
+struct qroce_dm {
+	struct verbs_dm vdm;
+	uint8_t *va;			/* the mapping */
+	size_t length;			/* what ibv_alloc_dm() asked for */
+	size_t map_size;		/* the mapping's, in pages */
+};
+
 static inline struct qroce_context *to_qctx(struct ibv_context *c)
 {
 	return container_of(c, struct qroce_context, ibv_ctx.context);
+}
+
+static inline struct qroce_pd *to_qpd(struct ibv_pd *p)
+{
+	return container_of(p, struct qroce_pd, ibv_pd);
+}
+
+static inline struct qroce_td *to_qtd(struct ibv_td *t)
+{
+	return container_of(t, struct qroce_td, ibv_td);
+}
+
+static inline struct qroce_dm *to_qdm(struct ibv_dm *d)
+{
+	return container_of(d, struct qroce_dm, vdm.dm);
 }
 
 static inline struct qroce_cq *to_qcq(struct ibv_cq *c)

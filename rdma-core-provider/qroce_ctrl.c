@@ -16,23 +16,70 @@
 #include <util/util.h>
 #include <ccan/minmax.h>
 #include <ccan/ilog.h>
+#include <infiniband/cmd_write.h>
 
 #include "qroce.h"
 #include "qroce_abi.h"
 
-static void *qroce_alloc_ring(size_t size, size_t *out_size)
+/*
+ * A ring of @size bytes (rounded up to pages, zeroed): from @pd's
+ * allocator when @pd is a parent domain that has one and it does not
+ * answer IBV_ALLOCATOR_USE_DEFAULT, else from the heap.  The driver pins
+ * it as it is, so it must start on a page: an allocator that returns
+ * memory off a page boundary fails the verb with EINVAL.  @m says where
+ * it came from, for qroce_free_ring().
+ */
+static void *qroce_alloc_ring(struct qroce_pd *pd, uint64_t type, size_t size,
+			      size_t *out_size, struct qroce_ring_mem *m)
 {
 	size_t psz = sysconf(_SC_PAGESIZE);
 	void *p;
 
 	size = (size + psz - 1) & ~(psz - 1);
-	if (posix_memalign(&p, psz, size))
+	m->pd = NULL;
+	m->type = QROCE_RES_TYPE_BASE | type;
+	if (pd && pd->alloc) {
+		p = pd->alloc(&pd->ibv_pd, pd->pd_context, size, psz, m->type);
+		if (p != IBV_ALLOCATOR_USE_DEFAULT) {
+			if (!p) {
+				errno = ENOMEM;
+				return NULL;
+			}
+			if ((uintptr_t)p & (psz - 1)) {
+				pd->free(&pd->ibv_pd, pd->pd_context, p,
+					 m->type);
+				errno = EINVAL;
+				return NULL;
+			}
+			m->pd = pd;
+			goto out;
+		}
+	}
+	if (posix_memalign(&p, psz, size)) {
+		errno = ENOMEM;
 		return NULL;
+	}
+out:
 	memset(p, 0, size);
 	*out_size = size;
 	return p;
 }
 
+static void qroce_free_ring(void *p, const struct qroce_ring_mem *m)
+{
+	if (p && m->pd)
+		m->pd->free(&m->pd->ibv_pd, m->pd->pd_context, p, m->type);
+	else
+		free(p);
+}
+
+/* The parent domain @pd is, or NULL for a plain protection domain. */
+static struct qroce_pd *qroce_parent(struct ibv_pd *pd)
+{
+	struct qroce_pd *qpd = pd ? to_qpd(pd) : NULL;
+
+	return qpd && qpd->pd ? qpd : NULL;
+}
 
 static unsigned int qroce_log2_up(uint32_t n)
 {
@@ -66,30 +113,181 @@ static struct ibv_pd *qroce_alloc_pd(struct ibv_context *ctx)
 {
 	struct uqroce_alloc_pd_resp resp = {};
 	struct ibv_alloc_pd cmd;
-	struct ibv_pd *pd = calloc(1, sizeof(*pd));
+	struct qroce_pd *pd = calloc(1, sizeof(*pd));
 	int err;
 
 	if (!pd) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	err = ibv_cmd_alloc_pd(ctx, pd, &cmd, sizeof(cmd), &resp.ibv_resp,
-			       sizeof(resp));
+	err = ibv_cmd_alloc_pd(ctx, &pd->ibv_pd, &cmd, sizeof(cmd),
+			       &resp.ibv_resp, sizeof(resp));
 	if (err) {
 		free(pd);
 		errno = err;
 		return NULL;
 	}
-	return pd;
+	atomic_init(&pd->refcount, 0);
+	return &pd->ibv_pd;
 }
 
-static int qroce_dealloc_pd(struct ibv_pd *pd)
+/*
+ * A parent domain goes without a command (the kernel never saw it); a
+ * protection domain that parent domains still name is busy.
+ */
+static int qroce_dealloc_pd(struct ibv_pd *ibpd)
 {
-	int err = ibv_cmd_dealloc_pd(pd);
+	struct qroce_pd *pd = to_qpd(ibpd);
+	int err;
 
+	if (pd->pd) {
+		atomic_fetch_sub(&pd->pd->refcount, 1);
+		if (pd->td)
+			atomic_fetch_sub(&pd->td->refcount, 1);
+		free(pd);
+		return 0;
+	}
+	if (atomic_load(&pd->refcount))
+		return EBUSY;
+	err = ibv_cmd_dealloc_pd(ibpd);
 	if (!err)
 		free(pd);
 	return err;
+}
+
+/*
+ * ibv_import_pd(): a PD of another context on the same command file, its
+ * handle checked by the kernel.  ibv_unimport_pd() forgets it here and
+ * leaves it to its owner.
+ */
+static struct ibv_pd *qroce_import_pd(struct ibv_context *ctx,
+				      uint32_t pd_handle)
+{
+	DECLARE_COMMAND_BUFFER(cmdb, UVERBS_OBJECT_PD, QROCE_IB_METHOD_PD_QUERY,
+			       2);
+	struct qroce_pd *pd;
+	uint32_t pdn;
+	int err;
+
+	fill_attr_in_obj(cmdb, QROCE_IB_ATTR_QUERY_PD_REQ_HANDLE, pd_handle);
+	fill_attr_out_ptr(cmdb, QROCE_IB_ATTR_QUERY_PD_RESP_PDN, &pdn);
+	err = execute_ioctl(ctx, cmdb);
+	if (err) {
+		errno = err;
+		return NULL;
+	}
+	pd = calloc(1, sizeof(*pd));
+	if (!pd) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	pd->ibv_pd.context = ctx;
+	pd->ibv_pd.handle = pd_handle;
+	atomic_init(&pd->refcount, 0);
+	return &pd->ibv_pd;
+}
+
+static void qroce_unimport_pd(struct ibv_pd *ibpd)
+{
+	free(to_qpd(ibpd));
+}
+
+/* ibv_import_mr(): the kernel's generic MR query fills it in. */
+static struct ibv_mr *qroce_import_mr(struct ibv_pd *pd, uint32_t mr_handle)
+{
+	struct verbs_mr *vmr = calloc(1, sizeof(*vmr));
+	int err;
+
+	if (!vmr) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = ibv_cmd_query_mr(pd, vmr, mr_handle);
+	if (err) {
+		free(vmr);
+		errno = err;
+		return NULL;
+	}
+	return &vmr->ibv_mr;
+}
+
+static void qroce_unimport_mr(struct ibv_mr *ibmr)
+{
+	free(container_of(ibmr, struct verbs_mr, ibv_mr));
+}
+
+static struct ibv_td *qroce_alloc_td(struct ibv_context *ctx,
+				     struct ibv_td_init_attr *attr)
+{
+	struct qroce_td *td;
+
+	if (attr->comp_mask) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	td = calloc(1, sizeof(*td));
+	if (!td) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	td->ibv_td.context = ctx;
+	atomic_init(&td->refcount, 0);
+	return &td->ibv_td;
+}
+
+static int qroce_dealloc_td(struct ibv_td *ibtd)
+{
+	struct qroce_td *td = to_qtd(ibtd);
+
+	if (atomic_load(&td->refcount))
+		return EBUSY;
+	free(td);
+	return 0;
+}
+
+/*
+ * ibv_alloc_parent_domain(): a protection domain (not another parent
+ * domain) of this context, optionally a thread domain, optionally the
+ * application's allocator for ring memory.
+ */
+static struct ibv_pd *
+qroce_alloc_parent_domain(struct ibv_context *ctx,
+			  struct ibv_parent_domain_init_attr *attr)
+{
+	uint32_t known = IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS |
+			 IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT;
+	struct qroce_pd *pd;
+
+	if (attr->comp_mask & ~known) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (!attr->pd || attr->pd->context != ctx || to_qpd(attr->pd)->pd ||
+	    (attr->td && attr->td->context != ctx) ||
+	    ((attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS) &&
+	     (!attr->alloc || !attr->free))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	pd = calloc(1, sizeof(*pd));
+	if (!pd) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	pd->pd = to_qpd(attr->pd);
+	ibv_initialize_parent_domain(&pd->ibv_pd, &pd->pd->ibv_pd);
+	if (attr->td) {
+		pd->td = to_qtd(attr->td);
+		atomic_fetch_add(&pd->td->refcount, 1);
+	}
+	if (attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS) {
+		pd->alloc = attr->alloc;
+		pd->free = attr->free;
+	}
+	if (attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT)
+		pd->pd_context = attr->pd_context;
+	atomic_fetch_add(&pd->pd->refcount, 1);
+	return &pd->ibv_pd;
 }
 
 static struct ibv_mr *qroce_reg_mr(struct ibv_pd *pd, void *addr,
@@ -106,6 +304,31 @@ static struct ibv_mr *qroce_reg_mr(struct ibv_pd *pd, void *addr,
 	}
 	err = ibv_cmd_reg_mr(pd, addr, length, hca_va, access, vmr, &cmd,
 			     sizeof(cmd), &resp, sizeof(resp));
+	if (err) {
+		free(vmr);
+		errno = err;
+		return NULL;
+	}
+	return &vmr->ibv_mr;
+}
+
+/*
+ * An MR on a dma-buf (ibv_reg_dmabuf_mr): the kernel driver attaches it
+ * pinned and gives the device its pages like any MR's.
+ */
+static struct ibv_mr *qroce_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
+					  size_t length, uint64_t iova, int fd,
+					  int access)
+{
+	struct verbs_mr *vmr = calloc(1, sizeof(*vmr));
+	int err;
+
+	if (!vmr) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = ibv_cmd_reg_dmabuf_mr(pd, offset, length, iova, fd, access, vmr,
+				    NULL);
 	if (err) {
 		free(vmr);
 		errno = err;
@@ -167,6 +390,186 @@ static int qroce_dealloc_mw(struct ibv_mw *mw)
 }
 
 /* ------------------------------------------------------------------ */
+/* Device memory                                                       */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Copies to and from device memory: 4-byte aligned offsets and lengths
+ * inside the allocation, as on hardware whose device memory takes 32-bit
+ * writes; EINVAL otherwise.
+ */
+static int qroce_dm_range(struct qroce_dm *dm, uint64_t off, size_t len)
+{
+	if ((off | len) & 3 || off > dm->length || len > dm->length - off)
+		return EINVAL;
+	return 0;
+}
+
+static int qroce_memcpy_to_dm(struct ibv_dm *ibdm, uint64_t off,
+			      const void *host, size_t len)
+{
+	struct qroce_dm *dm = to_qdm(ibdm);
+	int err = qroce_dm_range(dm, off, len);
+
+	if (err)
+		return err;
+	memcpy(dm->va + off, host, len);
+	/* write-combined stores reach the device before anything after */
+	mmio_flush_writes();
+	return 0;
+}
+
+static int qroce_memcpy_from_dm(void *host, struct ibv_dm *ibdm, uint64_t off,
+				size_t len)
+{
+	struct qroce_dm *dm = to_qdm(ibdm);
+	int err = qroce_dm_range(dm, off, len);
+
+	if (err)
+		return err;
+	memcpy(host, dm->va + off, len);
+	return 0;
+}
+
+/*
+ * ibv_alloc_dm(): the kernel gives whole pages and the mmap offset of
+ * them (the driver attribute QROCE_IB_ATTR_ALLOC_DM_RESP_MMAP_OFFSET);
+ * they are mapped here for ibv_memcpy_to_dm()/_from_dm().
+ */
+static struct ibv_dm *qroce_alloc_dm(struct ibv_context *ctx,
+				     struct ibv_alloc_dm_attr *attr)
+{
+	DECLARE_COMMAND_BUFFER(cmdb, UVERBS_OBJECT_DM, UVERBS_METHOD_DM_ALLOC,
+			       1);
+	size_t psz = sysconf(_SC_PAGESIZE);
+	struct qroce_dm *dm;
+	uint64_t key = 0;
+	int err;
+
+	if (attr->comp_mask) {
+		errno = EINVAL;
+		return NULL;
+	}
+	dm = calloc(1, sizeof(*dm));
+	if (!dm) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	fill_attr_out(cmdb, QROCE_IB_ATTR_ALLOC_DM_RESP_MMAP_OFFSET, &key,
+		      sizeof(key));
+	err = ibv_cmd_alloc_dm(ctx, attr, &dm->vdm, cmdb);
+	if (err) {
+		free(dm);
+		errno = err;
+		return NULL;
+	}
+	dm->length = attr->length;
+	dm->map_size = (attr->length + psz - 1) & ~(psz - 1);
+	dm->va = mmap(NULL, dm->map_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		      ctx->cmd_fd, key);
+	if (dm->va == MAP_FAILED) {
+		err = errno;
+		ibv_cmd_free_dm(&dm->vdm);
+		free(dm);
+		errno = err;
+		return NULL;
+	}
+	dm->vdm.dm.memcpy_to_dm = qroce_memcpy_to_dm;
+	dm->vdm.dm.memcpy_from_dm = qroce_memcpy_from_dm;
+	return &dm->vdm.dm;
+}
+
+/*
+ * ibv_import_dm(): a DM of another context on the same command file; its
+ * pages are mapped here too.  ibv_unimport_dm() unmaps them and leaves
+ * the DM to its owner.
+ */
+static struct ibv_dm *qroce_import_dm(struct ibv_context *ctx,
+				      uint32_t dm_handle)
+{
+	DECLARE_COMMAND_BUFFER(cmdb, UVERBS_OBJECT_DM, QROCE_IB_METHOD_DM_QUERY,
+			       3);
+	size_t psz = sysconf(_SC_PAGESIZE);
+	uint64_t key = 0, length = 0;
+	struct qroce_dm *dm;
+	int err;
+
+	fill_attr_in_obj(cmdb, QROCE_IB_ATTR_QUERY_DM_REQ_HANDLE, dm_handle);
+	fill_attr_out(cmdb, QROCE_IB_ATTR_QUERY_DM_RESP_MMAP_OFFSET, &key,
+		      sizeof(key));
+	fill_attr_out(cmdb, QROCE_IB_ATTR_QUERY_DM_RESP_LENGTH, &length,
+		      sizeof(length));
+	err = execute_ioctl(ctx, cmdb);
+	if (err) {
+		errno = err;
+		return NULL;
+	}
+	dm = calloc(1, sizeof(*dm));
+	if (!dm) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	dm->length = length;
+	dm->map_size = (length + psz - 1) & ~(psz - 1);
+	dm->va = mmap(NULL, dm->map_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		      ctx->cmd_fd, key);
+	if (dm->va == MAP_FAILED) {
+		err = errno;
+		free(dm);
+		errno = err;
+		return NULL;
+	}
+	dm->vdm.dm.context = ctx;
+	dm->vdm.dm.handle = dm_handle;
+	dm->vdm.handle = dm_handle;
+	dm->vdm.dm.memcpy_to_dm = qroce_memcpy_to_dm;
+	dm->vdm.dm.memcpy_from_dm = qroce_memcpy_from_dm;
+	return &dm->vdm.dm;
+}
+
+static void qroce_unimport_dm(struct ibv_dm *ibdm)
+{
+	struct qroce_dm *dm = to_qdm(ibdm);
+
+	munmap(dm->va, dm->map_size);
+	free(dm);
+}
+
+static int qroce_free_dm(struct ibv_dm *ibdm)
+{
+	struct qroce_dm *dm = to_qdm(ibdm);
+	int err = ibv_cmd_free_dm(&dm->vdm);
+
+	if (err)
+		return err;
+	munmap(dm->va, dm->map_size);
+	free(dm);
+	return 0;
+}
+
+/* Zero-based (the kernel insists), bytes [off, off + len) of the DM. */
+static struct ibv_mr *qroce_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *ibdm,
+				      uint64_t off, size_t len,
+				      unsigned int access)
+{
+	struct verbs_mr *vmr = calloc(1, sizeof(*vmr));
+	int err;
+
+	if (!vmr) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = ibv_cmd_reg_dm_mr(pd, &to_qdm(ibdm)->vdm, off, len, access, vmr,
+				NULL);
+	if (err) {
+		free(vmr);
+		errno = err;
+		return NULL;
+	}
+	return &vmr->ibv_mr;
+}
+
+/* ------------------------------------------------------------------ */
 /* CQ                                                                  */
 /* ------------------------------------------------------------------ */
 
@@ -194,22 +597,34 @@ static struct ibv_cq_ex *qroce_create_cq_common(struct ibv_context *ibctx,
 		errno = EINVAL;
 		return NULL;
 	}
+	/* a CQ's domain must be a parent domain */
+	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) &&
+	    (!attr->parent_domain || !qroce_parent(attr->parent_domain) ||
+	     attr->parent_domain->context != ibctx)) {
+		errno = EINVAL;
+		return NULL;
+	}
 	cq = calloc(1, sizeof(*cq));
 	if (!cq) {
 		errno = ENOMEM;
 		return NULL;
 	}
+	if (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD)
+		cq->pd = qroce_parent(attr->parent_domain);
 	log2 = max_t(uint32_t, 1, qroce_log2_up(attr->cqe + 1));
 	cq->log2 = log2;
-	cq->buf = qroce_alloc_ring((sizeof(struct qroce_cqe) << log2) +
-				   sizeof(struct qroce_cq_rec), &cq->buf_size);
-	if (!cq->buf) {
-		errno = ENOMEM;
+	cq->buf = qroce_alloc_ring(cq->pd, QROCE_RES_TYPE_CQ,
+				   (sizeof(struct qroce_cqe) << log2) +
+				   sizeof(struct qroce_cq_rec), &cq->buf_size,
+				   &cq->mem);
+	if (!cq->buf)
 		goto err_free;
-	}
 	cq->cqes = cq->buf;
 	cq->rec = (struct qroce_cq_rec *)(cq->cqes + (1u << log2));
-	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
+	qroce_spin_init(&cq->lock,
+			((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+			 (attr->flags & IBV_CREATE_CQ_ATTR_SINGLE_THREADED)) ||
+			(cq->pd && cq->pd->td));
 	cmd.buf_addr = (uintptr_t)cq->buf;
 	cmd.buf_size = cq->buf_size;
 	cmd.log2_entries = log2;
@@ -226,8 +641,8 @@ static struct ibv_cq_ex *qroce_create_cq_common(struct ibv_context *ibctx,
 	return &cq->vcq.cq_ex;
 
 err_ring:
-	pthread_spin_destroy(&cq->lock);
-	free(cq->buf);
+	qroce_spin_destroy(&cq->lock);
+	qroce_free_ring(cq->buf, &cq->mem);
 err_free:
 	free(cq);
 	return NULL;
@@ -269,6 +684,7 @@ static int qroce_resize_cq(struct ibv_cq *ibcq, int cqe)
 	struct qroce_cq *cq = to_qcq(ibcq);
 	struct uqroce_resize_cq cmd = {};
 	struct ib_uverbs_resize_cq_resp resp = {};
+	struct qroce_ring_mem mem;
 	uint32_t log2;
 	size_t size;
 	void *buf;
@@ -277,11 +693,12 @@ static int qroce_resize_cq(struct ibv_cq *ibcq, int cqe)
 	if (cqe < 1 || cqe >= (1 << QROCE_CQ_MAX_LOG2))
 		return EINVAL;
 	log2 = max_t(uint32_t, 1, qroce_log2_up(cqe + 1));
-	buf = qroce_alloc_ring((sizeof(struct qroce_cqe) << log2) +
-			       sizeof(struct qroce_cq_rec), &size);
+	buf = qroce_alloc_ring(cq->pd, QROCE_RES_TYPE_CQ,
+			       (sizeof(struct qroce_cqe) << log2) +
+			       sizeof(struct qroce_cq_rec), &size, &mem);
 	if (!buf)
-		return ENOMEM;
-	pthread_spin_lock(&cq->lock);
+		return errno;
+	qroce_spin_lock(&cq->lock);
 	cmd.buf_addr = (uintptr_t)buf;
 	cmd.buf_size = size;
 	cmd.log2_entries = log2;
@@ -289,17 +706,21 @@ static int qroce_resize_cq(struct ibv_cq *ibcq, int cqe)
 	err = ibv_cmd_resize_cq(ibcq, (1 << log2) - 1, &cmd.ibv_cmd,
 				sizeof(cmd), &resp, sizeof(resp));
 	if (!err) {
-		free(cq->buf);
+		struct qroce_ring_mem omem = cq->mem;
+		void *obuf = cq->buf;
+
 		cq->buf = buf;
+		cq->mem = mem;
+		buf = obuf;
+		mem = omem;
 		cq->buf_size = size;
 		cq->log2 = log2;
-		cq->cqes = buf;
+		cq->cqes = cq->buf;
 		cq->rec = (struct qroce_cq_rec *)(cq->cqes + (1u << log2));
 		cq->ci = 0;
-		buf = NULL;
 	}
-	pthread_spin_unlock(&cq->lock);
-	free(buf);
+	qroce_spin_unlock(&cq->lock);
+	qroce_free_ring(buf, &mem);
 	return err;
 }
 
@@ -310,8 +731,8 @@ static int qroce_destroy_cq(struct ibv_cq *ibcq)
 
 	if (err)
 		return err;
-	pthread_spin_destroy(&cq->lock);
-	free(cq->buf);
+	qroce_spin_destroy(&cq->lock);
+	qroce_free_ring(cq->buf, &cq->mem);
 	free(cq);
 	return 0;
 }
@@ -320,19 +741,27 @@ static int qroce_destroy_cq(struct ibv_cq *ibcq)
 /* QP                                                                  */
 /* ------------------------------------------------------------------ */
 
-static int qroce_wq_init(struct qroce_wq *wq, uint32_t n, uint32_t stride)
+/*
+ * A work queue of at least @n WQEs of @stride bytes, its ring from @pd's
+ * allocator if it is a parent domain with one (@type says which ring);
+ * with a thread domain its lock is off.  0 or an errno.
+ */
+static int qroce_wq_init(struct qroce_wq *wq, struct qroce_pd *pd,
+			 uint64_t type, uint32_t n, uint32_t stride)
 {
 	wq->log2 = qroce_log2_up(max_t(uint32_t, n, 1));
 	wq->shift = qroce_log2_up(stride);
-	wq->buf = qroce_alloc_ring((size_t)1 << (wq->log2 + wq->shift),
-				   &wq->buf_size);
+	wq->buf = qroce_alloc_ring(pd, type,
+				   (size_t)1 << (wq->log2 + wq->shift),
+				   &wq->buf_size, &wq->mem);
+	if (!wq->buf)
+		return errno;
 	wq->wrid = calloc(1u << wq->log2, sizeof(uint64_t));
-	if (!wq->buf || !wq->wrid) {
-		free(wq->buf);
-		free(wq->wrid);
+	if (!wq->wrid) {
+		qroce_free_ring(wq->buf, &wq->mem);
 		return ENOMEM;
 	}
-	pthread_spin_init(&wq->lock, PTHREAD_PROCESS_PRIVATE);
+	qroce_spin_init(&wq->lock, pd && pd->td);
 	return 0;
 }
 
@@ -340,8 +769,8 @@ static void qroce_wq_fini(struct qroce_wq *wq)
 {
 	if (!wq->wrid)
 		return;		/* never set up (a QP's RQ with an SRQ) */
-	pthread_spin_destroy(&wq->lock);
-	free(wq->buf);
+	qroce_spin_destroy(&wq->lock);
+	qroce_free_ring(wq->buf, &wq->mem);
 	free(wq->wrid);
 }
 
@@ -401,9 +830,11 @@ static int qroce_qp_rings(struct qroce_context *ctx, struct qroce_qp *qp,
 			  uint32_t sbytes, uint32_t rbytes)
 {
 	struct ibv_qp_cap *cap = &attr->cap;
+	struct qroce_pd *pd = qroce_parent(attr->pd);
 	int err;
 
-	err = qroce_wq_init(&qp->sq, cap->max_send_wr, sbytes);
+	err = qroce_wq_init(&qp->sq, pd, QROCE_RES_TYPE_SQ, cap->max_send_wr,
+			    sbytes);
 	if (err)
 		return err;
 	if (attr->srq) {
@@ -412,7 +843,8 @@ static int qroce_qp_rings(struct qroce_context *ctx, struct qroce_qp *qp,
 		cap->max_recv_wr = 0;
 		cap->max_recv_sge = 0;
 	} else {
-		err = qroce_wq_init(&qp->rq, cap->max_recv_wr, rbytes);
+		err = qroce_wq_init(&qp->rq, pd, QROCE_RES_TYPE_RQ,
+				    cap->max_recv_wr, rbytes);
 		if (err) {
 			qroce_wq_fini(&qp->sq);
 			return err;
@@ -591,21 +1023,21 @@ static struct ibv_qp *qroce_create_qp_ex(struct ibv_context *ibctx,
 static void qroce_lock_cqs(struct qroce_cq *scq, struct qroce_cq *rcq)
 {
 	if (scq == rcq) {
-		pthread_spin_lock(&scq->lock);
+		qroce_spin_lock(&scq->lock);
 	} else if (scq->cqn < rcq->cqn) {
-		pthread_spin_lock(&scq->lock);
-		pthread_spin_lock(&rcq->lock);
+		qroce_spin_lock(&scq->lock);
+		qroce_spin_lock(&rcq->lock);
 	} else {
-		pthread_spin_lock(&rcq->lock);
-		pthread_spin_lock(&scq->lock);
+		qroce_spin_lock(&rcq->lock);
+		qroce_spin_lock(&scq->lock);
 	}
 }
 
 static void qroce_unlock_cqs(struct qroce_cq *scq, struct qroce_cq *rcq)
 {
-	pthread_spin_unlock(&scq->lock);
+	qroce_spin_unlock(&scq->lock);
 	if (rcq != scq)
-		pthread_spin_unlock(&rcq->lock);
+		qroce_spin_unlock(&rcq->lock);
 }
 
 static int qroce_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
@@ -631,13 +1063,13 @@ static int qroce_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		if (scq != rcq)
 			qroce_cq_clean(scq, qp->qpn, NULL);
 		qroce_unlock_cqs(scq, rcq);
-		pthread_spin_lock(&qp->sq.lock);
+		qroce_spin_lock(&qp->sq.lock);
 		qp->sq.pi = qp->sq.ci = 0;
-		pthread_spin_unlock(&qp->sq.lock);
+		qroce_spin_unlock(&qp->sq.lock);
 		if (!qp->srq) {
-			pthread_spin_lock(&qp->rq.lock);
+			qroce_spin_lock(&qp->rq.lock);
 			qp->rq.pi = qp->rq.ci = 0;
-			pthread_spin_unlock(&qp->rq.lock);
+			qroce_spin_unlock(&qp->rq.lock);
 		}
 	}
 	return 0;
@@ -743,7 +1175,9 @@ static struct ibv_srq *qroce_create_srq(struct ibv_pd *pd,
 		errno = ENOMEM;
 		return NULL;
 	}
-	err = qroce_wq_init(&srq->wq, attr->max_wr, bytes);
+	srq->pd = qroce_parent(pd);
+	err = qroce_wq_init(&srq->wq, srq->pd, QROCE_RES_TYPE_SRQ,
+			    attr->max_wr, bytes);
 	if (err)
 		goto err_free;
 	err = qroce_srq_tags_grow(srq, 1u << srq->wq.log2);
@@ -783,15 +1217,18 @@ err_free:
  * WQEs carry them to the new ring).  Called with the SRQ's lock held.
  */
 static void qroce_srq_move(struct qroce_srq *srq, uint32_t log2, size_t size,
-			   void **buf)
+			   void **buf, struct qroce_ring_mem *mem)
 {
 	struct qroce_wq *wq = &srq->wq;
+	struct qroce_ring_mem omem = wq->mem;
 	void *obuf = wq->buf;
 
 	wq->buf = *buf;
+	wq->mem = *mem;
 	wq->buf_size = size;
 	wq->log2 = log2;
 	*buf = obuf;
+	*mem = omem;
 }
 
 /*
@@ -806,6 +1243,7 @@ static int qroce_resize_srq(struct qroce_srq *srq, struct ibv_srq_attr *attr,
 {
 	struct uqroce_modify_srq cmd = {};
 	struct qroce_wq *wq = &srq->wq;
+	struct qroce_ring_mem mem;
 	uint32_t log2;
 	size_t size;
 	void *buf;
@@ -816,11 +1254,11 @@ static int qroce_resize_srq(struct qroce_srq *srq, struct ibv_srq_attr *attr,
 	log2 = max_t(uint32_t, 1, qroce_log2_up(attr->max_wr));
 	if ((mask & IBV_SRQ_LIMIT) && attr->srq_limit >= (1u << log2))
 		return EINVAL;
-	buf = qroce_alloc_ring((size_t)1 << (log2 + wq->shift), &size);
-	err = ENOMEM;
+	buf = qroce_alloc_ring(srq->pd, QROCE_RES_TYPE_SRQ,
+			       (size_t)1 << (log2 + wq->shift), &size, &mem);
 	if (!buf)
-		goto out;
-	pthread_spin_lock(&wq->lock);
+		return errno;
+	qroce_spin_lock(&wq->lock);
 	err = qroce_srq_tags_grow(srq, 1u << log2);
 	if (err)
 		goto out_unlock;
@@ -833,11 +1271,10 @@ static int qroce_resize_srq(struct qroce_srq *srq, struct ibv_srq_attr *attr,
 	err = ibv_cmd_modify_srq(&srq->vsrq.srq, attr, mask, &cmd.ibv_cmd,
 				 sizeof(cmd));
 	if (!err)
-		qroce_srq_move(srq, log2, size, &buf);
+		qroce_srq_move(srq, log2, size, &buf, &mem);
 out_unlock:
-	pthread_spin_unlock(&wq->lock);
-out:
-	free(buf);
+	qroce_spin_unlock(&wq->lock);
+	qroce_free_ring(buf, &mem);
 	return err;
 }
 
@@ -921,8 +1358,11 @@ static int qroce_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
 }
 
 const struct verbs_context_ops qroce_ctx_ops = {
+	.alloc_dm = qroce_alloc_dm,
 	.alloc_mw = qroce_alloc_mw,
+	.alloc_parent_domain = qroce_alloc_parent_domain,
 	.alloc_pd = qroce_alloc_pd,
+	.alloc_td = qroce_alloc_td,
 	.bind_mw = qroce_bind_mw,
 	.attach_mcast = qroce_attach_mcast,
 	.create_ah = qroce_create_ah,
@@ -933,6 +1373,7 @@ const struct verbs_context_ops qroce_ctx_ops = {
 	.create_srq = qroce_create_srq,
 	.dealloc_mw = qroce_dealloc_mw,
 	.dealloc_pd = qroce_dealloc_pd,
+	.dealloc_td = qroce_dealloc_td,
 	.dereg_mr = qroce_dereg_mr,
 	.destroy_ah = qroce_destroy_ah,
 	.destroy_cq = qroce_destroy_cq,
@@ -940,6 +1381,10 @@ const struct verbs_context_ops qroce_ctx_ops = {
 	.destroy_srq = qroce_destroy_srq,
 	.detach_mcast = qroce_detach_mcast,
 	.free_context = qroce_free_context,
+	.free_dm = qroce_free_dm,
+	.import_dm = qroce_import_dm,
+	.import_mr = qroce_import_mr,
+	.import_pd = qroce_import_pd,
 	.modify_qp = qroce_modify_qp,
 	.modify_srq = qroce_modify_srq,
 	.poll_cq = qroce_poll_cq,
@@ -950,8 +1395,13 @@ const struct verbs_context_ops qroce_ctx_ops = {
 	.query_port = qroce_query_port,
 	.query_qp = qroce_query_qp,
 	.query_srq = qroce_query_srq,
+	.reg_dm_mr = qroce_reg_dm_mr,
+	.reg_dmabuf_mr = qroce_reg_dmabuf_mr,
 	.reg_mr = qroce_reg_mr,
 	.req_notify_cq = qroce_req_notify_cq,
 	.rereg_mr = qroce_rereg_mr,
 	.resize_cq = qroce_resize_cq,
+	.unimport_dm = qroce_unimport_dm,
+	.unimport_mr = qroce_unimport_mr,
+	.unimport_pd = qroce_unimport_pd,
 };

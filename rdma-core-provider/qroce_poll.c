@@ -73,7 +73,7 @@ static int qroce_srq_retire(struct qroce_srq *srq, uint32_t tag,
 	struct qroce_srq_tag *t;
 	int err = 0;
 
-	pthread_spin_lock(&wq->lock);
+	qroce_spin_lock(&wq->lock);
 	if (tag >= srq->ntags || !srq->tags[tag].busy) {
 		err = EINVAL;
 	} else {
@@ -86,7 +86,7 @@ static int qroce_srq_retire(struct qroce_srq *srq, uint32_t tag,
 					      t->idx + 1,
 					      memory_order_release);
 	}
-	pthread_spin_unlock(&wq->lock);
+	qroce_spin_unlock(&wq->lock);
 	return err;
 }
 
@@ -163,7 +163,7 @@ int qroce_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 	struct qroce_cq *cq = to_qcq(ibcq);
 	int done;
 
-	pthread_spin_lock(&cq->lock);
+	qroce_spin_lock(&cq->lock);
 	for (done = 0; done < n; done++) {
 		struct ibv_wc *w = &wc[done];
 		struct qroce_cqe e;
@@ -187,7 +187,7 @@ int qroce_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 		w->sl = 0;
 		w->dlid_path_bits = 0;
 	}
-	pthread_spin_unlock(&cq->lock);
+	qroce_spin_unlock(&cq->lock);
 	return done;
 }
 
@@ -215,10 +215,10 @@ static int qroce_start_poll(struct ibv_cq_ex *ibcq,
 
 	if (attr->comp_mask)
 		return EINVAL;
-	pthread_spin_lock(&cq->lock);
+	qroce_spin_lock(&cq->lock);
 	err = qroce_cq_ex_load(cq);
 	if (err)
-		pthread_spin_unlock(&cq->lock);
+		qroce_spin_unlock(&cq->lock);
 	return err;
 }
 
@@ -232,7 +232,7 @@ static void qroce_end_poll(struct ibv_cq_ex *ibcq)
 	struct qroce_cq *cq = to_qcq_ex(ibcq);
 
 	cq->cur_qp = NULL;
-	pthread_spin_unlock(&cq->lock);
+	qroce_spin_unlock(&cq->lock);
 }
 
 static enum ibv_wc_opcode qroce_read_opcode(struct ibv_cq_ex *ibcq)

@@ -241,7 +241,7 @@ int qroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		*bad = wr;
 		return EINVAL;
 	}
-	pthread_spin_lock(&qp->sq.lock);
+	qroce_spin_lock(&qp->sq.lock);
 	start = qp->sq.pi;
 	for (; wr; wr = wr->next) {
 		err = qroce_write_send_wqe(qp, wr);
@@ -252,7 +252,7 @@ int qroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	}
 	if (qp->sq.pi != start)
 		qroce_ring_sq(qp);
-	pthread_spin_unlock(&qp->sq.lock);
+	qroce_spin_unlock(&qp->sq.lock);
 	return err;
 }
 
@@ -271,7 +271,7 @@ static void qroce_wr_start(struct ibv_qp_ex *ibqp)
 {
 	struct qroce_qp *qp = to_qqp_ex(ibqp);
 
-	pthread_spin_lock(&qp->sq.lock);
+	qroce_spin_lock(&qp->sq.lock);
 	qp->ex_start = qp->sq.pi;
 	qp->cur_wqe = NULL;
 	qp->ex_err = qroce_sq_open(qp) ? 0 : EINVAL;
@@ -287,7 +287,7 @@ static int qroce_wr_complete(struct ibv_qp_ex *ibqp)
 	else if (qp->sq.pi != qp->ex_start)
 		qroce_ring_sq(qp);
 	qp->cur_wqe = NULL;
-	pthread_spin_unlock(&qp->sq.lock);
+	qroce_spin_unlock(&qp->sq.lock);
 	return err;
 }
 
@@ -297,7 +297,7 @@ static void qroce_wr_abort(struct ibv_qp_ex *ibqp)
 
 	qp->sq.pi = qp->ex_start;
 	qp->cur_wqe = NULL;
-	pthread_spin_unlock(&qp->sq.lock);
+	qroce_spin_unlock(&qp->sq.lock);
 }
 
 /* Open a new WQE for opcode op; NULL (and the error recorded) if it cannot. */
@@ -570,7 +570,7 @@ int qroce_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,
 	if ((ibqp->qp_type != IBV_QPT_RC && ibqp->qp_type != IBV_QPT_UC) ||
 	    !qroce_sq_open(qp))
 		return EINVAL;
-	pthread_spin_lock(&qp->sq.lock);
+	qroce_spin_lock(&qp->sq.lock);
 	w = qroce_sq_wqe(qp, QROCE_WR_BIND_MW, mw_bind->send_flags,
 			 mw_bind->wr_id);
 	err = w ? qroce_wqe_set_bind(w, mw, rkey, &mw_bind->bind_info) :
@@ -580,7 +580,7 @@ int qroce_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,
 		qroce_ring_sq(qp);
 		mw->rkey = rkey;
 	}
-	pthread_spin_unlock(&qp->sq.lock);
+	qroce_spin_unlock(&qp->sq.lock);
 	return err;
 }
 
@@ -662,7 +662,7 @@ static int qroce_post_recv_wq(struct qroce_context *ctx, struct qroce_wq *wq,
 	uint32_t start, mask;
 	int err = 0, i;
 
-	pthread_spin_lock(&wq->lock);
+	qroce_spin_lock(&wq->lock);
 	mask = (1u << wq->log2) - 1;	/* an SRQ resize may change it */
 	start = wq->pi;
 	for (; wr; wr = wr->next) {
@@ -700,7 +700,7 @@ static int qroce_post_recv_wq(struct qroce_context *ctx, struct qroce_wq *wq,
 		udma_to_device_barrier();
 		qroce_db(ctx, db_off, obj, wq->pi);
 	}
-	pthread_spin_unlock(&wq->lock);
+	qroce_spin_unlock(&wq->lock);
 	return err;
 }
 

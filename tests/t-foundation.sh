@@ -41,7 +41,13 @@ bad_limit() {
 		-L /usr/share/qemu -L /usr/share/seabios -device qroce,max-qp=3 >"$QR_DIR/bad2.log" 2>&1
 	rc=$?
 	cat "$QR_DIR/bad2.log"
-	[ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q "max-qp" "$QR_DIR/bad2.log"
+	[ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q "max-qp" "$QR_DIR/bad2.log" || return 1
+	# device memory: 0 or a power of two, 4 KiB..64 MiB
+	timeout 10 "$QR_QEMU" -nodefaults -machine q35 -accel tcg -display none \
+		-L /usr/share/qemu -L /usr/share/seabios -device qroce,dm-size=5000 >"$QR_DIR/bad3.log" 2>&1
+	rc=$?
+	cat "$QR_DIR/bad3.log"
+	[ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q "dm-size" "$QR_DIR/bad3.log"
 }
 # the harness itself: a command that outlives QR_TIMEOUT is killed in
 # the guest with everything it started, reported as 124, and the next
@@ -63,10 +69,24 @@ agent_timeout() {
 		grep -q 'timed out after 3 s, killed' "$QR_DIR/killed" &&
 		[ $orc = 124 ] && ! grep -q 'timed out' "$QR_DIR/own"
 }
+# the harness: a command line that lost its start on the way (as
+# busybox's read once dropped one) is not run, and the agent says so
+agent_damaged() {
+	ad=$QR_DIR/g1
+	start=$(wc -c <"$ad/agent.log")
+	printf '%s\n' '2a4.c2 ] || { echo ran >/tmp/damaged; }' >"$ad/agent.in"
+	i=0
+	until tail -c +$((start + 1)) "$ad/agent.log" | grep -q '^@@QRBAD$'; do
+		i=$((i + 1))
+		[ $i -gt 100 ] && { echo "no @@QRBAD"; return 1; }
+		sleep 0.1
+	done
+	qr_exec 1 '[ ! -e /tmp/damaged ] && echo "not run"'
+}
 
 qr_check "qemu -device qroce without netdev starts and warns" no_netdev
 qr_check "invalid mac property is refused with a message" bad_property
-qr_check "invalid max-qp property is refused with a message" bad_limit
+qr_check "invalid max-qp and dm-size properties are refused with a message" bad_limit
 
 qr_boot 2 mgmt || { qr_fail "qr_boot 2 mgmt: the guests did not boot"; qr_finish; }
 
@@ -213,6 +233,7 @@ copy_in() {
 }
 
 qr_check "harness: a command past QR_TIMEOUT is killed in the guest, the next runs" agent_timeout
+qr_check "harness: a line that lost its start is answered @@QRBAD and not run" agent_damaged
 qr_check "guest 1: driver binds 1b36:00e0 as qroce_0" binds 1
 qr_check "guest 2: driver binds 1b36:00e0 as qroce_0" binds 2
 qr_check "guest 1: ibv_devinfo -v shows the port and its RoCEv2 GID" devinfo 1

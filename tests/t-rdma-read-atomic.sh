@@ -2,8 +2,9 @@
 # RDMA READ and atomics: the correctness program in one guest (device
 # loopback), then two guests adding to one counter and sharing a CMP_SWAP
 # lock, then FLUSH and ATOMIC WRITE between the two guests (and the
-# capability bits ibv_devinfo shows), then perftest's read and atomic
-# tests between the two guests.
+# capability bits ibv_devinfo shows), WRITEs and READs on dma-buf MRs
+# between the two guests, then perftest's read and atomic tests between
+# the two guests.
 . "$(dirname "$0")/lib.sh"
 qr_init rdma-read-atomic
 qr_boot 2 || { qr_fail "qr_boot 2: the guests did not boot"; qr_finish; }
@@ -36,6 +37,20 @@ flush_guests() {
 		grep -q '^PASS server: target memory equals' "$QR_DIR/f.srv"
 }
 
+# dma-bufs: qroce-rdma -B, its pattern phase on memfds udmabuf exports
+# (the server's 1 MiB region, the client's two buffers), registered with
+# ibv_reg_dmabuf_mr; WRITEs and READs into and out of them, every byte
+# compared, and the region hashed at the end
+dmabuf_guests() {
+	qr_server_client db 18516 1 "qroce-rdma -d qroce_0 -g 1 -a 100 -k 10 -W 5 -B -l" \
+		2 "qroce-rdma -d qroce_0 -g 1 -a 100 -k 10 -W 5 -B 10.0.0.1" 120 &&
+		! grep -q '^FAIL' "$QR_DIR/db.cli" "$QR_DIR/db.srv" &&
+		grep -q '^dma-buf MR of 1048576 bytes' "$QR_DIR/db.srv" &&
+		[ "$(grep -c '^dma-buf MR of 1048576 bytes' "$QR_DIR/db.cli")" -eq 2 ] &&
+		grep -q '^PASS the pattern region (1 MiB) is what the client wrote' "$QR_DIR/db.srv" &&
+		grep -Eq '^client: [1-9][0-9]* WRITE/READ pattern rounds, each read back the same' "$QR_DIR/db.cli"
+}
+
 # ibv_devinfo -v: device_cap_flags_ex has bit 38 (FLUSH_GLOBAL) and bit
 # 40 (ATOMIC_WRITE)
 devinfo_caps() {
@@ -49,6 +64,7 @@ devinfo_caps() {
 qr_check "READ back random multi-SGE WRITEs, READs in flight, atomics, access errors" one_guest
 qr_check "two guests: 2 x 10000 FETCH_ADD = 20000, CMP_SWAP lock" qr_atomics 10000 300
 qr_check "two guests: FLUSH range and MR, ATOMIC WRITE, READ back, FLUSH access error" flush_guests
+qr_check "two guests: WRITE/READ patterns into and out of dma-buf MRs (udmabuf)" dmabuf_guests
 qr_check "ibv_devinfo -v: FLUSH_GLOBAL and ATOMIC_WRITE capability bits" devinfo_caps
 qr_check "ib_read_bw -s 65536" qr_perftest ib_read_bw -s 65536 -n 100
 qr_check "ib_read_lat -s 8" qr_perftest ib_read_lat -s 8 -n 100

@@ -4,8 +4,9 @@
  *   qroce-rdma [-d DEV] [-g GID_INDEX] [-n ROUNDS] [-s SEED] [-L]
  *       checks in one guest, QPs connected through the device (loopback);
  *       -L (a lossy wire): without the remote error checks
- *   qroce-rdma [-d DEV] [-g GID_INDEX] [-p PORT] [-a N] [-k N] [-W S] -l
- *   qroce-rdma [-d DEV] [-g GID_INDEX] [-p PORT] [-a N] [-k N] [-W S] SERVER
+ *   qroce-rdma [-d DEV] [-g GID_INDEX] [-p PORT] [-a N] [-k N] [-W S] [-B] -l
+ *   qroce-rdma [-d DEV] [-g GID_INDEX] [-p PORT] [-a N] [-k N] [-W S] [-B]
+ *              SERVER
  *       two guests: the server (-l) holds a counter and a lock word; both
  *       sides do N FETCH_ADDs (-a, default 10000) on the counter and K
  *       (-k, default 500) increments of a second counter under a lock
@@ -17,6 +18,9 @@
  *       back, every byte compared; at the end the server's region must
  *       hash as the client's copy of what it wrote.  A completion may take
  *       60 s in this phase (a guest migrated meanwhile, docs/harness.md).
+ *       With -B, the memory of that phase (the server's region, the
+ *       client's buffers) is dma-bufs: memfds exported by udmabuf and
+ *       registered with ibv_reg_dmabuf_mr.
  *
  * One guest: random buffers written with multi-SGE RDMA WRITEs at random
  * sizes and offsets are READ back through other random SGE lists and
@@ -27,8 +31,13 @@
  * remote read in IBV_WC_REM_INV_REQ_ERR, with the bytes on both sides
  * unchanged; local SGE errors complete with a local error.
  */
+#define _GNU_SOURCE             /* memfd_create, file seals */
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <linux/udmabuf.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <stddef.h>
@@ -611,10 +620,52 @@ static int64_t us_since(const struct timespec *a)
     return (b.tv_sec - a->tv_sec) * 1000000 + (b.tv_nsec - a->tv_nsec) / 1000;
 }
 
+static int dmabufs;             /* -B: the pattern phase's memory */
+
+/*
+ * @len bytes (whole pages, zeroed) at *@va and an MR on them with
+ * @access: with -B a memfd that udmabuf exports as a dma-buf, registered
+ * with ibv_reg_dmabuf_mr at the address it is mapped at; else the heap.
+ */
+static struct ibv_mr *pat_mem(size_t len, int access, uint8_t **va)
+{
+    struct udmabuf_create uc = { .flags = UDMABUF_FLAGS_CLOEXEC,
+                                 .size = len };
+    struct ibv_mr *m;
+    int dev, fd, mfd;
+
+    if (!dmabufs) {
+        *va = calloc(1, len);
+        return *va ? ibv_reg_mr(pd, *va, len, access) : NULL;
+    }
+    mfd = memfd_create("qroce-rdma", MFD_ALLOW_SEALING);
+    dev = open("/dev/udmabuf", O_RDWR);
+    if (mfd < 0 || dev < 0 || ftruncate(mfd, len) ||
+        fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK)) {
+        die("memfd for udmabuf");
+    }
+    uc.memfd = mfd;
+    fd = ioctl(dev, UDMABUF_CREATE, &uc);
+    if (fd < 0) {
+        die("UDMABUF_CREATE");
+    }
+    *va = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+    if (*va == MAP_FAILED) {
+        die("mmap of the memfd");
+    }
+    m = ibv_reg_dmabuf_mr(pd, 0, len, (uintptr_t)*va, fd, access);
+    if (m) {
+        printf("dma-buf MR of %zu bytes: lkey 0x%x\n", len, m->lkey);
+    }
+    close(dev);
+    close(mfd);
+    return m;
+}
+
 static long pat_loop(struct worker *w, uint64_t raddr, uint32_t rkey,
                      uint8_t *shadow, int secs)
 {
-    uint8_t *out = malloc(PAT_LEN), *in = malloc(PAT_LEN);
+    uint8_t *out, *in;
     struct ibv_mr *omr, *imr;
     struct timespec t0, t, r0;
     unsigned int seed = 7;
@@ -622,8 +673,8 @@ static long pat_loop(struct worker *w, uint64_t raddr, uint32_t rkey,
     long rounds = 0;
     uint32_t i;
 
-    omr = out ? ibv_reg_mr(pd, out, PAT_LEN, IBV_ACCESS_LOCAL_WRITE) : NULL;
-    imr = in ? ibv_reg_mr(pd, in, PAT_LEN, IBV_ACCESS_LOCAL_WRITE) : NULL;
+    omr = pat_mem(PAT_LEN, IBV_ACCESS_LOCAL_WRITE, &out);
+    imr = pat_mem(PAT_LEN, IBV_ACCESS_LOCAL_WRITE, &in);
     if (!omr || !imr) {
         die("pattern buffers");
     }
@@ -719,10 +770,9 @@ static int two_guests(const char *server, int port, int adds, int locks,
         }
         me.rkey = htonl(sh_mr->rkey);
         me.addr = htobe64((uintptr_t)sh);
-        pat = calloc(1, PAT_LEN);
-        pat_mr = pat ? ibv_reg_mr(pd, pat, PAT_LEN, IBV_ACCESS_LOCAL_WRITE |
-                                  IBV_ACCESS_REMOTE_WRITE |
-                                  IBV_ACCESS_REMOTE_READ) : NULL;
+        pat_mr = pat_mem(PAT_LEN, IBV_ACCESS_LOCAL_WRITE |
+                         IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
+                         &pat);
         if (!pat_mr) {
             die("ibv_reg_mr (pattern region)");
         }
@@ -845,8 +895,11 @@ int main(int argc, char **argv)
     int rounds = 100, port = 18516, adds = 10000, locks = 500, serve = 0, c;
     int wsecs = 0;
 
-    while ((c = getopt(argc, argv, "d:g:n:s:p:a:k:W:lL")) != -1) {
+    while ((c = getopt(argc, argv, "d:g:n:s:p:a:k:W:lLB")) != -1) {
         switch (c) {
+        case 'B':
+            dmabufs = 1;
+            break;
         case 'L':
             lossy = 1;
             break;
@@ -897,6 +950,6 @@ usage:
     fprintf(stderr,
             "usage: qroce-rdma [-d DEVICE] [-g GID_INDEX] [-n ROUNDS] [-s SEED] [-L]\n"
             "       qroce-rdma [-d DEVICE] [-g GID_INDEX] [-p PORT] [-a ADDS] "
-            "[-k LOCKS] [-W SECONDS] (-l | SERVER)\n");
+            "[-k LOCKS] [-W SECONDS] [-B] (-l | SERVER)\n");
     return 2;
 }

@@ -196,6 +196,73 @@ static void test_limits_differ(QRoce *t)
     write_read(&e, &a, 512, 4);
 }
 
+/*
+ * Device memory moves: bytes the guest wrote through BAR5 and bytes an
+ * RDMA WRITE put there are on the destination, and the MR on it goes on
+ * serving READs there; a destination with another dm-size refuses the
+ * stream and the source runs on.
+ */
+static void test_dm_moves(QRoce *t)
+{
+    g_autofree char *file = g_strdup_printf("%s/qroce-mig-%d",
+                                            g_get_tmp_dir(), getpid());
+    g_autofree char *st = NULL;
+    QTestState *src = t->qts, *dst;
+    uint8_t pat[512], pat2[512], got[512];
+    struct qroce_cmd c = { .hdr.opcode = QROCE_CMD_REG_MR };
+    uint32_t out[6], key, i;
+    QRoceEnv e;
+    QRoceQP a, b;
+    QPCIBar dm;
+
+    qroce_env_setup(&e, t);
+    qroce_env_pair(&e, &a, &b, 1);
+    dm = qpci_iomap(t->dev, QROCE_BAR_DM, NULL);
+    for (i = 0; i < sizeof(pat); i++) {
+        pat[i] = i * 5 + 1;
+        pat2[i] = i * 3 + 2;
+    }
+    qpci_memwrite(t->dev, dm, 0, pat, sizeof(pat));
+    c.reg_mr.pdn = cpu_to_le32(e.pdn);
+    c.reg_mr.access = cpu_to_le32(QROCE_ACCESS_LOCAL_WRITE |
+                                  QROCE_ACCESS_REMOTE_WRITE |
+                                  QROCE_ACCESS_REMOTE_READ);
+    c.reg_mr.length = cpu_to_le64(8192);
+    c.reg_mr.pages.level = QROCE_BT_DM;
+    g_assert_cmpuint(qroce_cmd(t, &c, out), ==, QROCE_CMD_OK);
+    key = out[0];
+    qtest_memwrite(t->qts, e.buf, pat2, sizeof(pat2));
+    qroce_env_put_rdma(&e, &a, QROCE_WR_RDMA_WRITE, 4096, key, e.buf,
+                       sizeof(pat2));
+    qroce_env_ring(&e, &a);
+    qroce_env_cqe(&e, &a, QROCE_CQE_RDMA_WRITE, QROCE_WC_SUCCESS, NULL);
+
+    /* another dm-size: refused, the source goes on */
+    st = migrate_via(t, file, "-global qroce.dm-size=131072", &dst);
+    unlink(file);
+    g_assert_cmpstr(st, ==, "failed");
+    qtest_quit(dst);
+    qtest_qmp_assert_success(t->qts, "{'execute': 'cont'}");
+    g_free(st);
+
+    st = migrate_via(t, file, "", &dst);
+    unlink(file);
+    g_assert_cmpstr(st, ==, "completed");
+    rebind(t, dst);
+    qpci_memread(t->dev, dm, 0, got, sizeof(got));
+    g_assert_true(!memcmp(got, pat, sizeof(got)));
+    qpci_memread(t->dev, dm, 4096, got, sizeof(got));
+    g_assert_true(!memcmp(got, pat2, sizeof(got)));
+    qroce_env_put_rdma(&e, &a, QROCE_WR_RDMA_READ, 0, key, e.buf + 8192,
+                       sizeof(pat));
+    qroce_env_ring(&e, &a);
+    qroce_env_cqe(&e, &a, QROCE_CQE_RDMA_READ, QROCE_WC_SUCCESS, NULL);
+    qtest_memread(t->qts, e.buf + 8192, got, sizeof(got));
+    g_assert_true(!memcmp(got, pat, sizeof(got)));
+    qtest_quit(dst);
+    rebind(t, src);
+}
+
 /* GID 1: 2001:db8::1, RoCE v2, an IPv6 one. */
 static void set_gid1_v6(QRoce *t)
 {
@@ -624,6 +691,7 @@ static const QRoceCase cases[] = {
       test_doorbell_at_stop },
     { "migration/a-cancelled-move-leaves-the-source-running",
       test_cancelled },
+    { "migration/device-memory-and-its-mrs-move", test_dm_moves },
 };
 
 static void register_qroce_migration_tests(void)

@@ -1,7 +1,8 @@
 /*
  * qtests of qroce: memory regions and windows: REREG_MR, fast
  * registration (ALLOC_MR, REG_MR and LOCAL_INV WQEs, SEND with
- * Invalidate) and memory windows of both types.
+ * Invalidate), memory windows of both types, and MRs on device memory
+ * (BAR5).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -74,6 +75,22 @@ static void test_rereg_mr(QRoce *t)
     g_assert_cmpuint(qroce_cmd_simple(t, QROCE_CMD_DEREG_MR, key, out), ==, 0);
 }
 
+/* An RDMA READ on @q of @len bytes at @va, @rkey: they are @want. */
+static void read_is(QRoceEnv *e, QRoceQP *q, uint64_t va, uint32_t rkey,
+                    const uint8_t *want, uint32_t len)
+{
+    g_autofree uint8_t *got = g_malloc(len);
+    struct qroce_cqe cqe;
+
+    qroce_env_put_rdma(e, q, QROCE_WR_RDMA_READ, va, rkey, e->buf + 8192,
+                       len);
+    qroce_env_ring(e, q);
+    qroce_env_cqe(e, q, QROCE_CQE_RDMA_READ, QROCE_WC_SUCCESS, &cqe);
+    g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, len);
+    qtest_memread(e->t->qts, e->buf + 8192, got, len);
+    g_assert_true(!memcmp(got, want, len));
+}
+
 /* A REG_MR WQE on a lone QP of @pdn that fails with @status. */
 static void fr_reg_err(QRoceEnv *e, uint32_t pdn, uint32_t key, uint64_t iova,
                        uint64_t pbl, uint32_t len, uint16_t npages,
@@ -135,13 +152,7 @@ static void test_frmr_rdma(QRoce *t)
     qtest_memread(e.t->qts, pg[0] + 4056, got, 40);
     qtest_memread(e.t->qts, pg[1], got + 40, 960);
     g_assert_true(!memcmp(got, pat, sizeof(got)));
-    qroce_env_put_rdma(&e, &a, QROCE_WR_RDMA_READ, va, rkey1, e.buf + 8192,
-                       1000);
-    qroce_env_ring(&e, &a);
-    qroce_env_cqe(&e, &a, QROCE_CQE_RDMA_READ, QROCE_WC_SUCCESS, &cqe);
-    g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, 1000);
-    qtest_memread(e.t->qts, e.buf + 8192, got, sizeof(got));
-    g_assert_true(!memcmp(got, pat, sizeof(got)));
+    read_is(&e, &a, va, rkey1, pat, sizeof(pat));
 
     /* (b) LOCAL_INV: the MR is FREE, the WRITE is refused remotely */
     qroce_env_put_inv(&e, &b, QROCE_WR_LOCAL_INV, rkey1, 0);
@@ -795,6 +806,121 @@ static void test_mw(QRoce *t)
                      0);
 }
 
+/* REG_MR on device memory: bytes [@off, @off + @len) of BAR5, zero-based. */
+static int dm_reg(QRoce *t, uint32_t pdn, uint64_t off, uint64_t len,
+                  uint32_t access, uint32_t npages, uint32_t *key)
+{
+    struct qroce_cmd c = { .hdr.opcode = QROCE_CMD_REG_MR };
+    uint32_t out[6] = {};
+    int st;
+
+    c.reg_mr.pdn = cpu_to_le32(pdn);
+    c.reg_mr.access = cpu_to_le32(access);
+    c.reg_mr.length = cpu_to_le64(len);
+    c.reg_mr.pages.addr = cpu_to_le64(off);
+    c.reg_mr.pages.npages = cpu_to_le32(npages);
+    c.reg_mr.pages.level = QROCE_BT_DM;
+    st = qroce_cmd(t, &c, out);
+    if (key) {
+        *key = out[0];
+    }
+    return st;
+}
+
+/*
+ * Device memory (hw-spec §4a): FEATURES and CAP_DM_SIZE say it is there
+ * and BAR5 is that big; an MR on it (zero-based, at 4 KiB into it) is the
+ * target of an RDMA WRITE, seen through BAR5, and the source of an RDMA
+ * READ of what was written through BAR5; a WRITE past the MR's end is a
+ * remote access error and leaves the bytes after it alone; REG_MR with a
+ * range past the end of device memory, with pages, or of a window's
+ * access is refused; a device reset zeroes it.
+ */
+static void test_dm(QRoce *t)
+{
+    QRoceEnv e;
+    QRoceQP a, b, a2, b2;
+    uint32_t key, size = QROCE_DEF_DM_SIZE, i;
+    uint64_t bar_size = 0;
+    uint8_t pat[1000], got[1000], zero[1000] = {};
+    QPCIBar dm;
+
+    qroce_env_setup(&e, t);
+    g_assert_true(qroce_rd(e.t, QROCE_REG_FEATURES) & QROCE_FEAT_DM);
+    g_assert_cmpuint(qroce_rd(e.t, QROCE_REG_CAP_DM_SIZE), ==, size);
+    dm = qpci_iomap(e.t->dev, QROCE_BAR_DM, &bar_size);
+    g_assert_cmpuint(bar_size, ==, size);
+
+    for (i = 0; i < sizeof(pat); i++) {
+        pat[i] = i * 11 + 3;
+    }
+    /* what the guest writes through BAR5 */
+    qpci_memwrite(e.t->dev, dm, 4096 + 8192, pat, sizeof(pat));
+    g_assert_cmpuint(dm_reg(e.t, e.pdn, 4096, 16384,
+                            FR_LW | FR_RW | FR_RR, 0, &key), ==, 0);
+    qroce_env_pair(&e, &a, &b, 1);
+    qtest_memwrite(e.t->qts, e.buf, pat, sizeof(pat));
+
+    /* a WRITE to zero-based va 100 lands at 4096 + 100 of BAR5 */
+    qroce_env_put_rdma(&e, &a, QROCE_WR_RDMA_WRITE, 100, key, e.buf, 1000);
+    qroce_env_ring(&e, &a);
+    qroce_env_cqe(&e, &a, QROCE_CQE_RDMA_WRITE, QROCE_WC_SUCCESS, NULL);
+    qpci_memread(e.t->dev, dm, 4096 + 100, got, sizeof(got));
+    g_assert_true(!memcmp(got, pat, sizeof(got)));
+
+    /* a READ of va 8192: the bytes written through BAR5 */
+    read_is(&e, &a, 8192, key, pat, sizeof(pat));
+
+    /* past the MR's end (16384): refused, the next bytes untouched */
+    qroce_env_put_rdma(&e, &a, QROCE_WR_RDMA_WRITE, 16384 - 500, key, e.buf,
+                       1000);
+    qroce_env_ring(&e, &a);
+    qroce_env_cqe(&e, &a, 0, QROCE_WC_REM_ACCESS_ERR, NULL);
+    qpci_memread(e.t->dev, dm, 4096 + 16384 - 500, got, 1000);
+    g_assert_true(!memcmp(got, zero, sizeof(got)));
+
+    /* what REG_MR refuses on device memory */
+    g_assert_cmpuint(dm_reg(e.t, e.pdn, size - 4096, 8192, FR_LW, 0, NULL),
+                     ==, QROCE_CMD_ERR_PARAM);
+    g_assert_cmpuint(dm_reg(e.t, e.pdn, size + 4096, 0, FR_LW, 0, NULL),
+                     ==, QROCE_CMD_ERR_PARAM);
+    g_assert_cmpuint(dm_reg(e.t, e.pdn, UINT64_MAX - 10, 100, FR_LW, 0,
+                            NULL), ==, QROCE_CMD_ERR_PARAM);
+    g_assert_cmpuint(dm_reg(e.t, e.pdn, 0, 4096, FR_LW, 1, NULL), ==,
+                     QROCE_CMD_ERR_PARAM);
+    /* the whole of it, and none of it, are fine */
+    g_assert_cmpuint(dm_reg(e.t, e.pdn, 0, size, FR_LW, 0, NULL), ==, 0);
+    g_assert_cmpuint(dm_reg(e.t, e.pdn, size, 0, FR_LW, 0, NULL), ==, 0);
+
+    /* the same on a new pair after DEREG_MR: the key names nothing */
+    g_assert_cmpuint(qroce_cmd_simple(e.t, QROCE_CMD_DEREG_MR, key, NULL), ==,
+                     0);
+    qroce_env_pair(&e, &a2, &b2, 1);
+    qroce_env_put_rdma(&e, &a2, QROCE_WR_RDMA_WRITE, 100, key, e.buf, 100);
+    qroce_env_ring(&e, &a2);
+    qroce_env_cqe(&e, &a2, 0, QROCE_WC_REM_ACCESS_ERR, NULL);
+
+    /* a device reset leaves nothing of the last driver's */
+    qroce_wr(e.t, QROCE_REG_CTRL, QROCE_CTRL_RESET);
+    g_assert_cmphex(qroce_rd(e.t, QROCE_REG_STATUS), ==, 0);
+    qpci_memread(e.t->dev, dm, 4096 + 100, got, sizeof(got));
+    g_assert_true(!memcmp(got, zero, sizeof(got)));
+    qpci_iounmap(e.t->dev, dm);
+}
+
+/* dm-size=0: no FEATURES bit, no capability, REG_MR on DM refused. */
+static void test_dm_none(QRoce *t)
+{
+    uint32_t pdn;
+
+    qroce_base_setup(t);
+    pdn = qroce_alloc_pd(t);
+    g_assert_false(qroce_rd(t, QROCE_REG_FEATURES) & QROCE_FEAT_DM);
+    g_assert_cmpuint(qroce_rd(t, QROCE_REG_CAP_DM_SIZE), ==, 0);
+    g_assert_cmpuint(dm_reg(t, pdn, 0, 4096, FR_LW, 0, NULL), ==,
+                     QROCE_CMD_ERR_PARAM);
+}
+
 static const QRoceCase cases[] = {
     { "mr/rereg-checks-and-moves-pd-pages-access", test_rereg_mr, NULL,
       NULL },
@@ -805,6 +931,9 @@ static const QRoceCase cases[] = {
     { "mr/frmr-errors-and-their-statuses", test_frmr_errors,
       "-global qroce.max-bt-pages=1000", NULL },
     { "mr/mw-bind-access-invalidate-dealloc", test_mw, NULL, NULL },
+    { "mr/dm-write-read-bounds-reset", test_dm, NULL, NULL },
+    { "mr/dm-none-with-dm-size-0", test_dm_none, "-global qroce.dm-size=0",
+      NULL },
 };
 
 static void register_qroce_mr_tests(void)

@@ -63,6 +63,8 @@ typedef struct QRoceBT {
     uint32_t npages;
     uint8_t page_shift;
     bool phys;              /* QROCE_BT_PHYS: identity, no page list */
+    bool dm;                /* QROCE_BT_DM: device memory, no page list */
+    uint64_t dm_off, dm_len;    /* dm: the bytes dm[dm_off, +dm_len) */
 } QRoceBT;
 
 typedef struct QRoceEQ {
@@ -357,6 +359,7 @@ typedef struct QRoceParams {
     uint32_t max_qp, max_cq, max_mr, max_pd, max_ah, max_srq;
     uint32_t mcast_max_groups, mcast_max_qp_attach;
     uint32_t max_bt_pages;  /* all buffer tables together, in pages */
+    uint32_t dm_size;       /* device memory (BAR5), bytes; 0: none */
     uint32_t state_budget_mb;   /* the object tables' memory */
     uint32_t min_ack_timeout_us;    /* floor of the local ACK timeout */
     /* congestion control (docs/hw-spec.md §14), settable at run time */
@@ -438,6 +441,8 @@ struct QRoceState {
     MemoryRegion mmio;
     MemoryRegion db;
     MemoryRegion msix;
+    MemoryRegion dm_mr;     /* BAR5: device memory, RAM the guest maps */
+    uint8_t *dm;            /* its bytes, params.dm_size of them, or NULL */
 
     NICState *nic;
     NICConf conf;

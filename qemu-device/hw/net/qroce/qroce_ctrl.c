@@ -892,6 +892,41 @@ static int qroce_mr_slot(QRoceState *s, const struct qroce_cmd *c,
     return QROCE_CMD_OK;
 }
 
+/*
+ * REG_MR on device memory (QROCE_BT_DM): the MR's bytes are
+ * dm[addr, addr + length), which must lie inside the device's memory; no
+ * page list.  A QROCE_CMD_* status.
+ */
+static int qroce_reg_mr_dm(QRoceState *s, const struct qroce_cmd *c,
+                           QRoceBT *bt)
+{
+    const struct qroce_cmd_reg_mr *p = &c->reg_mr;
+    uint64_t off = le64_to_cpu(p->pages.addr);
+    uint64_t length = le64_to_cpu(p->length);
+
+    memset(bt, 0, sizeof(*bt));
+    if (!s->dm) {
+        return qroce_cmd_bad(c, "pages.level", p->pages.level,
+                             "the device has no device memory",
+                             QROCE_CMD_ERR_PARAM);
+    }
+    if (p->pages.npages || p->pages.page_shift || p->pages.rsvd ||
+        p->first_page_offset) {
+        return qroce_cmd_bad(c, "pages", le32_to_cpu(p->pages.npages),
+                             "a DM table has no pages, shift or offset",
+                             QROCE_CMD_ERR_PARAM);
+    }
+    if (off > s->params.dm_size || length > s->params.dm_size - off) {
+        return qroce_cmd_bad(c, "pages.addr", off,
+                             "past the end of device memory",
+                             QROCE_CMD_ERR_PARAM);
+    }
+    bt->dm = true;
+    bt->dm_off = off;
+    bt->dm_len = length;
+    return QROCE_CMD_OK;
+}
+
 /* REG_MR's page table, loaded into @mr; a QROCE_CMD_* status. */
 static int qroce_reg_mr_pages(QRoceState *s, const struct qroce_cmd *c,
                               QRoceMR *mr)
@@ -900,6 +935,9 @@ static int qroce_reg_mr_pages(QRoceState *s, const struct qroce_cmd *c,
     uint32_t access = le32_to_cpu(p->access);
     int st;
 
+    if (p->pages.level == QROCE_BT_DM) {
+        return qroce_reg_mr_dm(s, c, &mr->bt);
+    }
     if (!qroce_bt_exact(&p->pages, le32_to_cpu(p->first_page_offset),
                         le64_to_cpu(p->length))) {
         /* the table covers exactly the MR */

@@ -44,6 +44,25 @@ static bool qroce_mig_bt_ok(void *opaque, int version_id)
     return bt->npages <= QROCE_MIG_BT_PAGES && !(bt->phys && bt->npages);
 }
 
+static bool qroce_mig_bt_dm_needed(void *opaque)
+{
+    return ((QRoceBT *)opaque)->dm;
+}
+
+/* an MR on device memory: its range there (checked in qroce_mig_mr_ok) */
+static const VMStateDescription vmstate_qroce_bt_dm = {
+    .name = "qroce/bt/dm",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = qroce_mig_bt_dm_needed,
+    .fields = (const VMStateField[]) {
+        VMSTATE_BOOL(dm, QRoceBT),
+        VMSTATE_UINT64(dm_off, QRoceBT),
+        VMSTATE_UINT64(dm_len, QRoceBT),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
 static const VMStateDescription vmstate_qroce_bt = {
     .name = "qroce/bt",
     .version_id = 1,
@@ -56,6 +75,10 @@ static const VMStateDescription vmstate_qroce_bt = {
         VMSTATE_VARRAY_UINT32_ALLOC(pages, QRoceBT, npages, 0,
                                     vmstate_info_uint64, uint64_t),
         VMSTATE_END_OF_LIST()
+    },
+    .subsections = (const VMStateDescription * const []) {
+        &vmstate_qroce_bt_dm,
+        NULL
     },
 };
 
@@ -534,6 +557,11 @@ static const char *qroce_mig_mr_ok(QRoceState *s, void *obj, uint32_t n)
     QROCE_MIG_CHECK(mr->pdn < s->params.max_pd);
     QROCE_MIG_CHECK(mr->mw_type || !mr->frmr ||
                     mr->bt.npages <= mr->max_pages);
+    /* on device memory: no page list, and inside this device's memory */
+    QROCE_MIG_CHECK(!mr->bt.dm ||
+                    (s->dm && !mr->bt.npages && !mr->bt.phys && !mr->frmr &&
+                     mr->bt.dm_off <= s->params.dm_size &&
+                     mr->bt.dm_len <= s->params.dm_size - mr->bt.dm_off));
     return NULL;
 }
 
@@ -793,7 +821,28 @@ static const VMStateDescription vmstate_qroce_knobs = {
 
 static const char qroce_mig_diff[] =
     "the destination's qroce properties (max-*, mcast-max-*, max-bt-pages, "
-    "state-budget-mb) must be the source's";
+    "state-budget-mb, dm-size) must be the source's";
+
+static bool qroce_mig_dm_needed(void *opaque)
+{
+    return ((QRoceState *)opaque)->params.dm_size != 0;
+}
+
+/*
+ * Device memory's bytes move as the RAM block "qroce-dm"; this says its
+ * size, so that a destination with another dm-size refuses the stream
+ * with the message the other properties give.
+ */
+static const VMStateDescription vmstate_qroce_dm = {
+    .name = "qroce/dm",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = qroce_mig_dm_needed,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT32_EQUAL(params.dm_size, QRoceState, qroce_mig_diff),
+        VMSTATE_END_OF_LIST()
+    },
+};
 
 const VMStateDescription vmstate_qroce = {
     .name = "qroce",
@@ -843,6 +892,7 @@ const VMStateDescription vmstate_qroce = {
     },
     .subsections = (const VMStateDescription * const []) {
         &vmstate_qroce_knobs,
+        &vmstate_qroce_dm,
         NULL
     },
 };

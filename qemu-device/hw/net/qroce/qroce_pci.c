@@ -111,13 +111,9 @@ static NetClientInfo qroce_net_info = {
 /* Device                                                              */
 /* ------------------------------------------------------------------ */
 
-static void qroce_realize(PCIDevice *pdev, Error **errp)
+/* The properties' values: false, with @errp set, if one is out of range. */
+static bool qroce_params_ok(const QRoceParams *p, Error **errp)
 {
-    QRoceState *s = QROCE(pdev);
-    DeviceState *dev = DEVICE(pdev);
-    const QRoceParams *p = &s->params;
-    int i;
-
     if (p->max_qp < 16 || p->max_qp > (1u << 24) ||
         p->max_cq < 16 || p->max_cq > (1u << 24) ||
         p->max_mr < 16 || p->max_mr > (1u << 24) ||
@@ -126,7 +122,7 @@ static void qroce_realize(PCIDevice *pdev, Error **errp)
         p->max_srq < 16 || p->max_srq > (1u << 24)) {
         error_setg(errp, "qroce: max-qp, max-cq, max-mr, max-pd, max-ah and "
                    "max-srq must be between 16 and 16777216");
-        return;
+        return false;
     }
     if (p->mcast_max_groups < 1 ||
         p->mcast_max_groups > QROCE_MCAST_MAX_GROUPS ||
@@ -135,13 +131,24 @@ static void qroce_realize(PCIDevice *pdev, Error **errp)
         error_setg(errp, "qroce: mcast-max-groups must be between 1 and %u, "
                    "mcast-max-qp-attach between 1 and %u",
                    QROCE_MCAST_MAX_GROUPS, QROCE_MCAST_MAX_QP_ATTACH);
-        return;
+        return false;
     }
 
-    pci_set_word(pdev->config + PCI_SUBSYSTEM_VENDOR_ID,
-                 QROCE_PCI_SUBSYS_VENDOR_ID);
-    pci_set_word(pdev->config + PCI_SUBSYSTEM_ID, QROCE_PCI_SUBSYS_ID);
-    pdev->config[PCI_INTERRUPT_PIN] = 1;
+    if (p->dm_size && (p->dm_size < QROCE_DM_MIN_SIZE ||
+                       p->dm_size > QROCE_DM_MAX_SIZE ||
+                       (p->dm_size & (p->dm_size - 1)))) {
+        error_setg(errp, "qroce: dm-size must be 0 or a power of two "
+                   "between %u and %u", QROCE_DM_MIN_SIZE, QROCE_DM_MAX_SIZE);
+        return false;
+    }
+    return true;
+}
+
+/* BAR0 registers, BAR2 doorbells, BAR4 MSI-X, BAR5 device memory. */
+static bool qroce_bars_init(QRoceState *s, Error **errp)
+{
+    PCIDevice *pdev = PCI_DEVICE(s);
+    const QRoceParams *p = &s->params;
 
     memory_region_init_io(&s->mmio, OBJECT(s), &qroce_reg_ops, s,
                           "qroce-regs", QROCE_REGS_SIZE);
@@ -154,6 +161,40 @@ static void qroce_realize(PCIDevice *pdev, Error **errp)
     memory_region_init(&s->msix, OBJECT(s), "qroce-msix", 0x2000);
     pci_register_bar(pdev, QROCE_BAR_MSIX, PCI_BASE_ADDRESS_SPACE_MEMORY,
                      &s->msix);
+    /*
+     * Device memory: RAM behind BAR5, which the guest maps and the engine
+     * reads and writes for MRs on it; migrated as the device's RAM block
+     */
+    if (p->dm_size) {
+        if (!memory_region_init_ram(&s->dm_mr, OBJECT(s), "qroce-dm",
+                                    p->dm_size, errp)) {
+            return false;
+        }
+        s->dm = memory_region_get_ram_ptr(&s->dm_mr);
+        pci_register_bar(pdev, QROCE_BAR_DM, PCI_BASE_ADDRESS_SPACE_MEMORY |
+                         PCI_BASE_ADDRESS_MEM_PREFETCH, &s->dm_mr);
+    }
+    return true;
+}
+
+static void qroce_realize(PCIDevice *pdev, Error **errp)
+{
+    QRoceState *s = QROCE(pdev);
+    DeviceState *dev = DEVICE(pdev);
+    const QRoceParams *p = &s->params;
+    int i;
+
+    if (!qroce_params_ok(p, errp)) {
+        return;
+    }
+    pci_set_word(pdev->config + PCI_SUBSYSTEM_VENDOR_ID,
+                 QROCE_PCI_SUBSYS_VENDOR_ID);
+    pci_set_word(pdev->config + PCI_SUBSYSTEM_ID, QROCE_PCI_SUBSYS_ID);
+    pdev->config[PCI_INTERRUPT_PIN] = 1;
+
+    if (!qroce_bars_init(s, errp)) {
+        return;
+    }
 
     if (pcie_endpoint_cap_init(pdev, 0xa0) < 0) {
         error_setg(errp, "qroce: cannot add the PCIe capability");
@@ -263,6 +304,8 @@ static const Property qroce_properties[] = {
                      IOThread *),
     DEFINE_PROP_UINT32("max-bt-pages", QRoceState, params.max_bt_pages,
                        QROCE_DEF_MAX_BT_PAGES),
+    DEFINE_PROP_UINT32("dm-size", QRoceState, params.dm_size,
+                       QROCE_DEF_DM_SIZE),
     DEFINE_PROP_UINT32("max-qp", QRoceState, params.max_qp, QROCE_DEF_MAX_QP),
     DEFINE_PROP_UINT32("max-cq", QRoceState, params.max_cq, QROCE_DEF_MAX_CQ),
     DEFINE_PROP_UINT32("max-mr", QRoceState, params.max_mr, QROCE_DEF_MAX_MR),

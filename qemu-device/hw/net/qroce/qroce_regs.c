@@ -36,6 +36,11 @@ void qroce_reset_state(QRoceState *s)
     qroce_port_reset(s);
     qroce_ctrl_reset(s);
 
+    /* device memory holds nothing of the last driver's */
+    if (s->dm) {
+        memset(s->dm, 0, s->params.dm_size);
+        memory_region_set_dirty(&s->dm_mr, 0, s->params.dm_size);
+    }
     /* every register is 0 after reset but ETH_MTU */
     memset(s->regs, 0, sizeof(s->regs));
     qroce_reg_set(s, QROCE_REG_ETH_MTU, 1500);
@@ -87,7 +92,8 @@ static uint32_t qroce_rd_const(QRoceState *s, hwaddr addr)
                QROCE_FEAT_FRMR | QROCE_FEAT_MCAST |
                QROCE_FEAT_RESIZE_CQ | QROCE_FEAT_REREG_MR |
                QROCE_FEAT_RESIZE_SRQ | QROCE_FEAT_MW |
-               QROCE_FEAT_FLUSH | QROCE_FEAT_ATOMIC_WRITE;
+               QROCE_FEAT_FLUSH | QROCE_FEAT_ATOMIC_WRITE |
+               (s->params.dm_size ? QROCE_FEAT_DM : 0);
     case QROCE_REG_CAP_MAX_QP:
         return s->params.max_qp;
     case QROCE_REG_CAP_MAX_CQ:
@@ -131,6 +137,8 @@ static uint32_t qroce_rd_const(QRoceState *s, hwaddr addr)
         return s->params.mcast_max_groups;
     case QROCE_REG_CAP_MAX_MCAST_QP_ATTACH:
         return s->params.mcast_max_qp_attach;
+    case QROCE_REG_CAP_DM_SIZE:
+        return s->params.dm_size;
     case QROCE_REG_MAC_LO:
         return ldl_le_p(s->conf.macaddr.a);
     case QROCE_REG_MAC_HI:
@@ -311,7 +319,7 @@ static const QRoceRegRead qroce_readops[QROCE_REG_SLOTS] = {
     R(FEATURES) = qroce_rd_const,
     R(MAC_LO) = qroce_rd_const,
     R(MAC_HI) = qroce_rd_const,
-    [QROCE_REG_CAP_MAX_QP / 4 ... QROCE_REG_CAP_MAX_MCAST_QP_ATTACH / 4] =
+    [QROCE_REG_CAP_MAX_QP / 4 ... QROCE_REG_CAP_DM_SIZE / 4] =
         qroce_rd_const,
     R(STATUS) = qroce_rd_reg,
     R(CTRL) = qroce_rd_reg,

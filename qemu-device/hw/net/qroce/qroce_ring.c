@@ -125,6 +125,30 @@ void qroce_out_bh(void *opaque)
     qroce_out_flush(s);
 }
 
+/*
+ * Bytes @offset.. of a table on device memory: inside its range, and the
+ * range inside the device's memory (checked at REG_MR and after a move,
+ * and again here).  What the engine writes is marked dirty for migration.
+ */
+static int qroce_dm_copy(QRoceState *s, const QRoceBT *bt, uint64_t offset,
+                         void *buf, uint64_t len, bool to_guest)
+{
+    uint64_t size = s->params.dm_size;
+
+    if (!s->dm || offset > bt->dm_len || len > bt->dm_len - offset ||
+        bt->dm_off > size || bt->dm_len > size - bt->dm_off) {
+        return -1;
+    }
+    offset += bt->dm_off;
+    if (to_guest) {
+        memcpy(s->dm + offset, buf, len);
+        memory_region_set_dirty(&s->dm_mr, offset, len);
+    } else {
+        memcpy(buf, s->dm + offset, len);
+    }
+    return 0;
+}
+
 static uint64_t qroce_bt_size(const QRoceBT *bt)
 {
     return (uint64_t)bt->npages << bt->page_shift;
@@ -137,6 +161,9 @@ int qroce_bt_rw(QRoceState *s, const QRoceBT *bt, uint64_t offset, void *buf,
 
     if (bt->phys) {
         return qroce_dma_copy(s, offset, buf, len, to_guest) ? 0 : -1;
+    }
+    if (bt->dm) {
+        return qroce_dm_copy(s, bt, offset, buf, len, to_guest);
     }
     if (offset > qroce_bt_size(bt) || len > qroce_bt_size(bt) - offset) {
         return -1;
