@@ -126,22 +126,6 @@ static uint32_t qp_on_page5(QRoce *t, uint64_t *eq0, uint32_t *cqn)
     return qpn;
 }
 
-/*
- * The QP's state once it is @want, or what it is when time runs out: the
- * engine acts on a recorded doorbell in its own run, which with an
- * IOThread nothing orders against the QUERY_QP command.
- */
-static uint32_t qp_state_becomes(QRoce *t, uint32_t qpn, uint32_t want)
-{
-    int64_t end = qroce_deadline();
-    uint32_t st;
-
-    while ((st = qroce_qp_state(t, qpn)) != want && qroce_wait_more(end)) {
-        continue;
-    }
-    return st;
-}
-
 /* Doorbells: only on the QP's page, never beyond the ring. */
 static void test_doorbells(QRoce *t)
 {
@@ -166,7 +150,7 @@ static void test_doorbells(QRoce *t)
                      bad + 6);
     /* 17 receive WQEs in a ring of 16: the QP goes to ERR, QP_FATAL */
     qroce_db(t, page5 + QROCE_DB_RQ, qpn, 17);
-    g_assert_cmpuint(qp_state_becomes(t, qpn, QROCE_QPS_ERR), ==,
+    g_assert_cmpuint(qroce_wait_qp_state(t, qpn, QROCE_QPS_ERR), ==,
                      QROCE_QPS_ERR);
     qtest_memread(t->qts, eq0, &e, sizeof(e));
     g_assert_cmpuint(e.owner & QROCE_OWNER_BIT, ==, qroce_owner_for(0, 8));
@@ -200,7 +184,7 @@ static void test_bad_doorbell_deferred(QRoce *t)
                      bad + 1);
 
     qtest_clock_step(t->qts, 1000 * 1000 * 1000LL);
-    g_assert_cmpuint(qp_state_becomes(t, qpn, QROCE_QPS_ERR), ==,
+    g_assert_cmpuint(qroce_wait_qp_state(t, qpn, QROCE_QPS_ERR), ==,
                      QROCE_QPS_ERR);
     qtest_memread(t->qts, eq0, &e, sizeof(e));
     g_assert_cmpuint(e.owner & QROCE_OWNER_BIT, ==, qroce_owner_for(0, 8));

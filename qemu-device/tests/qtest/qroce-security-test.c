@@ -400,9 +400,10 @@ static void test_audit_sq_pi_back(QRoce *t)
     qroce_wait_cnt(t, QROCE_CNT_ROCE_TX_PKTS, 3);
     bad = qroce_cnt(t, QROCE_CNT_BAD_DOORBELLS);
     qroce_db(t, QROCE_DB_SQ, a, 1);
-    g_assert_cmpuint(qroce_cnt(t, QROCE_CNT_BAD_DOORBELLS), ==,
+    g_assert_cmpuint(qroce_wait_cnt_stable(t, QROCE_CNT_BAD_DOORBELLS), ==,
                      bad + 1);
-    g_assert_cmpuint(qroce_qp_state(t, a), ==, QROCE_QPS_ERR);
+    g_assert_cmpuint(qroce_wait_qp_state(t, a, QROCE_QPS_ERR), ==,
+                     QROCE_QPS_ERR);
     tx = qroce_cnt(t, QROCE_CNT_ROCE_TX_PKTS);
     g_assert_cmpuint(tx, <=, 4);
 }
@@ -442,9 +443,10 @@ static void test_sq_pi_after_rewind(QRoce *t)
     qroce_wait_cnt(t, QROCE_CNT_ROCE_RX_PKTS, 1);
     bad = qroce_cnt(t, QROCE_CNT_BAD_DOORBELLS);
     qroce_db(t, QROCE_DB_SQ, qpn, 1);
-    g_assert_cmpuint(qroce_cnt(t, QROCE_CNT_BAD_DOORBELLS), ==,
+    g_assert_cmpuint(qroce_wait_cnt_stable(t, QROCE_CNT_BAD_DOORBELLS), ==,
                      bad + 1);
-    g_assert_cmpuint(qroce_qp_state(t, qpn), ==, QROCE_QPS_ERR);
+    g_assert_cmpuint(qroce_wait_qp_state(t, qpn, QROCE_QPS_ERR), ==,
+                     QROCE_QPS_ERR);
     qroce_peer_out(pr, &o, qpn, 2002, ROCE_ACK);
     o.aeth_syndrome = ROCE_AETH_ACK_NO_CREDIT;
     qroce_peer_send(pr, &o, 0, false);

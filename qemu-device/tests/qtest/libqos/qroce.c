@@ -682,6 +682,22 @@ uint32_t qroce_qp_state(QRoce *t, uint32_t qpn)
     return out[0];
 }
 
+/*
+ * QP @qpn's state once it is @want, or what it is when time runs out:
+ * the engine acts on a recorded (bad) doorbell in its own run, which with
+ * an IOThread nothing orders against the next QUERY_QP command.
+ */
+uint32_t qroce_wait_qp_state(QRoce *t, uint32_t qpn, uint32_t want)
+{
+    int64_t end = qroce_deadline();
+    uint32_t st;
+
+    while ((st = qroce_qp_state(t, qpn)) != want && qroce_wait_more(end)) {
+        continue;
+    }
+    return st;
+}
+
 /* GID 0: 10.0.0.1, RoCE v2. */
 void qroce_set_gid0(QRoce *t)
 {

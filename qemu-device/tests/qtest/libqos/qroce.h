@@ -175,6 +175,7 @@ uint64_t qroce_pbl(QRoce *t, const uint64_t *pages, unsigned n);
 int qroce_modify(QRoce *t, uint32_t qpn, uint32_t mask, uint8_t state,
                  struct qroce_cmd *tweak);
 uint32_t qroce_qp_state(QRoce *t, uint32_t qpn);
+uint32_t qroce_wait_qp_state(QRoce *t, uint32_t qpn, uint32_t want);
 void qroce_set_gid0(QRoce *t);
 void qroce_self_av(struct qroce_av *av);
 uint32_t qroce_mk_self_ah(QRoce *t, uint32_t pdn);
