@@ -508,44 +508,6 @@ static void qroce_mr_keep_bt(struct qroce_mr *mr, const struct qroce_bt *bt)
 	mr->bt_level = bt->level;
 }
 
-/*
- * REG_MR of @mr, whose pages @mr->umem holds (pinned user memory or a
- * dma-buf), at @virt for @len bytes: 0 and its keys, or an errno.
- */
-static int qroce_reg_umem(struct ib_pd *ibpd, struct qroce_mr *mr, u64 len,
-			  u64 virt, int access)
-{
-	struct qroce_dev *dev = to_qdev(ibpd->device);
-	struct qroce_cmd cmd = {};
-	struct qroce_bt_tmp t;
-	unsigned long pgsz;
-	u32 out[6];
-	int err;
-
-	pgsz = ib_umem_find_best_pgsz(mr->umem, dev->caps.page_sizes, virt);
-	if (!pgsz)
-		return -EINVAL;
-	cmd.hdr.opcode = QROCE_CMD_REG_MR;
-	cmd.reg_mr.pdn = cpu_to_le32(to_qpd(ibpd)->pdn);
-	cmd.reg_mr.access = cpu_to_le32(qroce_hw_access(access));
-	cmd.reg_mr.iova = cpu_to_le64(virt);
-	cmd.reg_mr.length = cpu_to_le64(len);
-	cmd.reg_mr.first_page_offset = cpu_to_le32(ib_umem_dma_offset(mr->umem, pgsz));
-	err = qroce_bt_from_umem(dev, mr->umem, pgsz, &cmd.reg_mr.pages,
-				 cmd.reg_mr.inline_pages, &t);
-	if (err)
-		return err;
-	err = qroce_cmd_exec(dev, &cmd, out);
-	qroce_bt_tmp_free(dev, &t);
-	if (err)
-		return err;
-	mr->ibmr.lkey = out[0];
-	mr->ibmr.rkey = out[0];
-	mr->access = access;
-	qroce_mr_keep_bt(mr, &cmd.reg_mr.pages);
-	return 0;
-}
-
 /* What every user registration starts with: the checks, and the MR. */
 static struct qroce_mr *qroce_mr_new(struct ib_pd *ibpd, u64 len, int access)
 {
@@ -560,11 +522,19 @@ static struct qroce_mr *qroce_mr_new(struct ib_pd *ibpd, u64 len, int access)
 	return mr ? mr : ERR_PTR(-ENOMEM);
 }
 
-/* @mr registered on @umem (an error pointer, or released on failure). */
+/*
+ * REG_MR of @mr on @umem (pinned user memory or a dma-buf; an error
+ * pointer, or released on failure) at @virt for @len bytes: its keys.
+ */
 static struct ib_mr *qroce_mr_on_umem(struct ib_pd *ibpd, struct qroce_mr *mr,
 				      struct ib_umem *umem, u64 len, u64 virt,
 				      int access)
 {
+	struct qroce_dev *dev = to_qdev(ibpd->device);
+	struct qroce_cmd cmd = {};
+	struct qroce_bt_tmp t;
+	unsigned long pgsz;
+	u32 out[6];
 	int err;
 
 	if (IS_ERR(umem)) {
@@ -572,13 +542,34 @@ static struct ib_mr *qroce_mr_on_umem(struct ib_pd *ibpd, struct qroce_mr *mr,
 		return ERR_CAST(umem);
 	}
 	mr->umem = umem;
-	err = qroce_reg_umem(ibpd, mr, len, virt, access);
-	if (err) {
-		ib_umem_release(umem);
-		kfree(mr);
-		return ERR_PTR(err);
-	}
+	pgsz = ib_umem_find_best_pgsz(umem, dev->caps.page_sizes, virt);
+	err = -EINVAL;
+	if (!pgsz)
+		goto err_umem;
+	cmd.hdr.opcode = QROCE_CMD_REG_MR;
+	cmd.reg_mr.pdn = cpu_to_le32(to_qpd(ibpd)->pdn);
+	cmd.reg_mr.access = cpu_to_le32(qroce_hw_access(access));
+	cmd.reg_mr.iova = cpu_to_le64(virt);
+	cmd.reg_mr.length = cpu_to_le64(len);
+	cmd.reg_mr.first_page_offset = cpu_to_le32(ib_umem_dma_offset(umem, pgsz));
+	err = qroce_bt_from_umem(dev, umem, pgsz, &cmd.reg_mr.pages,
+				 cmd.reg_mr.inline_pages, &t);
+	if (err)
+		goto err_umem;
+	err = qroce_cmd_exec(dev, &cmd, out);
+	qroce_bt_tmp_free(dev, &t);
+	if (err)
+		goto err_umem;
+	mr->ibmr.lkey = out[0];
+	mr->ibmr.rkey = out[0];
+	mr->access = access;
+	qroce_mr_keep_bt(mr, &cmd.reg_mr.pages);
 	return &mr->ibmr;
+
+err_umem:
+	ib_umem_release(umem);
+	kfree(mr);
+	return ERR_PTR(err);
 }
 
 static struct ib_mr *qroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
