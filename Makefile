@@ -49,7 +49,7 @@ QEMU_CONFIGURE := --python=/usr/bin/python3 --target-list=x86_64-softmmu \
 	--disable-vnc --disable-opengl --disable-spice --disable-curses \
 	--disable-werror
 
-.PHONY: all deps qemu kernel driver rdma-core guest-bin initramfs tools demo test bench bench-pingpong bench-scale \
+.PHONY: all deps qemu kernel driver rdma-core guest-bin initramfs tools demo test bench bench-pingpong bench-odp bench-scale \
 	check-headers clean FORCE
 
 all: deps qemu driver rdma-core initramfs tools
@@ -244,6 +244,11 @@ bench: all
 
 bench-pingpong: all
 	sh tests/bench-pingpong.sh 4096 1000 3
+
+# On-demand paging against a pinned MR in one guest (tests/bench-odp.sh):
+# first-touch, again and prefetched MB/s, odp_faults and faults/s
+bench-odp: all
+	sh tests/bench-odp.sh
 
 # NVMe over Fabrics with dd: nvme-rdma over qroce and over rxe, same guests.
 .PHONY: bench-nvmeof

@@ -154,6 +154,9 @@ enum qroce_counter {
 	QROCE_CNT_WIRE_FAULTS,		/* wire faults injected (drop, dup, ...) */
 	QROCE_CNT_INJECTED_FAULTS,	/* faults injected by the inject-* knobs */
 	QROCE_CNT_ETH_RX_FILTERED,	/* multicast frames the MC_HASH filter refused */
+	QROCE_CNT_ODP_FAULTS,		/* page-fault events raised */
+	QROCE_CNT_ODP_PAGES_MAPPED,	/* ODP entries ODP_MAP made present */
+	QROCE_CNT_ODP_PAGES_UNMAPPED,	/* present ODP entries ODP_UNMAP cleared */
 	QROCE_CNT_NUM
 };
 
@@ -175,6 +178,7 @@ enum qroce_counter {
 #define QROCE_FEAT_FLUSH	0x00001000u	/* FLUSH WQEs, ACCESS_FLUSH_GLOBAL */
 #define QROCE_FEAT_ATOMIC_WRITE	0x00002000u	/* ATOMIC_WRITE WQEs */
 #define QROCE_FEAT_DM		0x00004000u	/* device memory, QROCE_BT_DM MRs */
+#define QROCE_FEAT_ODP		0x00008000u	/* on-demand paging: QROCE_BT_ODP, ODP_* */
 
 /*
  * multicast: the largest values of CAP_MAX_MCAST_GRP (groups the device
@@ -260,7 +264,25 @@ enum qroce_bt_level {
 	 * offset of the first one; npages and page_shift 0
 	 */
 	QROCE_BT_DM = 5,
+	/*
+	 * REG_MR only: on-demand paging (hw-spec §4b).  No page list (addr,
+	 * npages 0; page_shift 12): every page starts absent, ODP_MAP fills
+	 * entries, ODP_UNMAP clears them.  iova 0 with length 2^64 - 1 is an
+	 * implicit MR: the whole address space, page n at address n << 12.
+	 */
+	QROCE_BT_ODP = 6,
 };
+
+/*
+ * An entry of an ODP MR's table (ODP_MAP's list): the bus address of a
+ * 4 KiB page with QROCE_ODP_PRESENT (reads allowed) and QROCE_ODP_WRITE
+ * (writes allowed), or 0: absent.
+ */
+#define QROCE_ODP_PAGE_SHIFT	12
+#define QROCE_ODP_PRESENT	0x1ull
+#define QROCE_ODP_WRITE		0x2ull
+#define QROCE_ODP_FLAGS		0x3ull
+#define QROCE_ODP_MAX_MAP	512	/* entries in one ODP_MAP */
 
 /* device memory (BAR5): its size, a power of two, when there is any */
 #define QROCE_DM_MIN_SIZE	4096u
@@ -315,6 +337,10 @@ enum qroce_cmd_opcode {
 	QROCE_CMD_REREG_MR = 0x19,	/* new pages, PD or access; same key */
 	QROCE_CMD_ALLOC_MW = 0x1a,	/* a memory window of type 1 or 2, unbound */
 	QROCE_CMD_DEALLOC_MW = 0x1b,
+	QROCE_CMD_ODP_MAP = 0x1c,	/* fill entries of an ODP MR's table */
+	QROCE_CMD_ODP_UNMAP = 0x1d,	/* clear them; no access uses them after */
+	QROCE_CMD_ODP_QUERY = 0x1e,	/* a QP's page fault: key, range, token */
+	QROCE_CMD_ODP_RESUME = 0x1f,	/* the fault is resolved, or cannot be */
 	QROCE_CMD_MAX
 };
 
@@ -584,6 +610,52 @@ struct qroce_cmd_set_gid {
 	__u8 gid[16];
 };
 
+/*
+ * ODP_MAP: @npages (1..QROCE_ODP_MAX_MAP) entries of the MR's table from
+ * page @first, read from the __le64 array at bus address @list.
+ */
+struct qroce_cmd_odp_map {
+	__le32 key;
+	__le32 npages;
+	__le64 first;
+	__le64 list;
+};
+
+/* ODP_UNMAP: pages [@first, @first + @npages) absent (any count). */
+struct qroce_cmd_odp_unmap {
+	__le32 key;
+	__le32 rsvd;
+	__le64 first;
+	__le64 npages;
+};
+
+/* The two sides of a QP that can wait on a page fault. */
+enum qroce_pf_side {
+	QROCE_PF_REQ = 0,	/* its send queue: stopped at a WQE or packet */
+	QROCE_PF_RESP = 1,	/* incoming requests: answered RNR NAK (RC) */
+};
+
+enum qroce_pf_state {
+	QROCE_PF_NONE = 0,
+	QROCE_PF_PENDING = 1,	/* event raised, waiting for ODP_RESUME */
+	QROCE_PF_FAILED = 2,	/* resumed with an error: the access fails */
+};
+
+/* ODP_RESUME @status */
+#define QROCE_PF_RESUME_OK	0
+#define QROCE_PF_RESUME_ERR	1
+
+/*
+ * ODP_QUERY (@status unused) and ODP_RESUME: the fault of @side of
+ * @qpn; RESUME names it by the @token QUERY gave.
+ */
+struct qroce_cmd_odp_pf {
+	__le32 qpn;
+	__le32 side;		/* enum qroce_pf_side */
+	__le32 token;
+	__le32 status;		/* QROCE_PF_RESUME_* */
+};
+
 struct qroce_cmd_handle {	/* DESTROY_EQ/CQ/SRQ/AH, DEALLOC_PD, DEL_GID, QUERY_SRQ */
 	__le32 handle;
 };
@@ -608,6 +680,9 @@ struct qroce_cmd {
 		struct qroce_cmd_resize_cq resize_cq;
 		struct qroce_cmd_rereg_mr rereg_mr;
 		struct qroce_cmd_handle handle;
+		struct qroce_cmd_odp_map odp_map;
+		struct qroce_cmd_odp_unmap odp_unmap;
+		struct qroce_cmd_odp_pf odp_pf;
 		__u8 raw[QROCE_CMD_SIZE - 8];
 	};
 };
@@ -626,6 +701,9 @@ QROCE_HW_ASSERT_SIZE(struct qroce_cmd_set_gid, 24);
 QROCE_HW_ASSERT_SIZE(struct qroce_cmd_mcast, 24);
 QROCE_HW_ASSERT_SIZE(struct qroce_cmd_resize_cq, 32);
 QROCE_HW_ASSERT_SIZE(struct qroce_cmd_rereg_mr, 88);
+QROCE_HW_ASSERT_SIZE(struct qroce_cmd_odp_map, 24);
+QROCE_HW_ASSERT_SIZE(struct qroce_cmd_odp_unmap, 24);
+QROCE_HW_ASSERT_SIZE(struct qroce_cmd_odp_pf, 16);
 
 /*
  * Command completion.  Output words by command:
@@ -640,7 +718,13 @@ QROCE_HW_ASSERT_SIZE(struct qroce_cmd_rereg_mr, 88);
  *                 out[2] = rq_psn (expected), out[3] = SQ WQEs consumed,
  *                 out[4] = RQ WQEs consumed
  *   QUERY_SRQ     out[0] = limit, out[1] = WQEs consumed
+ *   ODP_QUERY     out[0] = enum qroce_pf_state, out[1] = key,
+ *                 out[2] = va low, out[3] = va high, out[4] = length,
+ *                 out[5] = token | QROCE_PF_WRITE (a write was refused)
  */
+#define QROCE_PF_WRITE		0x80000000u
+#define QROCE_PF_TOKEN_MASK	0x7fffffffu
+
 struct qroce_cmd_comp {
 	__le32 cookie;
 	__u8 status;		/* enum qroce_cmd_status */
@@ -669,6 +753,7 @@ enum qroce_eqe_type {
 	QROCE_EQE_PORT_ACTIVE = 0x0a,
 	QROCE_EQE_PORT_DOWN = 0x0b,
 	QROCE_EQE_EQ_OVERFLOW = 0x0c,	/* handle = eqn whose events were lost */
+	QROCE_EQE_PAGE_FAULT = 0x0d,	/* handle = qpn, data = enum qroce_pf_side */
 };
 
 struct qroce_eqe {

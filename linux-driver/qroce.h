@@ -45,6 +45,8 @@ struct qroce_dev {
 	struct mutex qp_mutex;		/* QPN reuse vs CQ clean-up */
 	struct xarray cq_xa;		/* cqn -> qroce_cq */
 	struct xarray srq_xa;		/* srqn -> qroce_srq */
+	struct xarray odp_xa;		/* key -> ODP qroce_mr (qroce_odp.c) */
+	struct workqueue_struct *odp_wq;	/* page faults */
 	/* device memory (qroce_dm.c): its pages, a bit each, and a mapping */
 	unsigned long *dm_map;
 	u32 dm_pages;

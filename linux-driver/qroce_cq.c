@@ -244,6 +244,9 @@ void qroce_handle_async(struct qroce_dev *dev, const struct qroce_eqe *e)
 		}
 		xa_unlock_irqrestore(&dev->qp_xa, flags);
 		break;
+	case QROCE_EQE_PAGE_FAULT:
+		qroce_odp_event(dev, handle, le32_to_cpu(e->data));
+		break;
 	case QROCE_EQE_CQ_ERR:
 		xa_lock_irqsave(&dev->cq_xa, flags);
 		cq = xa_load(&dev->cq_xa, handle);

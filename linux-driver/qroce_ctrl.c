@@ -183,6 +183,26 @@ static int qroce_query_device(struct ib_device *ibdev,
 	/* device memory, if BAR 5 has any (qroce_dm.c) */
 	if (dev->dm_map)
 		a->max_dm_size = dev->caps.dm_size;
+	/*
+	 * On-demand paging (qroce_odp.c): explicit and implicit MRs, every
+	 * RC and UD operation; a UD or UC packet that meets an absent page
+	 * is dropped while the page comes in, as on hardware.
+	 */
+	if (dev->caps.features & QROCE_FEAT_ODP) {
+		a->kernel_cap_flags |= IBK_ON_DEMAND_PAGING;
+		a->odp_caps.general_caps = IB_ODP_SUPPORT |
+					   IB_ODP_SUPPORT_IMPLICIT;
+		a->odp_caps.per_transport_caps.rc_odp_caps =
+			IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV |
+			IB_ODP_SUPPORT_WRITE | IB_ODP_SUPPORT_READ |
+			IB_ODP_SUPPORT_ATOMIC | IB_ODP_SUPPORT_SRQ_RECV;
+		a->odp_caps.per_transport_caps.ud_odp_caps =
+			IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV |
+			IB_ODP_SUPPORT_SRQ_RECV;
+		a->odp_caps.per_transport_caps.uc_odp_caps =
+			IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV |
+			IB_ODP_SUPPORT_WRITE;
+	}
 	a->max_pkeys = 1;
 	a->local_ca_ack_delay = 15;
 	return 0;
@@ -576,8 +596,11 @@ static struct ib_mr *qroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 				       u64 virt, int access,
 				       struct ib_udata *udata)
 {
-	struct qroce_mr *mr = qroce_mr_new(ibpd, len, access);
+	struct qroce_mr *mr;
 
+	if (access & IB_ACCESS_ON_DEMAND)
+		return qroce_reg_user_mr_odp(ibpd, start, len, virt, access);
+	mr = qroce_mr_new(ibpd, len, access);
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
 	return qroce_mr_on_umem(ibpd, mr,
@@ -783,9 +806,16 @@ static int qroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	/* the device finds a fast-registration MR whatever its key's variant */
 	cmd.hdr.opcode = QROCE_CMD_DEREG_MR;
 	cmd.key.key = cpu_to_le32(ibmr->lkey);
+	if (mr->odp)
+		qroce_odp_dereg_prepare(mr);
 	err = qroce_destroyed(dev, qroce_cmd_exec(dev, &cmd, NULL), true);
-	if (err)
+	if (err) {
+		if (mr->odp)
+			qroce_odp_dereg_undo(mr);
 		return err;
+	}
+	if (mr->odp)
+		qroce_odp_dereg_done(mr);
 	if (mr->umem)
 		ib_umem_release(mr->umem);
 	if (mr->pbl)
@@ -961,6 +991,7 @@ static const struct ib_device_ops qroce_dev_ops = {
 	.dealloc_ucontext = qroce_dealloc_ucontext,
 	.del_gid = qroce_del_gid,
 	.dereg_mr = qroce_dereg_mr,
+	.advise_mr = qroce_advise_mr,
 	.disassociate_ucontext = qroce_disassociate_ucontext,
 	.destroy_ah = qroce_destroy_ah,
 	.destroy_cq = qroce_destroy_cq,

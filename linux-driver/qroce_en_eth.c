@@ -481,6 +481,9 @@ const char * const qroce_stat_names[] = {
 	[QROCE_CNT_WIRE_FAULTS] = "wire_faults",
 	[QROCE_CNT_INJECTED_FAULTS] = "injected_faults",
 	[QROCE_CNT_ETH_RX_FILTERED] = "eth_rx_filtered",
+	[QROCE_CNT_ODP_FAULTS] = "odp_faults",
+	[QROCE_CNT_ODP_PAGES_MAPPED] = "odp_pages_mapped",
+	[QROCE_CNT_ODP_PAGES_UNMAPPED] = "odp_pages_unmapped",
 };
 
 /*

@@ -184,7 +184,15 @@ static struct qroce_dev *qroce_dev_alloc(struct qroce_core *core)
 	xa_init_flags(&dev->qp_xa, XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&dev->cq_xa, XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&dev->srq_xa, XA_FLAGS_LOCK_IRQ);
+	xa_init(&dev->odp_xa);
 	mutex_init(&dev->qp_mutex);
+	/* page faults are resolved here; reclaim may wait for them */
+	dev->odp_wq = alloc_workqueue("qroce_odp", WQ_UNBOUND | WQ_MEM_RECLAIM,
+				      0);
+	if (!dev->odp_wq) {
+		ib_dealloc_device(&dev->ibdev);
+		return NULL;
+	}
 	return dev;
 }
 
@@ -194,6 +202,8 @@ static void qroce_dev_free(struct qroce_dev *dev)
 	xa_destroy(&dev->qp_xa);
 	xa_destroy(&dev->cq_xa);
 	xa_destroy(&dev->srq_xa);
+	xa_destroy(&dev->odp_xa);
+	destroy_workqueue(dev->odp_wq);
 	mutex_destroy(&dev->qp_mutex);
 	ib_dealloc_device(&dev->ibdev);
 }

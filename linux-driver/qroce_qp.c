@@ -220,6 +220,7 @@ int qroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		return err;
 	spin_lock_init(&qp->sq_lock);
 	spin_lock_init(&qp->rq_lock);
+	qroce_odp_qp_init(qp);
 	if (udata)
 		err = qroce_qp_size_user(qp, init, udata, &req);
 	else
@@ -347,6 +348,7 @@ int qroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	}
 	qroce_unlock_cqs(scq, rcq, &flags);
 	mutex_unlock(&dev->qp_mutex);
+	qroce_odp_qp_fini(qp);
 	qroce_ring_put(dev, &qp->sq.ring);
 	qroce_ring_put(dev, &qp->rq.ring);
 	kfree(qp->sq.wrid);

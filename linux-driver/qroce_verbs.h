@@ -66,6 +66,13 @@ struct qroce_wq {
 	struct qroce_ring ring;
 };
 
+/* One side of a QP that can wait on a page fault, and its work (qroce_odp.c). */
+struct qroce_pf {
+	struct work_struct work;
+	struct qroce_qp *qp;
+	u32 side;			/* enum qroce_pf_side */
+};
+
 struct qroce_qp {
 	struct ib_qp ibqp;
 	u32 qpn;
@@ -75,6 +82,7 @@ struct qroce_qp {
 	struct ib_qp_attr attr;		/* what was last set */
 	int attr_mask;
 	u32 max_send_sge, max_recv_sge, max_inline;
+	struct qroce_pf pf[2];		/* by enum qroce_pf_side */
 };
 
 /* A kernel SRQ WQE's tag (docs/hw-spec.md §8): what its CQE names. */
@@ -122,6 +130,15 @@ struct qroce_mr {
 	u32 bt_npages;
 	u8 bt_page_shift;
 	u8 bt_level;			/* enum qroce_bt_level */
+	/* on-demand paging (qroce_odp.c) */
+	struct ib_umem_odp *odp;	/* explicit, or the implicit root */
+	u64 odp_va, odp_len;		/* the user range the table covers */
+	u64 odp_base_pfn;		/* user page of the table's entry 0 */
+	refcount_t odp_refs;		/* fault work using it, and 1 */
+	struct completion odp_done;
+	struct xarray odp_children;	/* implicit: 64 MiB children */
+	struct mutex odp_child_lock;
+	bool odp_dead;			/* deregistered: no ODP_UNMAP */
 };
 
 struct qroce_mw {
@@ -296,5 +313,18 @@ int qroce_dm_init(struct qroce_dev *dev);
 void qroce_dm_fini(struct qroce_dev *dev);
 void qroce_dm_mmap_free(struct qroce_mmap_entry *e);
 extern const struct uapi_definition qroce_dm_defs[];
+
+/* on-demand paging (qroce_odp.c) */
+struct ib_mr *qroce_reg_user_mr_odp(struct ib_pd *ibpd, u64 start, u64 len,
+				    u64 virt, int access);
+void qroce_odp_dereg_prepare(struct qroce_mr *mr);
+void qroce_odp_dereg_done(struct qroce_mr *mr);
+void qroce_odp_dereg_undo(struct qroce_mr *mr);
+int qroce_advise_mr(struct ib_pd *pd, enum ib_uverbs_advise_mr_advice advice,
+		    u32 flags, struct ib_sge *sg_list, u32 num_sge,
+		    struct uverbs_attr_bundle *attrs);
+void qroce_odp_event(struct qroce_dev *dev, u32 qpn, u32 side);
+void qroce_odp_qp_init(struct qroce_qp *qp);
+void qroce_odp_qp_fini(struct qroce_qp *qp);
 
 #endif

@@ -313,6 +313,17 @@ static struct ibv_mr *qroce_reg_mr(struct ibv_pd *pd, void *addr,
 }
 
 /*
+ * ibv_advise_mr: prefetch into an ODP MR's table.  The kernel driver
+ * faults the pages in and maps them before the call returns.
+ */
+static int qroce_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
+			   uint32_t flags, struct ibv_sge *sg_list,
+			   uint32_t num_sge)
+{
+	return ibv_cmd_advise_mr(pd, advice, flags, sg_list, num_sge);
+}
+
+/*
  * An MR on a dma-buf (ibv_reg_dmabuf_mr): the kernel driver attaches it
  * pinned and gives the device its pages like any MR's.
  */
@@ -1358,6 +1369,7 @@ static int qroce_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
 }
 
 const struct verbs_context_ops qroce_ctx_ops = {
+	.advise_mr = qroce_advise_mr,
 	.alloc_dm = qroce_alloc_dm,
 	.alloc_mw = qroce_alloc_mw,
 	.alloc_parent_domain = qroce_alloc_parent_domain,

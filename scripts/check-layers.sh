@@ -23,6 +23,7 @@ qroce_pci
 qroce_migration
 qroce_regs
 qroce_ctrl
+qroce_odp
 qroce_eth
 qroce_data
 qroce_data_rc_comp qroce_data_uc qroce_data_ud

@@ -51,6 +51,28 @@ dmabuf_guests() {
 		grep -Eq '^client: [1-9][0-9]* WRITE/READ pattern rounds, each read back the same' "$QR_DIR/db.cli"
 }
 
+# on-demand paging: qroce-rdma -O, its pattern phase on untouched memory
+# registered with IBV_ACCESS_ON_DEMAND on both guests: WRITEs into the
+# server's region and READs back fault pages in on both sides (the
+# client's buffers fault at the requester, the region at the responder,
+# answered RNR NAK until resolved), every byte compared, the region
+# hashed at the end, and both guests' odp_faults counters grew
+odp_guests() {
+	f1=$(qr_counter 1 odp_faults)
+	f2=$(qr_counter 2 odp_faults)
+	qr_server_client op 18516 1 "qroce-rdma -d qroce_0 -g 1 -a 100 -k 10 -W 5 -O -l" \
+		2 "qroce-rdma -d qroce_0 -g 1 -a 100 -k 10 -W 5 -O 10.0.0.1" 120 &&
+		! grep -q '^FAIL' "$QR_DIR/op.cli" "$QR_DIR/op.srv" &&
+		grep -q '^ODP MR of 1048576 bytes' "$QR_DIR/op.srv" &&
+		[ "$(grep -c '^ODP MR of 1048576 bytes' "$QR_DIR/op.cli")" -eq 2 ] &&
+		grep -q '^PASS the pattern region (1 MiB) is what the client wrote' "$QR_DIR/op.srv" &&
+		grep -Eq '^client: [1-9][0-9]* WRITE/READ pattern rounds, each read back the same' "$QR_DIR/op.cli" || return 1
+	g1=$(qr_counter 1 odp_faults)
+	g2=$(qr_counter 2 odp_faults)
+	echo "odp_faults: guest 1 $f1 -> $g1, guest 2 $f2 -> $g2"
+	[ "$g1" -gt "$f1" ] && [ "$g2" -gt "$f2" ]
+}
+
 # ibv_devinfo -v: device_cap_flags_ex has bit 38 (FLUSH_GLOBAL) and bit
 # 40 (ATOMIC_WRITE)
 devinfo_caps() {
@@ -65,6 +87,7 @@ qr_check "READ back random multi-SGE WRITEs, READs in flight, atomics, access er
 qr_check "two guests: 2 x 10000 FETCH_ADD = 20000, CMP_SWAP lock" qr_atomics 10000 300
 qr_check "two guests: FLUSH range and MR, ATOMIC WRITE, READ back, FLUSH access error" flush_guests
 qr_check "two guests: WRITE/READ patterns into and out of dma-buf MRs (udmabuf)" dmabuf_guests
+qr_check "two guests: WRITE/READ patterns into and out of untouched ODP MRs (page faults on both sides)" odp_guests
 qr_check "ibv_devinfo -v: FLUSH_GLOBAL and ATOMIC_WRITE capability bits" devinfo_caps
 qr_check "ib_read_bw -s 65536" qr_perftest ib_read_bw -s 65536 -n 100
 qr_check "ib_read_lat -s 8" qr_perftest ib_read_lat -s 8 -n 100

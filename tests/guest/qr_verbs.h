@@ -48,6 +48,7 @@ static int qp_depth = 8;        /* max_send_wr and max_recv_wr */
 static int qp_rd_atom = 1;      /* max_rd_atomic and max_dest_rd_atomic */
 static int qp_retry = 7;        /* retry_cnt */
 static int qp_timeout = 14;     /* local ACK timeout: 4.096 us << 14 */
+static int qp_rnr_timer = 12;   /* min_rnr_timer (12: 0.64 ms) */
 
 static inline struct ibv_qp *make_qp(struct ibv_cq *cq)
 {
@@ -103,7 +104,7 @@ static inline void connect_to_mtu(struct ibv_qp *qp, uint32_t remote,
     struct ibv_qp_attr a = {
         .qp_state = IBV_QPS_RTR, .path_mtu = mtu,
         .dest_qp_num = remote, .rq_psn = rq_psn,
-        .max_dest_rd_atomic = qp_rd_atom, .min_rnr_timer = 12,
+        .max_dest_rd_atomic = qp_rd_atom, .min_rnr_timer = qp_rnr_timer,
         .ah_attr = { .is_global = 1, .port_num = 1, .grh = {
                      .dgid = *dgid, .hop_limit = 64,
                      .sgid_index = gid_index } },
@@ -157,6 +158,38 @@ static inline void make_pair(struct pair *p)
     p->b = make_qp(p->cq);
     connect_qp(p->a, p->b->qp_num);
     connect_qp(p->b, p->a->qp_num);
+}
+
+/*
+ * Device counter @name (hw_counters in sysfs, per port or per device), or
+ * -1 if it is not there.  The kernel caches the values for 10 ms.
+ */
+static inline long long hw_counter(const char *name)
+{
+    const char *dev = ibv_get_device_name(ctx->device);
+    char path[256];
+    long long v;
+    FILE *f;
+    int i;
+
+    for (i = 0; i < 2; i++) {
+        snprintf(path, sizeof(path), i ?
+                 "/sys/class/infiniband/%s/hw_counters/%s" :
+                 "/sys/class/infiniband/%s/ports/1/hw_counters/%s",
+                 dev, name);
+        f = fopen(path, "r");
+        if (!f) {
+            continue;
+        }
+        if (fscanf(f, "%lld", &v) != 1) {
+            v = -1;
+        }
+        fclose(f);
+        if (v >= 0) {
+            return v;
+        }
+    }
+    return -1;
 }
 
 /* Poll one completion within 5 s. */
@@ -227,7 +260,9 @@ static inline void open_dev(const char *dev)
             ctx = ibv_open_device(list[i]);
         }
     }
-    ibv_free_device_list(list);
+    if (list) {
+        ibv_free_device_list(list);
+    }
     if (!ctx) {
         die(dev);
     }

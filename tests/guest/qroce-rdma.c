@@ -20,7 +20,9 @@
  *       60 s in this phase (a guest migrated meanwhile, docs/harness.md).
  *       With -B, the memory of that phase (the server's region, the
  *       client's buffers) is dma-bufs: memfds exported by udmabuf and
- *       registered with ibv_reg_dmabuf_mr.
+ *       registered with ibv_reg_dmabuf_mr.  With -O, it is untouched
+ *       anonymous memory registered with IBV_ACCESS_ON_DEMAND: every first
+ *       access is a page fault of the device the driver resolves.
  *
  * One guest: random buffers written with multi-SGE RDMA WRITEs at random
  * sizes and offsets are READ back through other random SGE lists and
@@ -621,6 +623,7 @@ static int64_t us_since(const struct timespec *a)
 }
 
 static int dmabufs;             /* -B: the pattern phase's memory */
+static int odp;                 /* -O: ... or ODP MRs */
 
 /*
  * @len bytes (whole pages, zeroed) at *@va and an MR on them with
@@ -634,6 +637,18 @@ static struct ibv_mr *pat_mem(size_t len, int access, uint8_t **va)
     struct ibv_mr *m;
     int dev, fd, mfd;
 
+    if (odp) {
+        *va = mmap(NULL, len, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (*va == MAP_FAILED) {
+            die("mmap");
+        }
+        m = ibv_reg_mr(pd, *va, len, access | IBV_ACCESS_ON_DEMAND);
+        if (m) {
+            printf("ODP MR of %zu bytes: lkey 0x%x\n", len, m->lkey);
+        }
+        return m;
+    }
     if (!dmabufs) {
         *va = calloc(1, len);
         return *va ? ibv_reg_mr(pd, *va, len, access) : NULL;
@@ -895,10 +910,13 @@ int main(int argc, char **argv)
     int rounds = 100, port = 18516, adds = 10000, locks = 500, serve = 0, c;
     int wsecs = 0;
 
-    while ((c = getopt(argc, argv, "d:g:n:s:p:a:k:W:lLB")) != -1) {
+    while ((c = getopt(argc, argv, "d:g:n:s:p:a:k:W:lLBO")) != -1) {
         switch (c) {
         case 'B':
             dmabufs = 1;
+            break;
+        case 'O':
+            odp = 1;
             break;
         case 'L':
             lossy = 1;
@@ -950,6 +968,6 @@ usage:
     fprintf(stderr,
             "usage: qroce-rdma [-d DEVICE] [-g GID_INDEX] [-n ROUNDS] [-s SEED] [-L]\n"
             "       qroce-rdma [-d DEVICE] [-g GID_INDEX] [-p PORT] [-a ADDS] "
-            "[-k LOCKS] [-W SECONDS] [-B] (-l | SERVER)\n");
+            "[-k LOCKS] [-W SECONDS] [-B | -O] (-l | SERVER)\n");
     return 2;
 }

@@ -921,6 +921,246 @@ static void test_dm_none(QRoce *t)
                      QROCE_CMD_ERR_PARAM);
 }
 
+/* ---- on-demand paging (hw-spec §4b) ---- */
+
+#define ODP_IOVA 0x7f0000100000ull
+
+typedef struct OdpEnv {
+    QRoceEnv e;
+    uint64_t eq0;               /* EQ 0: 256 entries */
+    uint32_t eqi;               /* the next entry to look at */
+    uint32_t key;               /* a 4-page ODP MR at ODP_IOVA */
+    uint64_t pages;             /* 4 pages the tests map into it */
+} OdpEnv;
+
+/* The environment of qroce_env_setup(), with EQ 0 kept, and the ODP MR. */
+static void odp_setup(OdpEnv *o, QRoce *t)
+{
+    struct qroce_cmd c = { .hdr.opcode = QROCE_CMD_REG_MR };
+    uint32_t out[6] = {};
+
+    memset(o, 0, sizeof(*o));
+    o->e.t = t;
+    qroce_enable(t);
+    o->e.pdn = qroce_alloc_pd(t);
+    o->eq0 = qroce_mk_eq(t, 0);
+    qroce_mk_eq(t, 1);
+    qroce_set_gid0(t);
+    o->e.buf = qroce_pages(t, 4);
+    o->e.key = qroce_mk_mr(t, o->e.pdn, o->e.buf, 4, FR_LW | FR_RW | FR_RR);
+    o->pages = qroce_pages(t, 4);
+    g_assert_true(qroce_rd(t, QROCE_REG_FEATURES) & QROCE_FEAT_ODP);
+    c.reg_mr.pdn = cpu_to_le32(o->e.pdn);
+    c.reg_mr.access = cpu_to_le32(FR_LW | FR_RW | FR_RR);
+    c.reg_mr.iova = cpu_to_le64(ODP_IOVA);
+    c.reg_mr.length = cpu_to_le64(4 * 4096);
+    c.reg_mr.pages.level = QROCE_BT_ODP;
+    c.reg_mr.pages.page_shift = QROCE_ODP_PAGE_SHIFT;
+    g_assert_cmpuint(qroce_cmd(t, &c, out), ==, 0);
+    o->key = out[0];
+}
+
+/* The next event of EQ 0 is a page fault of @side of @qpn: its record. */
+static void odp_fault_is(OdpEnv *o, uint32_t qpn, uint32_t side,
+                         uint32_t *out)
+{
+    struct qroce_cmd c = { .hdr.opcode = QROCE_CMD_ODP_QUERY };
+    struct qroce_eqe ev;
+
+    qroce_wait_entry(o->e.t, o->eq0, sizeof(ev), 8, o->eqi++, &ev);
+    g_assert_cmpuint(ev.type, ==, QROCE_EQE_PAGE_FAULT);
+    g_assert_cmpuint(le32_to_cpu(ev.handle), ==, qpn);
+    g_assert_cmpuint(le32_to_cpu(ev.data), ==, side);
+    c.odp_pf.qpn = cpu_to_le32(qpn);
+    c.odp_pf.side = cpu_to_le32(side);
+    g_assert_cmpuint(qroce_cmd(o->e.t, &c, out), ==, 0);
+    g_assert_cmpuint(out[0], ==, QROCE_PF_PENDING);
+    g_assert_cmphex(out[1], ==, o->key);
+}
+
+static int odp_resume(OdpEnv *o, uint32_t qpn, uint32_t side, uint32_t token,
+                      uint32_t status)
+{
+    struct qroce_cmd c = { .hdr.opcode = QROCE_CMD_ODP_RESUME };
+
+    c.odp_pf.qpn = cpu_to_le32(qpn);
+    c.odp_pf.side = cpu_to_le32(side);
+    c.odp_pf.token = cpu_to_le32(token & QROCE_PF_TOKEN_MASK);
+    c.odp_pf.status = cpu_to_le32(status);
+    return qroce_cmd(o->e.t, &c, NULL);
+}
+
+/* ODP_MAP of MR page @first + i to @pages' page (n - 1 - i): reversed. */
+static int odp_map(OdpEnv *o, uint32_t key, uint64_t first, uint32_t n,
+                   uint64_t flags)
+{
+    struct qroce_cmd c = { .hdr.opcode = QROCE_CMD_ODP_MAP };
+    uint64_t e[4], list = qroce_pages(o->e.t, 1);
+    uint32_t i;
+
+    for (i = 0; i < n && i < 4; i++) {
+        e[i] = cpu_to_le64((o->pages + (n - 1 - i) * 4096) | flags);
+    }
+    qtest_memwrite(o->e.t->qts, list, e, sizeof(e));
+    c.odp_map.key = cpu_to_le32(key);
+    c.odp_map.npages = cpu_to_le32(n);
+    c.odp_map.first = cpu_to_le64(first);
+    c.odp_map.list = cpu_to_le64(list);
+    return qroce_cmd(o->e.t, &c, NULL);
+}
+
+static int odp_unmap(OdpEnv *o, uint64_t first, uint64_t n)
+{
+    struct qroce_cmd c = { .hdr.opcode = QROCE_CMD_ODP_UNMAP };
+
+    c.odp_unmap.key = cpu_to_le32(o->key);
+    c.odp_unmap.first = cpu_to_le64(first);
+    c.odp_unmap.npages = cpu_to_le64(n);
+    return qroce_cmd(o->e.t, &c, NULL);
+}
+
+/*
+ * The protocol on the responder's side: a WRITE into an ODP MR with no
+ * pages raises a page fault naming the QP, the key, the range and
+ * "write", and is answered RNR NAK (no CQE yet); ODP_MAP's checks; once
+ * mapped (in reverse order) and resumed the WRITE completes and its bytes
+ * are in the pages the table names; a READ brings them back; ODP_UNMAP of
+ * two pages makes the next READ there fault again; a stale token is
+ * refused.
+ */
+static void test_odp_fault_map_resume(QRoce *t)
+{
+    OdpEnv o;
+    QRoceQP a, b;
+    uint32_t out[6], i;
+    uint8_t pat[8000], got[8000];
+
+    odp_setup(&o, t);
+    qroce_env_pair(&o.e, &a, &b, 1);
+    for (i = 0; i < sizeof(pat); i++) {
+        pat[i] = i * 7 + 1;
+    }
+    qtest_memwrite(t->qts, o.e.buf, pat, sizeof(pat));
+    qroce_env_put_rdma(&o.e, &a, QROCE_WR_RDMA_WRITE, ODP_IOVA + 100, o.key,
+                       o.e.buf, sizeof(pat));
+    qroce_env_ring(&o.e, &a);
+    odp_fault_is(&o, b.qpn, QROCE_PF_RESP, out);
+    g_assert_cmphex((uint64_t)out[3] << 32 | out[2], ==, ODP_IOVA + 100);
+    g_assert_cmpuint(out[4], ==, sizeof(pat));
+    g_assert_true(out[5] & QROCE_PF_WRITE);
+    g_assert_false(qroce_entry_ready(t, a.cq, sizeof(struct qroce_cqe), 6,
+                                     a.ci));
+    g_assert_cmpuint(qroce_wait_cnt_stable(t, QROCE_CNT_ODP_FAULTS), ==, 1);
+
+    /* what ODP_MAP and ODP_RESUME refuse */
+    g_assert_cmpuint(odp_map(&o, o.key, 0, 4, 0x4), ==, QROCE_CMD_ERR_PARAM);
+    g_assert_cmpuint(odp_map(&o, o.key, 0, 4, QROCE_ODP_WRITE), ==,
+                     QROCE_CMD_ERR_PARAM);
+    g_assert_cmpuint(odp_map(&o, o.key, 1, 4, QROCE_ODP_PRESENT), ==,
+                     QROCE_CMD_ERR_PARAM);
+    g_assert_cmpuint(odp_map(&o, o.key, 0, 0, QROCE_ODP_PRESENT), ==,
+                     QROCE_CMD_ERR_PARAM);
+    g_assert_cmpuint(odp_map(&o, o.e.key, 0, 1, QROCE_ODP_PRESENT), ==,
+                     QROCE_CMD_ERR_PARAM);
+    g_assert_cmpuint(odp_map(&o, o.key + 0x100, 0, 1, QROCE_ODP_PRESENT), ==,
+                     QROCE_CMD_ERR_HANDLE);
+    g_assert_cmpuint(odp_resume(&o, b.qpn, QROCE_PF_RESP, out[5] + 1, 0), ==,
+                     QROCE_CMD_ERR_STATE);
+    g_assert_cmpuint(odp_resume(&o, b.qpn, 2, out[5], 0), ==,
+                     QROCE_CMD_ERR_PARAM);
+
+    g_assert_cmpuint(odp_map(&o, o.key, 0, 4, QROCE_ODP_PRESENT |
+                             QROCE_ODP_WRITE), ==, 0);
+    g_assert_cmpuint(qroce_wait_cnt_stable(t, QROCE_CNT_ODP_PAGES_MAPPED), ==,
+                     4);
+    g_assert_cmpuint(odp_resume(&o, b.qpn, QROCE_PF_RESP, out[5], 0), ==, 0);
+    qtest_clock_step(t->qts, 1000 * 1000);          /* the RNR timer */
+    qroce_env_cqe(&o.e, &a, QROCE_CQE_RDMA_WRITE, QROCE_WC_SUCCESS, NULL);
+    /* MR page 0 is the last of the 4 pages, page 1 the third */
+    qtest_memread(t->qts, o.pages + 3 * 4096 + 100, got, 4096 - 100);
+    g_assert_true(!memcmp(got, pat, 4096 - 100));
+    qtest_memread(t->qts, o.pages + 2 * 4096, got, sizeof(pat) - 3996);
+    g_assert_true(!memcmp(got, pat + 3996, sizeof(pat) - 3996));
+    read_is(&o.e, &a, ODP_IOVA + 100, o.key, pat, sizeof(pat));
+
+    /* pages 1 and 2 go: a READ there faults again, a read this time */
+    g_assert_cmpuint(odp_unmap(&o, 1, 2), ==, 0);
+    g_assert_cmpuint(qroce_wait_cnt_stable(t, QROCE_CNT_ODP_PAGES_UNMAPPED),
+                     ==, 2);
+    qroce_env_put_rdma(&o.e, &a, QROCE_WR_RDMA_READ, ODP_IOVA + 4096, o.key,
+                       o.e.buf + 8192, 100);
+    qroce_env_ring(&o.e, &a);
+    odp_fault_is(&o, b.qpn, QROCE_PF_RESP, out);
+    g_assert_false(out[5] & QROCE_PF_WRITE);
+    g_assert_cmpuint(odp_map(&o, o.key, 0, 4, QROCE_ODP_PRESENT), ==, 0);
+    g_assert_cmpuint(odp_resume(&o, b.qpn, QROCE_PF_RESP, out[5], 0), ==, 0);
+    qtest_clock_step(t->qts, 1000 * 1000);          /* the RNR timer */
+    qroce_env_cqe(&o.e, &a, QROCE_CQE_RDMA_READ, QROCE_WC_SUCCESS, NULL);
+    qtest_memread(t->qts, o.e.buf + 8192, got, 100);
+    g_assert_true(!memcmp(got, pat + 4096 - 100, 100));
+}
+
+/*
+ * The send side, and a driver that does not answer: a SEND gathered from
+ * an absent ODP page stops that QP with a page fault and no CQE; the
+ * device answers commands and another pair moves data meanwhile; ERR
+ * flushes the WQE and forgets the fault (its RESUME is refused).  A
+ * fault resumed with an error fails the access: a WRITE into an absent
+ * page then completes with a remote access error.
+ */
+static void test_odp_silent_and_failed(QRoce *t)
+{
+    OdpEnv o;
+    QRoceQP a, b, c, d;
+    struct qroce_cmd q = { .hdr.opcode = QROCE_CMD_ODP_QUERY };
+    uint32_t out[6];
+
+    odp_setup(&o, t);
+    qroce_env_pair(&o.e, &a, &b, 1);
+    qroce_env_pair(&o.e, &c, &d, 1);
+    qroce_env_recv(&o.e, &b, 0);
+    qroce_env_put(&o.e, &a, &(struct qroce_send_wqe) {
+                      .opcode = QROCE_WR_SEND, .flags = QROCE_WQE_SIGNALED },
+                  ODP_IOVA, 512, o.key);
+    qroce_env_ring(&o.e, &a);
+    odp_fault_is(&o, a.qpn, QROCE_PF_REQ, out);
+    g_assert_false(out[5] & QROCE_PF_WRITE);
+    g_usleep(200 * 1000);
+    qtest_clock_step(t->qts, 2000 * 1000 * 1000LL); /* no timer ends it */
+    g_assert_false(qroce_entry_ready(t, a.cq, sizeof(struct qroce_cqe), 6,
+                                     a.ci));
+    g_assert_cmpuint(qroce_cmd_simple(t, QROCE_CMD_NOP, 0, NULL), ==, 0);
+    qroce_env_put_rdma(&o.e, &c, QROCE_WR_RDMA_WRITE, o.e.buf + 4096,
+                       o.e.key, o.e.buf, 64);
+    qroce_env_ring(&o.e, &c);
+    qroce_env_cqe(&o.e, &c, QROCE_CQE_RDMA_WRITE, QROCE_WC_SUCCESS, NULL);
+
+    g_assert_cmpuint(qroce_modify(t, a.qpn, QROCE_QP_ATTR_STATE,
+                                  QROCE_QPS_ERR, NULL), ==, 0);
+    qroce_env_cqe(&o.e, &a, 0, QROCE_WC_WR_FLUSH_ERR, NULL);
+    q.odp_pf.qpn = cpu_to_le32(a.qpn);
+    g_assert_cmpuint(qroce_cmd(t, &q, out), ==, 0);
+    g_assert_cmpuint(out[0], ==, QROCE_PF_NONE);
+    g_assert_cmpuint(odp_resume(&o, a.qpn, QROCE_PF_REQ, out[5], 0), ==,
+                     QROCE_CMD_ERR_STATE);
+    g_assert_cmpuint(qroce_cmd_simple(t, QROCE_CMD_DESTROY_QP, a.qpn, NULL),
+                     ==, 0);
+
+    /* resolution fails: the WRITE is refused as an access error */
+    qroce_env_put_rdma(&o.e, &c, QROCE_WR_RDMA_WRITE, ODP_IOVA + 8192, o.key,
+                       o.e.buf, 64);
+    qroce_env_ring(&o.e, &c);
+    odp_fault_is(&o, d.qpn, QROCE_PF_RESP, out);
+    g_assert_cmpuint(odp_resume(&o, d.qpn, QROCE_PF_RESP, out[5],
+                                QROCE_PF_RESUME_ERR), ==, 0);
+    qtest_clock_step(t->qts, 1000 * 1000);          /* the RNR timer */
+    qroce_env_cqe(&o.e, &c, 0, QROCE_WC_REM_ACCESS_ERR, NULL);
+    g_assert_cmpuint(qroce_wait_qp_state(t, d.qpn, QROCE_QPS_ERR), ==,
+                     QROCE_QPS_ERR);
+    g_assert_cmpuint(qroce_cmd_simple(t, QROCE_CMD_DEREG_MR, o.key, NULL), ==,
+                     0);
+}
+
 static const QRoceCase cases[] = {
     { "mr/rereg-checks-and-moves-pd-pages-access", test_rereg_mr, NULL,
       NULL },
@@ -933,6 +1173,9 @@ static const QRoceCase cases[] = {
     { "mr/mw-bind-access-invalidate-dealloc", test_mw, NULL, NULL },
     { "mr/dm-write-read-bounds-reset", test_dm, NULL, NULL },
     { "mr/dm-none-with-dm-size-0", test_dm_none, "-global qroce.dm-size=0",
+      NULL },
+    { "mr/odp-fault-map-resume-unmap", test_odp_fault_map_resume, NULL, NULL },
+    { "mr/odp-driver-silent-and-failed", test_odp_silent_and_failed, NULL,
       NULL },
 };
 

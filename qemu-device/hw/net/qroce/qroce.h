@@ -65,6 +65,13 @@ typedef struct QRoceBT {
     bool phys;              /* QROCE_BT_PHYS: identity, no page list */
     bool dm;                /* QROCE_BT_DM: device memory, no page list */
     uint64_t dm_off, dm_len;    /* dm: the bytes dm[dm_off, +dm_len) */
+    /*
+     * QROCE_BT_ODP: entries present on demand (qroce_odp.c) in @odp, for
+     * @odp_npages pages of 4 KiB; migration moves the kind, not entries.
+     */
+    bool is_odp;
+    uint64_t odp_npages;
+    struct QRoceOdp *odp;
 } QRoceBT;
 
 typedef struct QRoceEQ {
@@ -338,6 +345,18 @@ typedef struct QRoceTable {
     unsigned long *used;        /* bitmap: numbers with an object */
 } QRoceTable;
 
+/*
+ * A page fault of one side of a QP (hw-spec §4b): the data path raises
+ * it, ODP_QUERY reads it, ODP_RESUME ends it.  Not migrated: after a load
+ * the access is tried again and faults again if it must.
+ */
+typedef struct QRocePF {
+    uint8_t state;          /* enum qroce_pf_state */
+    bool write;
+    uint32_t key, len, token;
+    uint64_t va;
+} QRocePF;
+
 typedef struct QRoceQP {
     bool valid;
     uint32_t qpn, pdn, type, state, uar, flags;
@@ -348,6 +367,7 @@ typedef struct QRoceQP {
     uint32_t access_flags, qkey, sq_psn, rq_psn, dest_qpn;
     QRoceAV av;
     QRoceQPXport xp;           /* transport state, owned by the data path */
+    QRocePF pf[2];              /* page faults, by enum qroce_pf_side */
 } QRoceQP;
 
 /*
@@ -457,6 +477,11 @@ struct QRoceState {
 
     /* buffer tables and object numbers */
     uint64_t bt_pages;      /* pages held by all buffer tables now */
+    /* the last ODP miss (qroce_odp.c), for the fault it raises */
+    uint32_t odp_miss_key;
+    uint64_t odp_miss_off, odp_miss_va;
+    bool odp_miss_write;
+    uint32_t pf_token;      /* the last page fault's token */
     uint32_t bt_work;       /* pages loaded in this command-queue run */
     uint32_t next_qpn, next_mr;     /* allocation cursors: late reuse */
 

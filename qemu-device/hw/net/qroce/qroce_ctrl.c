@@ -19,6 +19,7 @@
 #include "qroce_objects.h"
 #include "qroce_data.h"
 #include "qroce_ring.h"
+#include "qroce_odp.h"
 #include "trace.h"
 
 #define QROCE_CMD_BUDGET    64      /* commands per bottom-half run */
@@ -927,6 +928,36 @@ static int qroce_reg_mr_dm(QRoceState *s, const struct qroce_cmd *c,
     return QROCE_CMD_OK;
 }
 
+/*
+ * REG_MR with on-demand paging (QROCE_BT_ODP): an empty table of the
+ * MR's 4 KiB pages, or of the whole address space (implicit: iova 0,
+ * length 2^64 - 1).  A QROCE_CMD_* status.
+ */
+static int qroce_reg_mr_odp(QRoceState *s, const struct qroce_cmd *c,
+                            QRoceBT *bt)
+{
+    const struct qroce_cmd_reg_mr *p = &c->reg_mr;
+    uint64_t iova = le64_to_cpu(p->iova), length = le64_to_cpu(p->length);
+    uint32_t fpo = le32_to_cpu(p->first_page_offset);
+    bool implicit = !iova && length == UINT64_MAX;
+
+    memset(bt, 0, sizeof(*bt));
+    if (p->pages.addr || p->pages.npages || p->pages.rsvd ||
+        p->pages.page_shift != QROCE_ODP_PAGE_SHIFT) {
+        return qroce_cmd_bad(c, "pages", le32_to_cpu(p->pages.npages),
+                             "an ODP table has no pages, 4 KiB shift",
+                             QROCE_CMD_ERR_PARAM);
+    }
+    if (fpo >= (1u << QROCE_ODP_PAGE_SHIFT) || (implicit && fpo)) {
+        return qroce_cmd_bad(c, "first_page_offset", fpo, RANGE,
+                             QROCE_CMD_ERR_PARAM);
+    }
+    return qroce_odp_init(s, bt, implicit ?
+                          1ull << (64 - QROCE_ODP_PAGE_SHIFT) :
+                          DIV_ROUND_UP(fpo + length,
+                                       1ull << QROCE_ODP_PAGE_SHIFT));
+}
+
 /* REG_MR's page table, loaded into @mr; a QROCE_CMD_* status. */
 static int qroce_reg_mr_pages(QRoceState *s, const struct qroce_cmd *c,
                               QRoceMR *mr)
@@ -937,6 +968,9 @@ static int qroce_reg_mr_pages(QRoceState *s, const struct qroce_cmd *c,
 
     if (p->pages.level == QROCE_BT_DM) {
         return qroce_reg_mr_dm(s, c, &mr->bt);
+    }
+    if (p->pages.level == QROCE_BT_ODP) {
+        return qroce_reg_mr_odp(s, c, &mr->bt);
     }
     if (!qroce_bt_exact(&p->pages, le32_to_cpu(p->first_page_offset),
                         le64_to_cpu(p->length))) {
@@ -1581,6 +1615,10 @@ static const QRoceCmdDesc qroce_cmds[QROCE_CMD_MAX] = {
     [QROCE_CMD_REREG_MR] = { "REREG_MR", qroce_cmd_rereg_mr },
     [QROCE_CMD_ALLOC_MW] = { "ALLOC_MW", qroce_cmd_alloc_mw },
     [QROCE_CMD_DEALLOC_MW] = { "DEALLOC_MW", qroce_cmd_dealloc_mw },
+    [QROCE_CMD_ODP_MAP] = { "ODP_MAP", qroce_cmd_odp_map },
+    [QROCE_CMD_ODP_UNMAP] = { "ODP_UNMAP", qroce_cmd_odp_unmap },
+    [QROCE_CMD_ODP_QUERY] = { "ODP_QUERY", qroce_cmd_odp_query },
+    [QROCE_CMD_ODP_RESUME] = { "ODP_RESUME", qroce_cmd_odp_resume },
 };
 
 /*

@@ -21,8 +21,10 @@
 #include "qroce_data_xport.h"
 #include "qroce_data_common.h"
 #include "qroce_data_cc.h"
+#include "qroce_data_rc.h"
 #include "qroce_objects.h"
 #include "qroce_port.h"
+#include "qroce_odp.h"
 #include "trace.h"
 
 #define ENGINE_BUDGET       64      /* packets per bottom-half run */
@@ -462,6 +464,7 @@ static void qp_xport_reset(QRoceState *s, QRoceQP *qp)
 {
     QRoceQPXport *r = &qp->xp;
 
+    qroce_odp_qp_reset(qp);
     timer_del(r->timer);
     timer_del(r->pace_timer);
     r->timer_fired = false;
@@ -604,6 +607,19 @@ void qroce_data_sq_doorbell(QRoceState *s, QRoceQP *qp)
 void qroce_data_bad_doorbell(QRoceState *s, QRoceQP *qp)
 {
     qp->xp.db_fatal = true;
+    qroce_dp_schedule(s, qp);
+}
+
+/*
+ * ODP_RESUME ended a page fault of @qp: run it again.  The retry timer,
+ * held while the send side waited, starts again for what is in flight.
+ */
+void qroce_data_odp_resumed(QRoceState *s, QRoceQP *qp)
+{
+    if (qp->type == QROCE_QPT_RC && qp->state == QROCE_QPS_RTS &&
+        qp->xp.nsent && !timer_pending(qp->xp.timer)) {
+        qroce_rc_arm_timer(qp);
+    }
     qroce_dp_schedule(s, qp);
 }
 

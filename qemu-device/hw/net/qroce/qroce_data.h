@@ -35,6 +35,8 @@ void qroce_data_rq_doorbell(QRoceState *s, QRoceQP *qp);
 void qroce_data_bad_doorbell(QRoceState *s, QRoceQP *qp);
 /* Whether a bad doorbell is recorded and the QP not yet moved to ERR. */
 bool qroce_data_qp_doomed(QRoceQP *qp);
+/* ODP_RESUME ended a page fault of @qp: it runs again. */
+void qroce_data_odp_resumed(QRoceState *s, QRoceQP *qp);
 
 /*
  * Stall the engine of QP @qpn (0: every QP) for @us microseconds from

@@ -15,6 +15,7 @@
 #include "qroce_objects.h"
 #include "qroce_ring.h"
 #include "qroce_port.h"
+#include "qroce_odp.h"
 #include "trace.h"
 
 void qroce_dp_schedule(QRoceState *s, QRoceQP *qp)
@@ -218,19 +219,24 @@ int qroce_dp_read_wqe(QRoceState *s, QRoceQP *qp, uint32_t idx, QRoceWqe *w)
 
 /*
  * Copy bytes [off, off + n) of the WQE's SGE list to @buf, or from @buf
- * into it (@to_guest: READ responses, atomic results).
+ * into it (@to_guest: READ responses, atomic results); @buf NULL only
+ * checks that ODP pages are there.  An absent one raises the send side's
+ * page fault: QROCE_RW_FAULT, the WQE waits (-1 if the fault could not
+ * be resolved).
  */
 int qroce_dp_wqe_copy(QRoceState *s, QRoceQP *qp, QRoceWqe *w, uint32_t off,
                       uint8_t *buf, uint32_t n, bool to_guest)
 {
     uint32_t access = to_guest ? QROCE_ACCESS_LOCAL_WRITE : 0;
-    int i;
+    int i, ret;
 
     if (w->hdr.flags & QROCE_WQE_INLINE) {
         if (to_guest || off > w->len || n > w->len - off) {
             return -1;
         }
-        memcpy(buf, w->inl + off, n);
+        if (buf) {
+            memcpy(buf, w->inl + off, n);
+        }
         return 0;
     }
     for (i = 0; i < w->hdr.num_sge && n; i++) {
@@ -245,11 +251,18 @@ int qroce_dp_wqe_copy(QRoceState *s, QRoceQP *qp, QRoceWqe *w, uint32_t off,
         }
         k = MIN(n, len - off);
         if (qroce_mr_check(s, le32_to_cpu(w->sge[i].lkey), qp->pdn,
-                           addr + off, k, access, &mr) ||
-            qroce_mr_rw(s, mr, addr + off, buf, k, to_guest)) {
+                           addr + off, k, access, &mr)) {
             return -1;
         }
-        buf += k;
+        ret = qroce_mr_rw(s, mr, addr + off, buf, k, to_guest);
+        if (ret == QROCE_RW_FAULT) {
+            return qroce_odp_fault(s, qp, QROCE_PF_REQ, addr + len) ?
+                   QROCE_RW_FAULT : -1;
+        }
+        if (ret) {
+            return -1;
+        }
+        buf = buf ? buf + k : NULL;
         n -= k;
         off = 0;
     }
@@ -478,7 +491,11 @@ bool qroce_dp_recv_take(QRoceState *s, QRoceQP *qp)
     return true;
 }
 
-/* Scatter @n bytes at offset @off of the RECV WQE the QP holds. */
+/*
+ * Scatter @n bytes at offset @off of the RECV WQE the QP holds: a
+ * QROCE_WC_* status, or QROCE_RW_FAULT: an ODP page is absent, the
+ * receive side waits for its page fault (the packet is not placed).
+ */
 int qroce_dp_scatter(QRoceState *s, QRoceQP *qp, uint32_t off,
                      const uint8_t *src, uint32_t n)
 {
@@ -509,7 +526,12 @@ int qroce_dp_scatter(QRoceState *s, QRoceQP *qp, uint32_t off,
         if (st) {
             return st;
         }
-        if (qroce_mr_rw(s, mr, addr + off, (void *)src, k, true)) {
+        st = qroce_mr_rw(s, mr, addr + off, (void *)src, k, true);
+        if (st == QROCE_RW_FAULT &&
+            qroce_odp_fault(s, qp, QROCE_PF_RESP, addr + len)) {
+            return QROCE_RW_FAULT;
+        }
+        if (st) {
             return QROCE_WC_LOC_PROT_ERR;
         }
         src += k;
@@ -592,6 +614,7 @@ void qroce_dp_qp_to_err(QRoceState *s, QRoceQP *qp, uint32_t old_state)
 {
     QRoceQPXport *r = &qp->xp;
 
+    qroce_odp_qp_reset(qp);
     timer_del(r->timer);
     timer_del(r->pace_timer);
     r->timer_fired = false;
@@ -622,4 +645,40 @@ void qroce_qp_set_error(QRoceState *s, QRoceQP *qp, uint8_t event)
         qroce_async_event(s, event, qp->qpn, 0);
     }
     qroce_dp_qp_to_err(s, qp, old);
+}
+
+/* ------------------------------------------------------------------ */
+/* ODP page faults (hw-spec §4b)                                       */
+/* ------------------------------------------------------------------ */
+
+bool qroce_odp_fault(QRoceState *s, QRoceQP *qp, int side, uint64_t end)
+{
+    QRocePF *f = &qp->pf[side];
+    uint64_t va = s->odp_miss_va;
+
+    if (f->state == QROCE_PF_PENDING) {
+        return true;
+    }
+    if (f->state == QROCE_PF_FAILED && f->key == s->odp_miss_key &&
+        va >= f->va && va - f->va < f->len) {
+        f->state = QROCE_PF_NONE;
+        trace_qroce_odp_fail(qp->qpn, side, f->key, va);
+        return false;
+    }
+    f->state = QROCE_PF_PENDING;
+    f->key = s->odp_miss_key;
+    f->va = va;
+    f->len = end > va ? MIN(end - va, UINT32_MAX) : 1;
+    f->write = s->odp_miss_write;
+    s->pf_token = (s->pf_token + 1) & QROCE_PF_TOKEN_MASK;
+    f->token = s->pf_token;
+    qroce_count(s, QROCE_CNT_ODP_FAULTS);
+    trace_qroce_odp_fault(qp->qpn, side, f->key, f->va, f->len, f->write);
+    qroce_async_event(s, QROCE_EQE_PAGE_FAULT, qp->qpn, side);
+    return true;
+}
+
+void qroce_odp_qp_reset(QRoceQP *qp)
+{
+    memset(qp->pf, 0, sizeof(qp->pf));
 }

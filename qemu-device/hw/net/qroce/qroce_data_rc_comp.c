@@ -18,6 +18,7 @@
 #include "qroce_data_cc.h"
 #include "qroce_objects.h"
 #include "qroce_ring.h"
+#include "qroce_odp.h"
 #include "trace.h"
 
 /* RNR timer values of the IB spec, in microseconds. */
@@ -148,6 +149,7 @@ static void rc_read_response(QRoceState *s, QRoceQP *qp, RocePktIn *p)
                 atomic;
     uint32_t expect;
     QRoceWqe *w;
+    int ret;
 
     /* Everything before this PSN is implicitly acknowledged. */
     if (!rc_ack_upto(s, qp, psn_add(p->psn, 0xffffff))) {
@@ -183,7 +185,11 @@ static void rc_read_response(QRoceState *s, QRoceQP *qp, RocePktIn *p)
 
         stq_le_p(v, p->atomic_orig);
         w = rc_cached_wqe(s, qp, e);
-        if (p->paylen || !w || qroce_dp_wqe_copy(s, qp, w, 0, v, 8, true)) {
+        ret = p->paylen || !w ? -1 : qroce_dp_wqe_copy(s, qp, w, 0, v, 8, true);
+        if (ret == QROCE_RW_FAULT) {
+            return;     /* not placed: asked again once the page is in */
+        }
+        if (ret) {
             qroce_dp_sq_error(s, qp, e->idx, p->paylen ? QROCE_WC_BAD_RESP_ERR :
                               QROCE_WC_LOC_PROT_ERR);
             return;
@@ -202,10 +208,13 @@ static void rc_read_response(QRoceState *s, QRoceQP *qp, RocePktIn *p)
             return;
         }
         w = rc_cached_wqe(s, qp, e);
-        if (!w || (p->paylen &&
-                   qroce_dp_wqe_copy(s, qp, w, e->resp_off,
-                                     (uint8_t *)p->payload, p->paylen,
-                                     true))) {
+        ret = !w ? -1 : !p->paylen ? 0 :
+              qroce_dp_wqe_copy(s, qp, w, e->resp_off, (uint8_t *)p->payload,
+                                p->paylen, true);
+        if (ret == QROCE_RW_FAULT) {
+            return;     /* not placed: asked again once the page is in */
+        }
+        if (ret) {
             qroce_dp_sq_error(s, qp, e->idx, QROCE_WC_LOC_PROT_ERR);
             return;
         }

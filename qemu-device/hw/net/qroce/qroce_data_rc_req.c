@@ -24,6 +24,7 @@
 #include "qroce_data_cc.h"
 #include "qroce_objects.h"
 #include "qroce_ring.h"
+#include "qroce_odp.h"
 #include "trace.h"
 
 #define RC_ACK_EVERY    64      /* AckReq inside long messages */
@@ -220,11 +221,16 @@ static bool rc_send_seg(QRoceState *s, QRoceQP *qp, uint32_t idx, QRoceWqe *w,
                  w->hdr.opcode == QROCE_WR_RDMA_WRITE_IMM;
     uint32_t n = MIN(qp_mtu(qp), w->len - r->wqe_off);
     uint8_t *payload;
+    int ret;
 
     qroce_dp_seg_opcode(w, r->wqe_off, n, o);
     o->psn = r->npsn;
     payload = s->eng->pkt + roce_hdr_len(o->opcode, !roce_gid_is_v4(o->dgid));
-    if (qroce_dp_wqe_copy(s, qp, w, r->wqe_off, payload, n, false)) {
+    ret = qroce_dp_wqe_copy(s, qp, w, r->wqe_off, payload, n, false);
+    if (ret == QROCE_RW_FAULT) {
+        return false;   /* waits for its page fault, here */
+    }
+    if (ret) {
         rc_sq_fail(s, qp, idx, QROCE_WC_LOC_PROT_ERR);
         return false;
     }
@@ -333,7 +339,8 @@ static bool rc_sq_process(QRoceState *s, QRoceQP *qp, int *budget)
     QRoceWqe *w;
 
     while (qp->state == QROCE_QPS_RTS &&
-           r->sq_sent - qp->sq.ci < qp->sq.pi - qp->sq.ci && !r->rnr_wait) {
+           r->sq_sent - qp->sq.ci < qp->sq.pi - qp->sq.ci && !r->rnr_wait &&
+           !qroce_odp_waiting(qp, QROCE_PF_REQ)) {
         uint32_t idx = r->sq_sent;
         bool first = r->wqe_off == 0, resume;
         RocePktOut o = {};
@@ -393,6 +400,16 @@ static bool rc_sq_process(QRoceState *s, QRoceQP *qp, int *budget)
         }
         if (first) {
             trace_qroce_sq_wqe(qp->qpn, idx, w->hdr.opcode, w->len);
+        }
+        /* where the answer goes must be there before it is asked */
+        st = wr_op_reads(w->hdr.opcode) && w->len ?
+             qroce_dp_wqe_copy(s, qp, w, 0, NULL, w->len, true) : 0;
+        if (st) {
+            if (st == QROCE_RW_FAULT ||
+                !rc_sq_fail(s, qp, idx, QROCE_WC_LOC_PROT_ERR)) {
+                break;
+            }
+            return false;
         }
         if (wr_op_reads(w->hdr.opcode)) {
             rc_send_rd_atomic(s, qp, idx, w, &o);
@@ -456,6 +473,9 @@ void qroce_rc_timeout(QRoceState *s, QRoceQP *qp)
 
     if (qp->state != QROCE_QPS_RTS) {
         return;
+    }
+    if (qroce_odp_waiting(qp, QROCE_PF_REQ)) {
+        return;     /* no retry counted: ODP_RESUME arms the timer again */
     }
     if (r->rnr_wait) {
         r->rnr_wait = false;

@@ -29,6 +29,7 @@
 #include "qroce_data_cc.h"
 #include "qroce_objects.h"
 #include "qroce_ring.h"
+#include "qroce_odp.h"
 #include "trace.h"
 
 enum {
@@ -72,7 +73,7 @@ static void rc_resp_fatal(QRoceState *s, QRoceQP *qp, uint8_t syndrome,
 
 /*
  * Send the next packet of the oldest queued response; false when it had
- * to give up (the QP went to ERR).
+ * to give up (the QP went to ERR) or waits for a page fault.
  */
 static bool rc_rsp_one(QRoceState *s, QRoceQP *qp, QRoceRcRsp *e)
 {
@@ -122,9 +123,15 @@ static bool rc_rsp_one(QRoceState *s, QRoceQP *qp, QRoceRcRsp *e)
                                roce_hdr_len(o.opcode, !roce_gid_is_v4(o.dgid));
 
             /* the MR may have gone since the request was checked */
-            if (qroce_rkey_check(s, qp, e->rkey, e->va + e->off, n,
-                                 QROCE_ACCESS_REMOTE_READ, &mr) ||
-                qroce_mr_rw(s, mr, e->va + e->off, payload, n, false)) {
+            int ret = qroce_rkey_check(s, qp, e->rkey, e->va + e->off, n,
+                                       QROCE_ACCESS_REMOTE_READ, &mr) ? -1 :
+                      qroce_mr_rw(s, mr, e->va + e->off, payload, n, false);
+
+            if (ret == QROCE_RW_FAULT &&
+                qroce_odp_fault(s, qp, QROCE_PF_RESP, e->va + e->len)) {
+                return false;   /* ODP page gone since: wait for it here */
+            }
+            if (ret) {
                 rc_resp_fatal(s, qp, ROCE_AETH_NAK_ACCESS, e->psn,
                               QROCE_EQE_QP_ACCESS_ERR);
                 return false;
@@ -215,6 +222,23 @@ static void rc_push_ack(QRoceState *s, QRoceQP *qp, uint8_t syndrome,
  * A READ still streaming whose responses reach @psn stops too: the
  * request asked again restarts it there (after a lost response).
  */
+/*
+ * An ODP page request @psn needs is absent (s->odp_miss_*; the request
+ * goes up to @end): an RNR NAK while the page fault is outstanding, the
+ * requester asks again (true).  If the driver could not resolve it: an
+ * access NAK, the QP to ERR (false).
+ */
+static bool rc_resp_fault(QRoceState *s, QRoceQP *qp, uint32_t psn,
+                          uint64_t end)
+{
+    if (qroce_odp_fault(s, qp, QROCE_PF_RESP, end)) {
+        rc_push_ack(s, qp, ROCE_AETH_RNR | qp->min_rnr_timer, psn);
+        return true;
+    }
+    rc_resp_fatal(s, qp, ROCE_AETH_NAK_ACCESS, psn, QROCE_EQE_QP_ACCESS_ERR);
+    return false;
+}
+
 static void rc_rsp_trim(QRoceQP *qp, uint32_t psn)
 {
     QRoceQPXport *r = &qp->xp;
@@ -281,17 +305,20 @@ static uint8_t rc_flush_exec(QRoceState *s, QRoceQP *qp, RocePktIn *p)
 static uint8_t rc_atomic_write_exec(QRoceState *s, QRoceQP *qp, RocePktIn *p)
 {
     QRoceMR *mr;
+    int ret;
 
     if (!(qp->access_flags & QROCE_ACCESS_REMOTE_WRITE) ||
         p->reth_len != 8 || p->paylen != 8 || (p->reth_va & 7)) {
         return ROCE_AETH_NAK_INV;
     }
-    if (qroce_rkey_check(s, qp, p->reth_rkey, p->reth_va, 8,
-                         QROCE_ACCESS_REMOTE_WRITE, &mr) ||
-        qroce_mr_rw(s, mr, p->reth_va, (void *)p->payload, 8, true)) {
-        return ROCE_AETH_NAK_ACCESS;
+    ret = qroce_rkey_check(s, qp, p->reth_rkey, p->reth_va, 8,
+                           QROCE_ACCESS_REMOTE_WRITE, &mr) ? -1 :
+          qroce_mr_rw(s, mr, p->reth_va, (void *)p->payload, 8, true);
+    if (ret == QROCE_RW_FAULT &&
+        qroce_odp_fault(s, qp, QROCE_PF_RESP, p->reth_va + 8)) {
+        return ROCE_AETH_RNR | qp->min_rnr_timer;
     }
-    return 0;
+    return ret ? ROCE_AETH_NAK_ACCESS : 0;
 }
 
 /*
@@ -322,6 +349,10 @@ static bool rc_empty_read_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p,
     }
     trace_qroce_rc_empty_read(qp->qpn, p->opcode, p->psn, p->reth_va,
                               p->reth_len, p->feth, syn);
+    if (ROCE_AETH_TYPE(syn) == 1) {
+        rc_push_ack(s, qp, syn, p->psn);    /* an ODP page fault: RNR */
+        return true;
+    }
     if (syn) {
         rc_resp_fatal(s, qp, syn, p->psn, syn == ROCE_AETH_NAK_INV ?
                       QROCE_EQE_QP_REQ_ERR : QROCE_EQE_QP_ACCESS_ERR);
@@ -351,6 +382,7 @@ static bool rc_rd_atomic_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p,
     uint8_t v[8];
     uint64_t orig;
     uint32_t i;
+    int ret;
 
     if (p->opcode == ROCE_FLUSH || p->opcode == ROCE_ATOMIC_WRITE) {
         return rc_empty_read_rx(s, qp, p, dup);
@@ -394,6 +426,13 @@ static bool rc_rd_atomic_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p,
         rc_resp_fatal(s, qp, ROCE_AETH_NAK_ACCESS, p->psn,
                       QROCE_EQE_QP_ACCESS_ERR);
         return false;
+    }
+    /* ODP: every page it reads (or the atomic writes) there first */
+    ret = e.len ? qroce_mr_rw(s, mr, p->reth_va, NULL,
+                              read ? p->reth_len : 8, !read) : 0;
+    if (ret == QROCE_RW_FAULT) {
+        return rc_resp_fault(s, qp, p->psn,
+                             p->reth_va + (read ? p->reth_len : 8));
     }
     if (!read) {
         if (qroce_mr_rw(s, mr, p->reth_va, v, 8, false)) {
@@ -521,18 +560,27 @@ static bool rc_responder_place(QRoceState *s, QRoceQP *qp, RocePktIn *p,
     if (write) {
         QRoceMR *mr;
 
-        st = QROCE_WC_SUCCESS;
-        if (p->paylen &&
-            (qroce_rkey_check(s, qp, r->wr_rkey, r->wr_va + r->recv_off,
-                              p->paylen, QROCE_ACCESS_REMOTE_WRITE, &mr) ||
+        st = !p->paylen ? 0 :
+             qroce_rkey_check(s, qp, r->wr_rkey, r->wr_va + r->recv_off,
+                              p->paylen, QROCE_ACCESS_REMOTE_WRITE, &mr) ? -1 :
              qroce_mr_rw(s, mr, r->wr_va + r->recv_off, (void *)p->payload,
-                         p->paylen, true))) {
+                         p->paylen, true);
+        if (st == QROCE_RW_FAULT) {
+            rc_resp_fault(s, qp, p->psn, r->wr_va + r->wr_len);
+            return false;
+        }
+        if (st) {
             rc_resp_fatal(s, qp, ROCE_AETH_NAK_ACCESS, p->psn,
                           QROCE_EQE_QP_ACCESS_ERR);
             return false;
         }
     } else {
         st = qroce_dp_scatter(s, qp, r->recv_off, p->payload, p->paylen);
+        if (st == QROCE_RW_FAULT) {
+            /* an ODP page of the RECV WQE is absent: RNR NAK, asked again */
+            rc_push_ack(s, qp, ROCE_AETH_RNR | qp->min_rnr_timer, p->psn);
+            return false;
+        }
     }
     if (st != QROCE_WC_SUCCESS) {
         qroce_dp_recv_cqe(s, qp, QROCE_CQE_RECV, st, r->recv_off, false, 0,
@@ -636,6 +684,9 @@ void qroce_rc_responder_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p)
         r->in_write = write;
     }
     if (!rc_responder_place(s, qp, p, write)) {
+        if (first) {
+            r->in_msg = false;  /* an RNR NAK: the message starts again */
+        }
         return;
     }
     r->recv_off += p->paylen;

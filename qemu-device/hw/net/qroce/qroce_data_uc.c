@@ -11,6 +11,7 @@
 #include "qroce_data_common.h"
 #include "qroce_data_cc.h"
 #include "qroce_objects.h"
+#include "qroce_odp.h"
 #include "trace.h"
 
 /*
@@ -27,7 +28,8 @@ bool qroce_uc_sq_process(QRoceState *s, QRoceQP *qp, int *budget)
     uint32_t mtu = qp_mtu(qp);
     QRoceWqe *w;
 
-    while (qp->state == QROCE_QPS_RTS && qp->sq.ci != qp->sq.pi) {
+    while (qp->state == QROCE_QPS_RTS && qp->sq.ci != qp->sq.pi &&
+           !qroce_odp_waiting(qp, QROCE_PF_REQ)) {
         uint32_t idx = qp->sq.ci, n;
         bool write, first = r->wqe_off == 0;
         RocePktOut o = {};
@@ -73,7 +75,11 @@ bool qroce_uc_sq_process(QRoceState *s, QRoceQP *qp, int *budget)
         o.opcode |= ROCE_UC;
         o.psn = r->npsn;
         payload = eng->pkt + roce_hdr_len(o.opcode, !roce_gid_is_v4(o.dgid));
-        if (qroce_dp_wqe_copy(s, qp, w, r->wqe_off, payload, n, false)) {
+        st = qroce_dp_wqe_copy(s, qp, w, r->wqe_off, payload, n, false);
+        if (st == QROCE_RW_FAULT) {
+            return false;   /* waits for its page fault, here */
+        }
+        if (st) {
             /* a message cut short: the responder drops what it got */
             r->wqe_off = 0;
             qroce_dp_sq_error(s, qp, idx, QROCE_WC_LOC_PROT_ERR);
@@ -160,17 +166,27 @@ void qroce_uc_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p)
         return;
     }
     if (write) {
-        if (p->paylen &&
-            (qroce_rkey_check(s, qp, r->wr_rkey, r->wr_va + r->recv_off,
-                              p->paylen, QROCE_ACCESS_REMOTE_WRITE, &mr) ||
+        st = !p->paylen ? 0 :
+             qroce_rkey_check(s, qp, r->wr_rkey, r->wr_va + r->recv_off,
+                              p->paylen, QROCE_ACCESS_REMOTE_WRITE, &mr) ? -1 :
              qroce_mr_rw(s, mr, r->wr_va + r->recv_off, (void *)p->payload,
-                         p->paylen, true))) {
+                         p->paylen, true);
+        if (st == QROCE_RW_FAULT) {
+            /* UC is unreliable: the message is lost, the page comes in */
+            qroce_odp_fault(s, qp, QROCE_PF_RESP, r->wr_va + r->wr_len);
+        }
+        if (st) {
             r->in_msg = false;
-            qroce_dp_drop(s, "UC WRITE outside the MR");
+            qroce_dp_drop(s, "UC WRITE outside the MR or to an absent page");
             return;
         }
     } else {
         st = qroce_dp_scatter(s, qp, r->recv_off, p->payload, p->paylen);
+        if (st == QROCE_RW_FAULT) {
+            r->in_msg = false;      /* the RECV WQE stays for the next */
+            qroce_dp_drop(s, "UC SEND to an absent ODP page");
+            return;
+        }
         if (st != QROCE_WC_SUCCESS) {
             /* the RECV WQE is too small or bad: it completes in error */
             qroce_dp_recv_cqe(s, qp, QROCE_CQE_RECV, st, r->recv_off, false, 0,

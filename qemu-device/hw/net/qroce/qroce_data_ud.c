@@ -13,6 +13,7 @@
 #include "qroce_data_xport.h"
 #include "qroce_data_common.h"
 #include "qroce_objects.h"
+#include "qroce_odp.h"
 #include "trace.h"
 
 #define UD_GSI_QKEY     0x80010000u
@@ -45,7 +46,8 @@ bool qroce_ud_sq_process(QRoceState *s, QRoceQP *qp, int *budget)
     QRoceQPXport *r = &qp->xp;
     QRoceWqe w;
 
-    while (qp->state == QROCE_QPS_RTS && qp->sq.ci != qp->sq.pi) {
+    while (qp->state == QROCE_QPS_RTS && qp->sq.ci != qp->sq.pi &&
+           !qroce_odp_waiting(qp, QROCE_PF_REQ)) {
         uint32_t idx = qp->sq.ci, qkey;
         RocePktOut o = {};
         QRoceAH *ah = NULL;
@@ -106,7 +108,11 @@ bool qroce_ud_sq_process(QRoceState *s, QRoceQP *qp, int *budget)
         o.deth_qkey = qkey & 0x80000000u ? qp->qkey : qkey;
         o.deth_sqp = qp->qpn;
         payload = s->eng->pkt + roce_hdr_len(o.opcode, !roce_gid_is_v4(o.dgid));
-        if (qroce_dp_wqe_copy(s, qp, &w, 0, payload, w.len, false)) {
+        st = qroce_dp_wqe_copy(s, qp, &w, 0, payload, w.len, false);
+        if (st == QROCE_RW_FAULT) {
+            return false;   /* waits for its page fault, at this WQE */
+        }
+        if (st) {
             qroce_dp_sq_error(s, qp, idx, QROCE_WC_LOC_PROT_ERR);
             return false;
         }
@@ -163,6 +169,11 @@ void qroce_ud_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p)
     st = qroce_dp_scatter(s, qp, 0, grh, sizeof(grh));
     if (st == QROCE_WC_SUCCESS) {
         st = qroce_dp_scatter(s, qp, sizeof(grh), p->payload, p->paylen);
+    }
+    if (st == QROCE_RW_FAULT) {
+        /* UD is unreliable: lost, the RECV WQE stays for the next one */
+        qroce_dp_drop(s, "UD packet to an absent ODP page");
+        return;
     }
     cqe.byte_len = cpu_to_le32(st ? 0 : sizeof(grh) + p->paylen);
     cqe.src_qp = cpu_to_le32(p->deth_sqp);

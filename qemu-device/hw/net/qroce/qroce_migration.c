@@ -32,6 +32,7 @@
 #include "qroce_data.h"
 #include "qroce_data_state.h"
 #include "qroce_migration.h"
+#include "qroce_odp.h"
 #include "trace.h"
 
 /* the largest buffer table a stream may describe: 2^22 pages, 16 GiB */
@@ -63,6 +64,28 @@ static const VMStateDescription vmstate_qroce_bt_dm = {
     },
 };
 
+static bool qroce_mig_bt_odp_needed(void *opaque)
+{
+    return ((QRoceBT *)opaque)->is_odp;
+}
+
+/*
+ * An ODP MR: its kind and size move, its entries do not.  The destination
+ * starts with every page absent; the first accesses fault and the driver
+ * maps the pages again (hw-spec §4b).
+ */
+static const VMStateDescription vmstate_qroce_bt_odp = {
+    .name = "qroce/bt/odp",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = qroce_mig_bt_odp_needed,
+    .fields = (const VMStateField[]) {
+        VMSTATE_BOOL(is_odp, QRoceBT),
+        VMSTATE_UINT64(odp_npages, QRoceBT),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
 static const VMStateDescription vmstate_qroce_bt = {
     .name = "qroce/bt",
     .version_id = 1,
@@ -78,6 +101,7 @@ static const VMStateDescription vmstate_qroce_bt = {
     },
     .subsections = (const VMStateDescription * const []) {
         &vmstate_qroce_bt_dm,
+        &vmstate_qroce_bt_odp,
         NULL
     },
 };
@@ -562,6 +586,14 @@ static const char *qroce_mig_mr_ok(QRoceState *s, void *obj, uint32_t n)
                     (s->dm && !mr->bt.npages && !mr->bt.phys && !mr->frmr &&
                      mr->bt.dm_off <= s->params.dm_size &&
                      mr->bt.dm_len <= s->params.dm_size - mr->bt.dm_off));
+    /* ODP: no page list; the table comes back empty */
+    QROCE_MIG_CHECK(!mr->bt.is_odp ||
+                    (!mr->bt.npages && !mr->bt.phys && !mr->bt.dm &&
+                     !mr->frmr && !mr->mw_type && mr->bt.odp_npages &&
+                     mr->bt.odp_npages <= 1ull << (64 - QROCE_ODP_PAGE_SHIFT)));
+    if (mr->bt.is_odp && !mr->bt.odp) {
+        qroce_odp_init(s, &mr->bt, mr->bt.odp_npages);
+    }
     return NULL;
 }
 

@@ -11,6 +11,7 @@
 #include "qemu/bswap.h"
 #include "qemu/bitops.h"
 #include "qroce_objects.h"
+#include "qroce_odp.h"
 #include "qroce_ring.h"
 #include "trace.h"
 
@@ -20,6 +21,7 @@
 
 void qroce_bt_free(QRoceState *s, QRoceBT *bt)
 {
+    qroce_odp_clear(s, bt, true);
     if (bt->pages) {
         s->bt_pages -= bt->npages;
     }
@@ -500,11 +502,21 @@ static void qroce_mr_new_gen(QRoceMR *mr)
 int qroce_mr_rw(QRoceState *s, QRoceMR *mr, uint64_t va, void *buf,
                 uint64_t len, bool to_guest)
 {
+    uint64_t off = va - mr->iova + mr->first_page_offset;
+    int ret;
+
+    if (!buf && !mr->bt.is_odp) {
+        return 0;           /* a probe: only ODP tables have holes */
+    }
     if (mr->bt.phys) {
         return qroce_bt_rw(s, &mr->bt, va, buf, len, to_guest);
     }
-    return qroce_bt_rw(s, &mr->bt, va - mr->iova + mr->first_page_offset,
-                       buf, len, to_guest);
+    ret = qroce_bt_rw(s, &mr->bt, off, buf, len, to_guest);
+    if (ret == QROCE_RW_FAULT) {
+        s->odp_miss_key = mr->key;
+        s->odp_miss_va = va + (s->odp_miss_off - off);
+    }
+    return ret;
 }
 
 /* ------------------------------------------------------------------ */

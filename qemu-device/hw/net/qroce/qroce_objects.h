@@ -82,6 +82,11 @@ int qroce_mr_check(QRoceState *s, uint32_t key, uint32_t pdn, uint64_t va,
  */
 int qroce_rkey_check(QRoceState *s, QRoceQP *qp, uint32_t key, uint64_t va,
                      uint64_t len, uint32_t need_access, QRoceMR **out);
+/*
+ * Copy @len bytes at @va of @mr (checked) to or from @buf: 0, -1, or
+ * QROCE_RW_FAULT (an ODP page is absent: s->odp_miss_* name it).  @buf
+ * NULL only checks that the pages are there (and writable, @to_guest).
+ */
 int qroce_mr_rw(QRoceState *s, QRoceMR *mr, uint64_t va, void *buf,
                 uint64_t len, bool to_guest);
 /* The window in the slot @key's index names, whatever its variant. */

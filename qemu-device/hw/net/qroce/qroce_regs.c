@@ -92,7 +92,7 @@ static uint32_t qroce_rd_const(QRoceState *s, hwaddr addr)
                QROCE_FEAT_FRMR | QROCE_FEAT_MCAST |
                QROCE_FEAT_RESIZE_CQ | QROCE_FEAT_REREG_MR |
                QROCE_FEAT_RESIZE_SRQ | QROCE_FEAT_MW |
-               QROCE_FEAT_FLUSH | QROCE_FEAT_ATOMIC_WRITE |
+               QROCE_FEAT_FLUSH | QROCE_FEAT_ATOMIC_WRITE | QROCE_FEAT_ODP |
                (s->params.dm_size ? QROCE_FEAT_DM : 0);
     case QROCE_REG_CAP_MAX_QP:
         return s->params.max_qp;

@@ -14,6 +14,7 @@
 #include "qemu/main-loop.h"
 #include "qroce_ring.h"
 #include "qroce_port.h"
+#include "qroce_odp.h"
 #include "trace.h"
 
 /*
@@ -165,6 +166,9 @@ int qroce_bt_rw(QRoceState *s, const QRoceBT *bt, uint64_t offset, void *buf,
     if (bt->dm) {
         return qroce_dm_copy(s, bt, offset, buf, len, to_guest);
     }
+    if (bt->is_odp) {
+        return bt->odp ? qroce_odp_rw(s, bt, offset, buf, len, to_guest) : -1;
+    }
     if (offset > qroce_bt_size(bt) || len > qroce_bt_size(bt) - offset) {
         return -1;
     }
@@ -188,6 +192,196 @@ int qroce_bt_rw(QRoceState *s, const QRoceBT *bt, uint64_t offset, void *buf,
         len -= n;
     }
     return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* On-demand paging tables (hw-spec §4b)                               */
+/* ------------------------------------------------------------------ */
+
+/*
+ * An ODP MR's table is sparse: chunks of 512 entries in a hash table,
+ * made when a chunk gets its first entry and dropped when it loses its
+ * last, charged to max-bt-pages as other tables are.  An entry is a
+ * page's bus address with QROCE_ODP_PRESENT (and QROCE_ODP_WRITE), or 0.
+ */
+#define ODP_CHUNK_SHIFT 9
+#define ODP_CHUNK       (1u << ODP_CHUNK_SHIFT)
+#define ODP_PSIZE       (1ull << QROCE_ODP_PAGE_SHIFT)
+/* the pages of an implicit MR: the whole 64-bit space */
+#define ODP_ALL_PAGES   (1ull << (64 - QROCE_ODP_PAGE_SHIFT))
+
+typedef struct QRoceOdpChunk {
+    uint64_t no;            /* first page >> ODP_CHUNK_SHIFT: the hash key */
+    uint32_t present;       /* entries that are not 0 */
+    uint64_t e[ODP_CHUNK];
+} QRoceOdpChunk;
+
+typedef struct QRoceOdp {
+    GHashTable *chunks;     /* &chunk->no -> chunk */
+} QRoceOdp;
+
+int qroce_odp_init(QRoceState *s, QRoceBT *bt, uint64_t npages)
+{
+    QRoceOdp *odp = g_new0(QRoceOdp, 1);
+
+    odp->chunks = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL,
+                                        g_free);
+    memset(bt, 0, sizeof(*bt));
+    bt->is_odp = true;
+    bt->odp_npages = npages;
+    bt->page_shift = QROCE_ODP_PAGE_SHIFT;
+    bt->odp = odp;
+    return QROCE_CMD_OK;
+}
+
+void qroce_odp_clear(QRoceState *s, QRoceBT *bt, bool free)
+{
+    QRoceOdp *odp = bt->odp;
+
+    if (!odp) {
+        return;
+    }
+    s->bt_pages -= (uint64_t)g_hash_table_size(odp->chunks) * ODP_CHUNK;
+    g_hash_table_remove_all(odp->chunks);
+    if (free) {
+        g_hash_table_destroy(odp->chunks);
+        g_free(odp);
+        bt->odp = NULL;
+    }
+}
+
+static QRoceOdpChunk *odp_chunk(const QRoceBT *bt, uint64_t page)
+{
+    uint64_t no = page >> ODP_CHUNK_SHIFT;
+
+    return g_hash_table_lookup(bt->odp->chunks, &no);
+}
+
+/* The entry of @page, 0 if absent. */
+static uint64_t odp_entry(const QRoceBT *bt, uint64_t page)
+{
+    QRoceOdpChunk *c = odp_chunk(bt, page);
+
+    return c ? c->e[page & (ODP_CHUNK - 1)] : 0;
+}
+
+int qroce_odp_rw(QRoceState *s, const QRoceBT *bt, uint64_t off, void *buf,
+                 uint64_t len, bool to_guest)
+{
+    uint64_t need = QROCE_ODP_PRESENT | (to_guest ? QROCE_ODP_WRITE : 0);
+    uint8_t *p = buf;
+
+    /* the last byte inside the table (an implicit one ends at 2^64) */
+    if (len && (off + len - 1 < off ||
+                (off + len - 1) >> QROCE_ODP_PAGE_SHIFT >= bt->odp_npages)) {
+        return -1;
+    }
+    while (len) {
+        uint64_t in = off & (ODP_PSIZE - 1);
+        uint64_t n = MIN(len, ODP_PSIZE - in);
+        uint64_t e = odp_entry(bt, off >> QROCE_ODP_PAGE_SHIFT);
+
+        if ((e & need) != need) {
+            s->odp_miss_off = off;
+            s->odp_miss_write = to_guest;
+            return QROCE_RW_FAULT;
+        }
+        if (p && !qroce_dma_copy(s, (e & ~(ODP_PSIZE - 1)) + in, p, n,
+                                 to_guest)) {
+            return -1;
+        }
+        if (p) {
+            p += n;
+        }
+        off += n;
+        len -= n;
+    }
+    return 0;
+}
+
+
+int qroce_odp_set(QRoceState *s, QRoceBT *bt, uint64_t page, uint64_t e)
+{
+    QRoceOdpChunk *ch = odp_chunk(bt, page);
+    uint64_t *slot;
+    int mapped;
+
+    if (!ch && !e) {
+        return 0;
+    }
+    if (!ch) {
+        if (s->bt_pages + ODP_CHUNK > s->params.max_bt_pages) {
+            trace_qroce_ub_bt("translation memory full", ODP_CHUNK,
+                              s->bt_pages);
+            return -1;
+        }
+        ch = g_new0(QRoceOdpChunk, 1);
+        ch->no = page >> ODP_CHUNK_SHIFT;
+        g_hash_table_insert(bt->odp->chunks, &ch->no, ch);
+        s->bt_pages += ODP_CHUNK;
+    }
+    slot = &ch->e[page & (ODP_CHUNK - 1)];
+    ch->present += (e != 0) - (*slot != 0);
+    mapped = e && !*slot;
+    *slot = e;
+    return mapped;
+}
+
+/* Clear pages [@first, @last] of chunk @ch; how many were present. */
+static uint32_t odp_chunk_clear(QRoceOdpChunk *ch, uint64_t first,
+                                uint64_t last)
+{
+    uint64_t base = ch->no << ODP_CHUNK_SHIFT;
+    uint64_t a = MAX(first, base) - base;
+    uint64_t b = MIN(last, base + ODP_CHUNK - 1) - base;
+    uint32_t n = 0;
+
+    for (; a <= b; a++) {
+        n += ch->e[a] != 0;
+        ch->e[a] = 0;
+    }
+    ch->present -= n;
+    return n;
+}
+
+uint64_t qroce_odp_clear_range(QRoceState *s, QRoceBT *bt, uint64_t first,
+                               uint64_t last)
+{
+    GHashTable *h = bt->odp->chunks;
+    uint64_t no, cleared = 0;
+    GHashTableIter it;
+    QRoceOdpChunk *ch;
+
+    if ((last >> ODP_CHUNK_SHIFT) - (first >> ODP_CHUNK_SHIFT) <
+        g_hash_table_size(h)) {
+        /* a range shorter than the table: look its chunks up */
+        for (no = first >> ODP_CHUNK_SHIFT; no <= last >> ODP_CHUNK_SHIFT;
+             no++) {
+            ch = g_hash_table_lookup(h, &no);
+            if (ch) {
+                cleared += odp_chunk_clear(ch, first, last);
+                if (!ch->present) {
+                    g_hash_table_remove(h, &no);
+                    s->bt_pages -= ODP_CHUNK;
+                }
+            }
+        }
+        return cleared;
+    }
+    g_hash_table_iter_init(&it, h);
+    while (g_hash_table_iter_next(&it, NULL, (void **)&ch)) {
+        uint64_t base = ch->no << ODP_CHUNK_SHIFT;
+
+        if (base + ODP_CHUNK - 1 < first || base > last) {
+            continue;
+        }
+        cleared += odp_chunk_clear(ch, first, last);
+        if (!ch->present) {
+            g_hash_table_iter_remove(&it);
+            s->bt_pages -= ODP_CHUNK;
+        }
+    }
+    return cleared;
 }
 
 /* ------------------------------------------------------------------ */
