@@ -543,8 +543,8 @@ static struct qroce_mr *qroce_mr_new(struct ib_pd *ibpd, u64 len, int access)
 }
 
 /*
- * REG_MR of @mr on @umem (pinned user memory or a dma-buf; an error
- * pointer, or released on failure) at @virt for @len bytes: its keys.
+ * REG_MR of @mr on @umem (pinned user memory; an error pointer, or
+ * released on failure) at @virt for @len bytes: its keys.
  */
 static struct ib_mr *qroce_mr_on_umem(struct ib_pd *ibpd, struct qroce_mr *mr,
 				      struct ib_umem *umem, u64 len, u64 virt,
@@ -606,28 +606,6 @@ static struct ib_mr *qroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 	return qroce_mr_on_umem(ibpd, mr,
 				ib_umem_get(ibpd->device, start, len, access),
 				len, virt, access);
-}
-
-/*
- * An MR on @len bytes of the dma-buf @fd from @offset on, at @virt.  The
- * attachment is pinned (ib_umem_dmabuf_get_pinned), as efa's and irdma's
- * are: the exporter may not move the buffer while the MR holds it, so no
- * move notification has to be followed; the device gets the buffer's DMA
- * addresses like any pinned MR's pages.
- */
-static struct ib_mr *qroce_reg_user_mr_dmabuf(struct ib_pd *ibpd, u64 offset,
-					      u64 len, u64 virt, int fd,
-					      int access,
-					      struct uverbs_attr_bundle *attrs)
-{
-	struct qroce_mr *mr = qroce_mr_new(ibpd, len, access);
-	struct ib_umem_dmabuf *umd;
-
-	if (IS_ERR(mr))
-		return ERR_CAST(mr);
-	umd = ib_umem_dmabuf_get_pinned(ibpd->device, offset, len, fd, access);
-	return qroce_mr_on_umem(ibpd, mr, IS_ERR(umd) ? ERR_CAST(umd) :
-				&umd->umem, len, virt, access);
 }
 
 /* REREG_MR's TRANS part: the new range pinned in *@umem, its pages. */
@@ -806,15 +784,15 @@ static int qroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	/* the device finds a fast-registration MR whatever its key's variant */
 	cmd.hdr.opcode = QROCE_CMD_DEREG_MR;
 	cmd.key.key = cpu_to_le32(ibmr->lkey);
-	if (mr->odp)
+	if (mr->odp || mr->dmabuf)
 		qroce_odp_dereg_prepare(mr);
 	err = qroce_destroyed(dev, qroce_cmd_exec(dev, &cmd, NULL), true);
 	if (err) {
-		if (mr->odp)
+		if (mr->odp || mr->dmabuf)
 			qroce_odp_dereg_undo(mr);
 		return err;
 	}
-	if (mr->odp)
+	if (mr->odp || mr->dmabuf)
 		qroce_odp_dereg_done(mr);
 	if (mr->umem)
 		ib_umem_release(mr->umem);

@@ -13,8 +13,11 @@
  * address space: children of QROCE_ODP_CHILD bytes, made on the first
  * fault in them, each with its own interval notifier, as mlx5 does.
  */
+#include <linux/dma-buf.h>
+#include <linux/dma-resv.h>
 #include <linux/sched/mm.h>
 #include <rdma/ib_umem_odp.h>
+#include <rdma/iter.h>
 #include "qroce_verbs.h"
 
 #define QROCE_ODP_CHILD_SHIFT	26	/* 64 MiB children of an implicit MR */
@@ -100,6 +103,20 @@ static const struct mmu_interval_notifier_ops qroce_odp_mn_ops = {
 /* Mapping                                                             */
 /* ------------------------------------------------------------------ */
 
+/* ODP_MAP of entries [@first, @first + @n) of @mr from the list at @list_dma. */
+static int qroce_odp_map_cmd(struct qroce_mr *mr, u64 first, u32 n,
+			     dma_addr_t list_dma)
+{
+	struct qroce_cmd cmd = {};
+
+	cmd.hdr.opcode = QROCE_CMD_ODP_MAP;
+	cmd.odp_map.key = cpu_to_le32(mr->ibmr.lkey);
+	cmd.odp_map.npages = cpu_to_le32(n);
+	cmd.odp_map.first = cpu_to_le64(first);
+	cmd.odp_map.list = cpu_to_le64(list_dma);
+	return qroce_cmd_exec(to_qdev(mr->ibmr.device), &cmd, NULL);
+}
+
 /*
  * ODP_MAP the device entries of user pages [@start, @end) of @odp (mapped,
  * umem_mutex held), QROCE_ODP_MAX_MAP entries per command, from @list.
@@ -108,10 +125,8 @@ static int qroce_odp_send_map(struct qroce_mr *mr, struct ib_umem_odp *odp,
 			      u64 start, u64 end, __le64 *list,
 			      dma_addr_t list_dma)
 {
-	struct qroce_dev *dev = to_qdev(mr->ibmr.device);
 	u64 va = max_t(u64, start, mr->odp_va) & ~(u64)(SZ_4K - 1);
 	u64 stop = min_t(u64, end, mr->odp_va + mr->odp_len);
-	struct qroce_cmd cmd = {};
 	u32 n;
 	int err;
 
@@ -132,13 +147,7 @@ static int qroce_odp_send_map(struct qroce_mr *mr, struct ib_umem_odp *odp,
 				     QROCE_ODP_WRITE : 0);
 			list[n] = cpu_to_le64(e);
 		}
-		memset(&cmd, 0, sizeof(cmd));
-		cmd.hdr.opcode = QROCE_CMD_ODP_MAP;
-		cmd.odp_map.key = cpu_to_le32(mr->ibmr.lkey);
-		cmd.odp_map.npages = cpu_to_le32(n);
-		cmd.odp_map.first = cpu_to_le64(first);
-		cmd.odp_map.list = cpu_to_le64(list_dma);
-		err = qroce_cmd_exec(dev, &cmd, NULL);
+		err = qroce_odp_map_cmd(mr, first, n, list_dma);
 		if (err)
 			return err;
 	}
@@ -245,6 +254,92 @@ static int qroce_odp_map_range(struct qroce_mr *mr, u64 va, u64 len,
 	return err;
 }
 
+/* ------------------------------------------------------------------ */
+/* dma-buf MRs: the exporter may move the buffer                       */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Map the dma-buf of @mr (its reservation lock held) and give the device
+ * every page of it: the table of a dma-buf MR is an ODP table, all
+ * present while the exporter leaves the buffer where it is.
+ */
+static int qroce_dmabuf_map_locked(struct qroce_mr *mr)
+{
+	struct qroce_dev *dev = to_qdev(mr->ibmr.device);
+	u64 flags = QROCE_ODP_PRESENT |
+		    (mr->dmabuf->umem.writable ? QROCE_ODP_WRITE : 0);
+	struct ib_block_iter biter;
+	dma_addr_t list_dma;
+	__le64 *list;
+	u64 first = 0;
+	u32 n = 0;
+	int err;
+
+	err = ib_umem_dmabuf_map_pages(mr->dmabuf);
+	if (err)
+		return err;
+	list = dma_alloc_coherent(&dev->pdev->dev, QROCE_ODP_MAX_MAP * 8,
+				  &list_dma, GFP_KERNEL);
+	if (!list)
+		return -ENOMEM;
+	rdma_umem_for_each_dma_block(&mr->dmabuf->umem, &biter, SZ_4K) {
+		list[n++] = cpu_to_le64(rdma_block_iter_dma_address(&biter) |
+					flags);
+		if (n == QROCE_ODP_MAX_MAP) {
+			err = qroce_odp_map_cmd(mr, first, n, list_dma);
+			if (err)
+				break;
+			first += n;
+			n = 0;
+		}
+	}
+	if (!err && n)
+		err = qroce_odp_map_cmd(mr, first, n, list_dma);
+	dma_free_coherent(&dev->pdev->dev, QROCE_ODP_MAX_MAP * 8, list,
+			  list_dma);
+	return err;
+}
+
+static int qroce_dmabuf_map(struct qroce_mr *mr)
+{
+	struct dma_resv *resv = mr->dmabuf->attach->dmabuf->resv;
+	int err;
+
+	dma_resv_lock(resv, NULL);
+	err = qroce_dmabuf_map_locked(mr);
+	dma_resv_unlock(resv);
+	return err;
+}
+
+/*
+ * The exporter moves the buffer (reservation lock held): the device's
+ * entries go first (ODP_UNMAP: no access uses them after it), then the
+ * mapping.  The next access faults, and the fault maps the buffer where
+ * it is now.
+ */
+static void qroce_dmabuf_move_notify(struct dma_buf_attachment *attach)
+{
+	struct ib_umem_dmabuf *umd = attach->importer_priv;
+	struct qroce_mr *mr = umd->private;
+	struct qroce_cmd cmd = {};
+
+	if (!READ_ONCE(mr->odp_dead)) {
+		cmd.hdr.opcode = QROCE_CMD_ODP_UNMAP;
+		cmd.odp_unmap.key = cpu_to_le32(mr->ibmr.lkey);
+		cmd.odp_unmap.npages = cpu_to_le64(mr->bt_npages);
+		if (qroce_cmd_exec(to_qdev(mr->ibmr.device), &cmd, NULL))
+			ibdev_warn_ratelimited(mr->ibmr.device,
+					       "ODP_UNMAP of dma-buf MR 0x%x failed\n",
+					       mr->ibmr.lkey);
+	}
+	ib_umem_dmabuf_unmap_pages(umd);
+}
+
+static const struct dma_buf_attach_ops qroce_dmabuf_attach_ops = {
+	.allow_peer2peer = true,
+	.move_notify = qroce_dmabuf_move_notify,
+};
+
 /*
  * Resolve a fault at @iova for @len bytes of MR @key: up to
  * QROCE_ODP_FAULT_MAX bytes from the first absent one, or failing that
@@ -259,6 +354,11 @@ static int qroce_odp_resolve(struct qroce_dev *dev, u32 key, u64 iova,
 
 	if (!mr)
 		return -ENOENT;
+	if (mr->dmabuf) {
+		err = qroce_dmabuf_map(mr);
+		qroce_odp_mr_put(mr);
+		return err;
+	}
 	/* the MR's addresses are its iova; the process's are odp_va's */
 	va = iova - mr->ibmr.iova + mr->odp_va;
 	err = qroce_odp_map_range(mr, va, min_t(u32, len ?: 1,
@@ -341,15 +441,131 @@ void qroce_odp_qp_fini(struct qroce_qp *qp)
 /* Registration                                                        */
 /* ------------------------------------------------------------------ */
 
+/*
+ * REG_MR of @mr as an ODP table (every entry absent) of @len bytes at
+ * @iova, the first one at @fpo in its page, and its key in odp_xa for the
+ * fault work.  On error nothing is left registered.
+ */
+static int qroce_reg_odp_table(struct ib_pd *ibpd, struct qroce_mr *mr,
+			       u64 iova, u64 len, u32 fpo, int access)
+{
+	struct qroce_dev *dev = to_qdev(ibpd->device);
+	struct qroce_cmd cmd = {};
+	u32 out[6];
+	int err;
+
+	refcount_set(&mr->odp_refs, 1);
+	init_completion(&mr->odp_done);
+	cmd.hdr.opcode = QROCE_CMD_REG_MR;
+	cmd.reg_mr.pdn = cpu_to_le32(to_qpd(ibpd)->pdn);
+	cmd.reg_mr.access = cpu_to_le32(qroce_hw_access(access));
+	cmd.reg_mr.iova = cpu_to_le64(iova);
+	cmd.reg_mr.length = cpu_to_le64(len);
+	cmd.reg_mr.first_page_offset = cpu_to_le32(fpo);
+	cmd.reg_mr.pages.level = QROCE_BT_ODP;
+	cmd.reg_mr.pages.page_shift = QROCE_ODP_PAGE_SHIFT;
+	err = qroce_cmd_exec(dev, &cmd, out);
+	if (err)
+		return err;
+	mr->ibmr.lkey = out[0];
+	mr->ibmr.rkey = out[0];
+	mr->access = access;
+	mr->bt_level = QROCE_BT_ODP;
+	mr->bt_page_shift = QROCE_ODP_PAGE_SHIFT;
+	err = xa_err(xa_store(&dev->odp_xa, out[0], mr, GFP_KERNEL));
+	if (err) {
+		memset(&cmd, 0, sizeof(cmd));
+		cmd.hdr.opcode = QROCE_CMD_DEREG_MR;
+		cmd.key.key = cpu_to_le32(out[0]);
+		qroce_cmd_exec(dev, &cmd, NULL);
+	}
+	return err;
+}
+
+/*
+ * A new MR of @ibpd.  ib_core sets its device and PD after reg returns;
+ * notifiers and fault work may need them before.
+ */
+static struct qroce_mr *qroce_odp_mr_alloc(struct ib_pd *ibpd)
+{
+	struct qroce_mr *mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+
+	if (mr) {
+		mr->ibmr.device = ibpd->device;
+		mr->ibmr.pd = ibpd;
+	}
+	return mr;
+}
+
+/* DEREG_MR of a registration that failed half way. */
+static void qroce_odp_dereg_cmd(struct qroce_mr *mr)
+{
+	struct qroce_cmd cmd = {};
+
+	cmd.hdr.opcode = QROCE_CMD_DEREG_MR;
+	cmd.key.key = cpu_to_le32(mr->ibmr.lkey);
+	qroce_cmd_exec(to_qdev(mr->ibmr.device), &cmd, NULL);
+	WRITE_ONCE(mr->odp_dead, true);
+}
+
+/*
+ * An MR on @len bytes of the dma-buf @fd from @offset on, at @virt.  The
+ * attachment is dynamic: the exporter may move the buffer, and tells us
+ * first (qroce_dmabuf_move_notify).  The device's table for it is an ODP
+ * table, filled here and again after each move by the next page fault.
+ */
+struct ib_mr *qroce_reg_user_mr_dmabuf(struct ib_pd *ibpd, u64 offset,
+				       u64 len, u64 virt, int fd, int access,
+				       struct uverbs_attr_bundle *attrs)
+{
+	struct qroce_dev *dev = to_qdev(ibpd->device);
+	struct ib_umem_dmabuf *umd;
+	struct qroce_mr *mr;
+	int err;
+
+	if (!(dev->caps.features & QROCE_FEAT_ODP) || !qroce_access_ok(access))
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!len || len > dev->caps.max_mr_size)
+		return ERR_PTR(-EINVAL);
+	mr = qroce_odp_mr_alloc(ibpd);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	umd = ib_umem_dmabuf_get(ibpd->device, offset, len, fd, access,
+				 &qroce_dmabuf_attach_ops);
+	if (IS_ERR(umd)) {
+		err = PTR_ERR(umd);
+		goto err_free;
+	}
+	umd->private = mr;
+	mr->dmabuf = umd;
+	mr->umem = &umd->umem;
+	mr->bt_npages = DIV_ROUND_UP((offset & (SZ_4K - 1)) + len, SZ_4K);
+	err = qroce_reg_odp_table(ibpd, mr, virt, len, offset & (SZ_4K - 1),
+				  access);
+	if (err)
+		goto err_umem;
+	err = qroce_dmabuf_map(mr);
+	if (err)
+		goto err_dereg;
+	return &mr->ibmr;
+
+err_dereg:
+	qroce_odp_dereg_prepare(mr);
+	qroce_odp_dereg_cmd(mr);
+err_umem:
+	ib_umem_release(&umd->umem);
+err_free:
+	kfree(mr);
+	return ERR_PTR(err);
+}
+
 struct ib_mr *qroce_reg_user_mr_odp(struct ib_pd *ibpd, u64 start, u64 len,
 				    u64 virt, int access)
 {
 	struct qroce_dev *dev = to_qdev(ibpd->device);
 	bool implicit = !start && len == U64_MAX;
-	struct qroce_cmd cmd = {};
 	struct ib_umem_odp *odp;
 	struct qroce_mr *mr;
-	u32 out[6];
 	int err;
 
 	if (!(dev->caps.features & QROCE_FEAT_ODP))
@@ -361,7 +577,7 @@ struct ib_mr *qroce_reg_user_mr_odp(struct ib_pd *ibpd, u64 start, u64 len,
 		return ERR_PTR(-EINVAL);
 	if (implicit && virt)
 		return ERR_PTR(-EINVAL);
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	mr = qroce_odp_mr_alloc(ibpd);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
 	odp = implicit ? ib_umem_odp_alloc_implicit(ibpd->device, access) :
@@ -376,37 +592,14 @@ struct ib_mr *qroce_reg_user_mr_odp(struct ib_pd *ibpd, u64 start, u64 len,
 	mr->odp_va = start;
 	mr->odp_len = implicit ? TASK_SIZE : len;
 	mr->odp_base_pfn = implicit ? 0 : start >> QROCE_ODP_PAGE_SHIFT;
-	refcount_set(&mr->odp_refs, 1);
-	init_completion(&mr->odp_done);
 	xa_init(&mr->odp_children);
 	mutex_init(&mr->odp_child_lock);
-
-	cmd.hdr.opcode = QROCE_CMD_REG_MR;
-	cmd.reg_mr.pdn = cpu_to_le32(to_qpd(ibpd)->pdn);
-	cmd.reg_mr.access = cpu_to_le32(qroce_hw_access(access));
-	cmd.reg_mr.iova = cpu_to_le64(implicit ? 0 : virt);
-	cmd.reg_mr.length = cpu_to_le64(len);
-	cmd.reg_mr.first_page_offset =
-		cpu_to_le32(implicit ? 0 : start & (SZ_4K - 1));
-	cmd.reg_mr.pages.level = QROCE_BT_ODP;
-	cmd.reg_mr.pages.page_shift = QROCE_ODP_PAGE_SHIFT;
-	err = qroce_cmd_exec(dev, &cmd, out);
+	err = qroce_reg_odp_table(ibpd, mr, implicit ? 0 : virt, len,
+				  implicit ? 0 : start & (SZ_4K - 1), access);
 	if (err)
 		goto err_umem;
-	mr->ibmr.lkey = out[0];
-	mr->ibmr.rkey = out[0];
-	mr->access = access;
-	mr->bt_level = QROCE_BT_ODP;
-	err = xa_err(xa_store(&dev->odp_xa, out[0], mr, GFP_KERNEL));
-	if (err)
-		goto err_dereg;
 	return &mr->ibmr;
 
-err_dereg:
-	memset(&cmd, 0, sizeof(cmd));
-	cmd.hdr.opcode = QROCE_CMD_DEREG_MR;
-	cmd.key.key = cpu_to_le32(out[0]);
-	qroce_cmd_exec(dev, &cmd, NULL);
 err_umem:
 	ib_umem_odp_release(odp);
 err_free:
@@ -427,13 +620,18 @@ void qroce_odp_dereg_prepare(struct qroce_mr *mr)
 	wait_for_completion(&mr->odp_done);
 }
 
-/* After DEREG_MR succeeded: the notifiers go, then the DMA mappings. */
+/*
+ * After DEREG_MR succeeded: the notifiers go, then the DMA mappings (a
+ * dma-buf MR's umem is released by the caller, as any MR's).
+ */
 void qroce_odp_dereg_done(struct qroce_mr *mr)
 {
 	struct ib_umem_odp *child;
 	unsigned long idx;
 
 	WRITE_ONCE(mr->odp_dead, true);
+	if (!mr->odp)
+		return;
 	xa_for_each(&mr->odp_children, idx, child)
 		ib_umem_odp_release(child);
 	xa_destroy(&mr->odp_children);

@@ -132,6 +132,7 @@ struct qroce_mr {
 	u8 bt_level;			/* enum qroce_bt_level */
 	/* on-demand paging (qroce_odp.c) */
 	struct ib_umem_odp *odp;	/* explicit, or the implicit root */
+	struct ib_umem_dmabuf *dmabuf;	/* a dma-buf MR: also an ODP table */
 	u64 odp_va, odp_len;		/* the user range the table covers */
 	u64 odp_base_pfn;		/* user page of the table's entry 0 */
 	refcount_t odp_refs;		/* fault work using it, and 1 */
@@ -315,6 +316,9 @@ void qroce_dm_mmap_free(struct qroce_mmap_entry *e);
 extern const struct uapi_definition qroce_dm_defs[];
 
 /* on-demand paging (qroce_odp.c) */
+struct ib_mr *qroce_reg_user_mr_dmabuf(struct ib_pd *ibpd, u64 offset,
+				       u64 len, u64 virt, int fd, int access,
+				       struct uverbs_attr_bundle *attrs);
 struct ib_mr *qroce_reg_user_mr_odp(struct ib_pd *ibpd, u64 start, u64 len,
 				    u64 virt, int access);
 void qroce_odp_dereg_prepare(struct qroce_mr *mr);
