@@ -678,6 +678,105 @@ static void test_bad_streams(QRoce *t)
     write_read(&e, &a, 700, 6);
 }
 
+/* ODP_MAP of MR @key's pages 0..3 to the 4 pages at @pages. */
+static void odp_map4(QRoce *t, uint32_t key, uint64_t pages)
+{
+    struct qroce_cmd c = { .hdr.opcode = QROCE_CMD_ODP_MAP };
+    uint64_t e[4], list = qroce_pages(t, 1);
+    int i;
+
+    for (i = 0; i < 4; i++) {
+        e[i] = cpu_to_le64((pages + i * 4096) | QROCE_ODP_PRESENT |
+                           QROCE_ODP_WRITE);
+    }
+    qtest_memwrite(t->qts, list, e, sizeof(e));
+    c.odp_map.key = cpu_to_le32(key);
+    c.odp_map.npages = cpu_to_le32(4);
+    c.odp_map.list = cpu_to_le64(list);
+    g_assert_cmpuint(qroce_cmd(t, &c, NULL), ==, QROCE_CMD_OK);
+}
+
+/* Wait for a page fault of @qpn's @side: its token. */
+static uint32_t odp_wait_fault(QRoce *t, uint32_t qpn, uint32_t side)
+{
+    struct qroce_cmd c = { .hdr.opcode = QROCE_CMD_ODP_QUERY };
+    int64_t deadline = qroce_deadline();
+    uint32_t out[6];
+
+    c.odp_pf.qpn = cpu_to_le32(qpn);
+    c.odp_pf.side = cpu_to_le32(side);
+    do {
+        g_assert_cmpuint(qroce_cmd(t, &c, out), ==, QROCE_CMD_OK);
+        if (out[0] == QROCE_PF_PENDING) {
+            return out[5] & QROCE_PF_TOKEN_MASK;
+        }
+    } while (qroce_wait_more(deadline));
+    g_assert_not_reached();
+}
+
+/*
+ * An ODP MR (hw-spec §4b) moves as an ODP MR, its entries do not: a READ
+ * of what was written into it before the move faults on the destination;
+ * mapped again (the same guest pages) and resumed, it reads those bytes.
+ */
+static void test_odp_moves(QRoce *t)
+{
+    g_autofree char *file = g_strdup_printf("%s/qroce-mig-%d",
+                                            g_get_tmp_dir(), getpid());
+    g_autofree char *st = NULL;
+    struct qroce_cmd c = { .hdr.opcode = QROCE_CMD_REG_MR };
+    uint32_t out[6], key, i;
+    uint8_t pat[600], got[600];
+    QTestState *src = t->qts, *dst;
+    uint64_t pages;
+    QRoceEnv e;
+    QRoceQP a, b;
+
+    qroce_env_setup(&e, t);
+    qroce_env_pair(&e, &a, &b, 1);
+    pages = qroce_pages(t, 4);
+    c.reg_mr.pdn = cpu_to_le32(e.pdn);
+    c.reg_mr.access = cpu_to_le32(QROCE_ACCESS_LOCAL_WRITE |
+                                  QROCE_ACCESS_REMOTE_WRITE |
+                                  QROCE_ACCESS_REMOTE_READ);
+    c.reg_mr.iova = cpu_to_le64(0x10000);
+    c.reg_mr.length = cpu_to_le64(4 * 4096);
+    c.reg_mr.pages.level = QROCE_BT_ODP;
+    c.reg_mr.pages.page_shift = QROCE_ODP_PAGE_SHIFT;
+    g_assert_cmpuint(qroce_cmd(t, &c, out), ==, QROCE_CMD_OK);
+    key = out[0];
+    odp_map4(t, key, pages);
+    for (i = 0; i < sizeof(pat); i++) {
+        pat[i] = i * 9 + 4;
+    }
+    qtest_memwrite(t->qts, e.buf, pat, sizeof(pat));
+    qroce_env_put_rdma(&e, &a, QROCE_WR_RDMA_WRITE, 0x10000 + 4000, key,
+                       e.buf, sizeof(pat));
+    qroce_env_ring(&e, &a);
+    qroce_env_cqe(&e, &a, QROCE_CQE_RDMA_WRITE, QROCE_WC_SUCCESS, NULL);
+
+    st = migrate_via(t, file, "", &dst);
+    unlink(file);
+    g_assert_cmpstr(st, ==, "completed");
+    rebind(t, dst);
+    qroce_env_put_rdma(&e, &a, QROCE_WR_RDMA_READ, 0x10000 + 4000, key,
+                       e.buf + 8192, sizeof(pat));
+    qroce_env_ring(&e, &a);
+    i = odp_wait_fault(t, b.qpn, QROCE_PF_RESP);
+    odp_map4(t, key, pages);
+    c = (struct qroce_cmd) { .hdr.opcode = QROCE_CMD_ODP_RESUME };
+    c.odp_pf.qpn = cpu_to_le32(b.qpn);
+    c.odp_pf.side = cpu_to_le32(QROCE_PF_RESP);
+    c.odp_pf.token = cpu_to_le32(i);
+    g_assert_cmpuint(qroce_cmd(t, &c, NULL), ==, QROCE_CMD_OK);
+    qtest_clock_step(t->qts, 1000 * 1000);          /* the RNR timer */
+    qroce_env_cqe(&e, &a, QROCE_CQE_RDMA_READ, QROCE_WC_SUCCESS, NULL);
+    qtest_memread(t->qts, e.buf + 8192, got, sizeof(got));
+    g_assert_true(!memcmp(got, pat, sizeof(got)));
+    qtest_quit(dst);
+    rebind(t, src);
+}
+
 static const QRoceCase cases[] = {
     { "migration/objects-and-qps-move-to-a-new-qemu", test_objects_move },
     { "migration/other-object-limits-refuse-the-stream", test_limits_differ },
@@ -692,6 +791,7 @@ static const QRoceCase cases[] = {
     { "migration/a-cancelled-move-leaves-the-source-running",
       test_cancelled },
     { "migration/device-memory-and-its-mrs-move", test_dm_moves },
+    { "migration/odp-mrs-move-their-entries-fault-again", test_odp_moves },
 };
 
 static void register_qroce_migration_tests(void)
