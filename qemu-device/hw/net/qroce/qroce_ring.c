@@ -257,18 +257,27 @@ static QRoceOdpChunk *odp_chunk(const QRoceBT *bt, uint64_t page)
     return g_hash_table_lookup(bt->odp->chunks, &no);
 }
 
-/* The entry of @page, 0 if absent. */
-static uint64_t odp_entry(const QRoceBT *bt, uint64_t page)
+/*
+ * The entry of @page, 0 if absent; *@c caches the chunk of the last call
+ * (NULL at first), so that a walk looks each chunk up once.
+ */
+static uint64_t odp_entry(const QRoceBT *bt, uint64_t page,
+                          QRoceOdpChunk **c)
 {
-    QRoceOdpChunk *c = odp_chunk(bt, page);
-
-    return c ? c->e[page & (ODP_CHUNK - 1)] : 0;
+    if (!*c || (*c)->no != page >> ODP_CHUNK_SHIFT) {
+        *c = odp_chunk(bt, page);
+        if (!*c) {
+            return 0;
+        }
+    }
+    return (*c)->e[page & (ODP_CHUNK - 1)];
 }
 
 int qroce_odp_rw(QRoceState *s, const QRoceBT *bt, uint64_t off, void *buf,
                  uint64_t len, bool to_guest)
 {
     uint64_t need = QROCE_ODP_PRESENT | (to_guest ? QROCE_ODP_WRITE : 0);
+    QRoceOdpChunk *c = NULL;
     uint8_t *p = buf;
 
     /* the last byte inside the table (an implicit one ends at 2^64) */
@@ -279,7 +288,7 @@ int qroce_odp_rw(QRoceState *s, const QRoceBT *bt, uint64_t off, void *buf,
     while (len) {
         uint64_t in = off & (ODP_PSIZE - 1);
         uint64_t n = MIN(len, ODP_PSIZE - in);
-        uint64_t e = odp_entry(bt, off >> QROCE_ODP_PAGE_SHIFT);
+        uint64_t e = odp_entry(bt, off >> QROCE_ODP_PAGE_SHIFT, &c);
 
         if ((e & need) != need) {
             s->odp_miss_off = off;
