@@ -6,6 +6,10 @@
 # then host memcpy bandwidth as the physical reference; each bandwidth row
 # also gives qroce's figure as a percentage of host memcpy at that size,
 # measured in the same run (memcpy first, while the guests are idle).
+# The "host wire" rows are the second reference: what the harness's wire
+# (a Unix stream socket, framed as QEMU's stream netdev frames it) carries
+# between two host processes doing nothing else, in full-path-MTU frames
+# (payload MB/s), measured with memcpy (tests/tools/wire-bw.c).
 # Both devices run at each MTU in turn (the guests' netdevs set to it, so
 # RoCE's path MTU is 1024 at 1500 and 4096 at 9000, rxe's as qroce's).
 #
@@ -41,7 +45,10 @@ for s in $SIZES; do
 	[ "$s" -le 8388608 ] || usage
 done
 MEMCPY=$QR_B/tools/memcpy-bw
-[ -x "$MEMCPY" ] || { echo "bench: $MEMCPY missing: run 'make tools'" >&2; exit 2; }
+WIRE=$QR_B/tools/wire-bw
+for t in "$MEMCPY" "$WIRE"; do
+	[ -x "$t" ] || { echo "bench: $t missing: run 'make tools'" >&2; exit 2; }
+done
 
 MTUS=${QR_BENCH_MTUS:-1500 9000}
 for m in $MTUS; do
@@ -134,6 +141,15 @@ set_mtu() {
 echo "qroce vs rdma_rxe, perftest between two guests; $(date -u '+%Y-%m-%d %H:%M UTC')" | tee -a "$OUT"
 echo "host: $(nproc) CPUs, $(sed -n 's/^model name.*: //p' /proc/cpuinfo | head -1), $(uname -r)" | tee -a "$OUT"
 "$MEMCPY" $SIZES >"$QR_DIR/memcpy.txt" || { qr_cleanup; exit 1; }
+# the wire: frames of a message's middle packets (Ethernet 14, IPv4 20,
+# UDP 8, BTH 12, payload, ICRC 4), counted as payload
+: >"$QR_DIR/wire.txt"
+for m in $MTUS; do
+	pmtu=$(($m >= 4096 + 78 ? 4096 : 1024))
+	"$WIRE" $((pmtu + 58)) 3 |
+		awk -v m="$m" -v p="$pmtu" '{ printf "%s %s %.0f\n", m, p, $3 * p / 1e6 }' \
+		>>"$QR_DIR/wire.txt" || { qr_cleanup; exit 1; }
+done
 row test size mtu qroce rxe unit qroce/rxe %memcpy
 for t in ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_send_lat; do
 	case $t in
@@ -158,5 +174,8 @@ done
 while read -r s bw; do
 	row "host memcpy" "$s" "" "$bw" "" "MB/s" "" ""
 done <"$QR_DIR/memcpy.txt"
+while read -r m p bw; do
+	row "host wire" "$p" "$m" "$bw" "" "MB/s" "" ""
+done <"$QR_DIR/wire.txt"
 qr_cleanup
 echo "table saved in $OUT"

@@ -29,6 +29,7 @@
 
 #define ENGINE_BUDGET       64      /* packets per bottom-half run */
 #define ENGINE_QUANTUM      16      /* packets per QP per turn */
+#define ENGINE_INLINE_BUDGET 4      /* packets a doorbell sends itself */
 #define ENGINE_FLUSH_BUDGET 256     /* flush CQEs per QP per bottom-half run */
 #define CC_CWND_INIT    16      /* PSNs before the first ACK */
 
@@ -590,12 +591,30 @@ void qroce_data_qp_destroy(QRoceState *s, QRoceQP *qp)
 }
 
 /*
- * Doorbells only record: the engine sends, or flushes a QP in ERR, from
- * its bottom half with a budget.
+ * An SQ doorbell.  With the engine in the main loop and nothing queued,
+ * the vCPU that rang it for a QP in RTS sends the QP's first
+ * ENGINE_INLINE_BUDGET packets itself (a small message whole), as e1000
+ * transmits from its TDT write: it holds the BQL and the lock, and the
+ * engine's DMA reaches guest RAM only.  The message then leaves without
+ * waking the main loop, which on a host whose cores are all busy can wait
+ * a scheduler slice for one.  The rest, and every other case (an
+ * IOThread, a busy engine or wire, a QP already queued or not in RTS:
+ * flushes never run here), goes to the bottom half.
  */
 void qroce_data_sq_doorbell(QRoceState *s, QRoceQP *qp)
 {
-    qroce_dp_schedule(s, qp);
+    int left = ENGINE_INLINE_BUDGET;
+
+    if (s->iothread || s->quiesced || !bql_locked() ||
+        qp->state != QROCE_QPS_RTS || qp->xp.on_runq ||
+        !QTAILQ_EMPTY(&s->eng->runq) || qroce_port_busy(s)) {
+        qroce_dp_schedule(s, qp);
+        return;
+    }
+    trace_qroce_engine_inline(qp->qpn);
+    if (engine_qp_run(s, qp, &left)) {
+        qroce_dp_schedule(s, qp);
+    }
 }
 
 /*
