@@ -15,6 +15,9 @@
 #include "libqtest.h"
 #include "qobject/qdict.h"
 #include "qobject/qstring.h"
+#include "qobject/qlist.h"
+#include "qobject/qjson.h"
+#include "qapi/error.h"
 #include "libqos/qroce.h"
 
 /*
@@ -77,6 +80,21 @@ static void rebind(QRoce *t, QTestState *qts)
 {
     t->qts = qts;
     t->bus->qts = qts;
+}
+
+/* Migrate to a new QEMU, which the driver then talks to: that QEMU. */
+static QTestState *move_to_new(QRoce *t)
+{
+    g_autofree char *file = g_strdup_printf("%s/qroce-mig-%d",
+                                            g_get_tmp_dir(), getpid());
+    g_autofree char *st = NULL;
+    QTestState *dst;
+
+    st = migrate_via(t, file, "", &dst);
+    unlink(file);
+    g_assert_cmpstr(st, ==, "completed");
+    rebind(t, dst);
+    return dst;
 }
 
 /* An SRQ of 16 32-byte WQEs on @pdn (it stays empty). */
@@ -626,6 +644,26 @@ static char *load_bytes(QRoce *t, const char *file, const uint8_t *buf,
 }
 
 /*
+ * The saved stream of @t's device (in *@n bytes): the offset of the
+ * device's section in it.
+ */
+static size_t saved_stream(QRoce *t, const char *file, uint8_t **b, gsize *n)
+{
+    g_autofree char *st = NULL;
+    QTestState *dst;
+    size_t v;
+
+    st = migrate_via(t, file, "", &dst);
+    g_assert_cmpstr(st, ==, "completed");
+    qtest_quit(dst);
+    g_assert_true(g_file_get_contents(file, (char **)b, n, NULL));
+    unlink(file);
+    v = qroce_section(*b, *n);
+    g_assert_cmpuint(v, >, 0);
+    return v;
+}
+
+/*
  * A stream of a newer version of the device, one cut inside the device's
  * section and one whose section is overwritten are each refused by a
  * new QEMU, which keeps running; the source runs on and moves data.
@@ -646,13 +684,7 @@ static void test_bad_streams(QRoce *t)
     int k;
 
     busy_pair(t, &e, &a, &q, 2000, 5);
-    st = migrate_via(t, file, "", &dst);
-    g_assert_cmpstr(st, ==, "completed");
-    qtest_quit(dst);
-    g_assert_true(g_file_get_contents(file, (char **)&b, &n, NULL));
-    unlink(file);
-    v = qroce_section(b, n);
-    g_assert_cmpuint(v, >, 0);
+    v = saved_stream(t, file, &b, &n);
     g_assert_cmpuint(ldl_be_p(b + v), ==, 1);  /* the device's version */
 
     for (k = 0; k < 3; k++) {
@@ -721,9 +753,6 @@ static uint32_t odp_wait_fault(QRoce *t, uint32_t qpn, uint32_t side)
  */
 static void test_odp_moves(QRoce *t)
 {
-    g_autofree char *file = g_strdup_printf("%s/qroce-mig-%d",
-                                            g_get_tmp_dir(), getpid());
-    g_autofree char *st = NULL;
     struct qroce_cmd c = { .hdr.opcode = QROCE_CMD_REG_MR };
     uint32_t out[6], key, i;
     uint8_t pat[600], got[600];
@@ -755,10 +784,7 @@ static void test_odp_moves(QRoce *t)
     qroce_env_ring(&e, &a);
     qroce_env_cqe(&e, &a, QROCE_CQE_RDMA_WRITE, QROCE_WC_SUCCESS, NULL);
 
-    st = migrate_via(t, file, "", &dst);
-    unlink(file);
-    g_assert_cmpstr(st, ==, "completed");
-    rebind(t, dst);
+    dst = move_to_new(t);
     qroce_env_put_rdma(&e, &a, QROCE_WR_RDMA_READ, 0x10000 + 4000, key,
                        e.buf + 8192, sizeof(pat));
     qroce_env_ring(&e, &a);
@@ -777,6 +803,254 @@ static void test_odp_moves(QRoce *t)
     rebind(t, src);
 }
 
+/*
+ * Fast-registration MRs move with room for all their pages: on the
+ * destination one that was never registered, one registered with fewer
+ * pages and invalidated, and one still VALID are each registered again
+ * with all 8 pages (before the fix: a NULL write or a heap overflow), and
+ * WRITEs through the new keys land in the first and the last page.
+ */
+static void frmr_reg8(QRoceEnv *e, QRoceQP *b, uint32_t key, uint64_t pbl)
+{
+    qroce_env_put_reg(e, b, key, 0x100000, pbl, 8 * 4096, 8, 12,
+                      QROCE_ACCESS_LOCAL_WRITE | QROCE_ACCESS_REMOTE_WRITE);
+    qroce_env_ring(e, b);
+    qroce_env_cqe(e, b, QROCE_CQE_REG_MR, QROCE_WC_SUCCESS, NULL);
+}
+
+static void frmr_write_is(QRoceEnv *e, QRoceQP *a, uint32_t key,
+                          uint64_t off, uint64_t page, uint8_t seed)
+{
+    uint8_t pat[1000], got[1000];
+    uint32_t i;
+
+    for (i = 0; i < sizeof(pat); i++) {
+        pat[i] = i * 5 + seed;
+    }
+    qtest_memwrite(e->t->qts, e->buf, pat, sizeof(pat));
+    qroce_env_put_rdma(e, a, QROCE_WR_RDMA_WRITE, 0x100000 + off, key, e->buf,
+                       sizeof(pat));
+    qroce_env_ring(e, a);
+    qroce_env_cqe(e, a, QROCE_CQE_RDMA_WRITE, QROCE_WC_SUCCESS, NULL);
+    qtest_memread(e->t->qts, page + (off & 4095), got, sizeof(got));
+    g_assert_true(!memcmp(got, pat, sizeof(got)));
+}
+
+static void test_frmr_moves(QRoce *t)
+{
+    QTestState *src = t->qts, *dst;
+    uint64_t tgt, pg[8], pbl;
+    uint32_t key[3], i;
+    QRoceEnv e;
+    QRoceQP a, b;
+
+    qroce_env_setup(&e, t);
+    qroce_env_pair(&e, &a, &b, 1);
+    tgt = qroce_pages(t, 8);
+    for (i = 0; i < 8; i++) {
+        pg[i] = tgt + (7 - i) * 4096;     /* scattered: last page first */
+    }
+    pbl = qroce_pbl(t, pg, 8);
+    for (i = 0; i < 3; i++) {
+        key[i] = qroce_alloc_mr(t, e.pdn, 8, QROCE_CMD_OK);
+    }
+    /* key 1: registered with 2 pages, then invalidated (FREE again) */
+    qroce_env_put_reg(&e, &b, key[1] | 1, 0x100000, pbl, 2 * 4096, 2, 12,
+                      QROCE_ACCESS_LOCAL_WRITE);
+    qroce_env_put_inv(&e, &b, QROCE_WR_LOCAL_INV, key[1] | 1, 0);
+    qroce_env_ring(&e, &b);
+    qroce_env_cqe(&e, &b, QROCE_CQE_REG_MR, QROCE_WC_SUCCESS, NULL);
+    qroce_env_cqe(&e, &b, QROCE_CQE_LOCAL_INV, QROCE_WC_SUCCESS, NULL);
+    /* key 2: VALID with 1 page at the move */
+    qroce_env_put_reg(&e, &b, key[2] | 1, 0x100000, pbl, 4096, 1, 12,
+                      QROCE_ACCESS_LOCAL_WRITE | QROCE_ACCESS_REMOTE_WRITE);
+    qroce_env_ring(&e, &b);
+    qroce_env_cqe(&e, &b, QROCE_CQE_REG_MR, QROCE_WC_SUCCESS, NULL);
+
+    dst = move_to_new(t);
+    frmr_write_is(&e, &a, key[2] | 1, 40, pg[0], 1);
+    qroce_env_put_inv(&e, &b, QROCE_WR_LOCAL_INV, key[2] | 1, 0);
+    qroce_env_ring(&e, &b);
+    qroce_env_cqe(&e, &b, QROCE_CQE_LOCAL_INV, QROCE_WC_SUCCESS, NULL);
+    for (i = 0; i < 3; i++) {
+        frmr_reg8(&e, &b, key[i] | 2, pbl);
+        frmr_write_is(&e, &a, key[i] | 2, 100, pg[0], 2 + i);
+        frmr_write_is(&e, &a, key[i] | 2, 7 * 4096 + 2000, pg[7], 5 + i);
+    }
+    qtest_quit(dst);
+    rebind(t, src);
+}
+
+/*
+ * Where a field of an object sits in a saved stream, found by what is
+ * unique to the object from the device's section (@v) on: @needle, of
+ * @len bytes, occurs once there; its offset.
+ */
+static size_t find_once(const uint8_t *b, size_t n, size_t v,
+                        const void *needle, size_t len)
+{
+    size_t i, at = 0, hits = 0;
+
+    for (i = v; i + len <= n; i++) {
+        if (!memcmp(b + i, needle, len)) {
+            at = hits++ ? at : i;
+        }
+    }
+    g_assert_cmpuint(hits, ==, 1);
+    return at;
+}
+
+/* The first @needle from @v on. */
+static size_t find_first(const uint8_t *b, size_t n, size_t v,
+                         const char *needle)
+{
+    size_t i, len = strlen(needle);
+
+    for (i = v; i + len <= n; i++) {
+        if (!memcmp(b + i, needle, len)) {
+            return i;
+        }
+    }
+    g_assert_not_reached();
+}
+
+/*
+ * Offset of the record of the object whose first ring page is @ring
+ * (the QP's SQ, the CQ's ring): @head bytes of fields precede its
+ * buffer table (npages, page_shift, phys, then the pages).  The record
+ * starts with the table's number and valid, then the object's number.
+ */
+static size_t record_of(const uint8_t *b, size_t n, size_t v, uint64_t ring,
+                        size_t head, uint32_t num)
+{
+    uint8_t be[8];
+    size_t at, rec;
+
+    stq_be_p(be, ring);
+    at = find_once(b, n, v, be, 8);
+    g_assert_cmpuint(at, >=, v + head + 6);
+    rec = at - 6 - head;
+    g_assert_cmpuint(ldl_be_p(b + rec), ==, num);
+    g_assert_cmpuint(b[rec + 4], ==, 1);
+    g_assert_cmpuint(ldl_be_p(b + rec + 5), ==, num);
+    return rec;
+}
+
+/* The device @qts drives has no object: a refused stream left nothing. */
+static void no_objects(QTestState *qts)
+{
+    g_autofree char *js = objects(qts);
+    QDict *d = qobject_to(QDict, qobject_from_json(js, &error_abort));
+    const char *k[] = { "eqs", "cqs", "qps", "mrs", "srqs" };
+    int i;
+
+    for (i = 0; i < ARRAY_SIZE(k); i++) {
+        g_assert_true(qlist_empty(qdict_get_qlist(d, k[i])));
+    }
+    qobject_unref(d);
+}
+
+/* QP record: number, valid, qpn, pdn, type, state, uar, flags, ..., srqn */
+#define QP_HEAD         41
+#define QP_TYPE         13
+#define QP_FLAGS        25
+#define QP_SRQN         37
+/* CQ record: number, valid, cqn, uar, eqn, log2 */
+#define CQ_HEAD         18
+
+typedef struct StreamEdit {
+    const char *what;
+    uint32_t off;       /* from the QP record; ~0: the AH, ~1: the CQ */
+    uint32_t val;
+    bool ok;            /* the edited stream is still taken */
+} StreamEdit;
+
+/*
+ * Streams edited on purpose: a QP type past the last transport, a QP on
+ * an SRQ numbered 0, a congestion window of 0, an AH on a PD that does
+ * not exist are each refused, the destination keeps running and holds no
+ * object; a CQ whose reference count says no QP uses it is taken with
+ * the count derived from the QPs (its destroy is refused as busy).
+ */
+static void test_edited_streams(QRoce *t)
+{
+    g_autofree char *file = g_strdup_printf("%s/qroce-mig-%d",
+                                            g_get_tmp_dir(), getpid());
+    g_autofree char *bad = g_strdup_printf("%s.bad", file);
+    g_autofree char *st = NULL, *before = NULL;
+    g_autofree uint8_t *b = NULL;
+    static const uint8_t dgid[16] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                      0xff, 0xff, 10, 77, 66, 55 };
+    struct qroce_cmd c = { .hdr.opcode = QROCE_CMD_CREATE_AH };
+    const StreamEdit edits[] = {
+        { "QP type 9", QP_TYPE, 9 },
+        { "QP on SRQ 0", QP_FLAGS, QROCE_CREATE_QP_SRQ },
+        { "congestion window 0", 0, 0 },
+        { "AH on PD 0x7fff", ~0u, 0x7fff },
+        { "CQ refs 0", ~1u, 0, true },
+    };
+    uint8_t key[21];
+    size_t v, qp, cq, ah, cc;
+    QTestState *src = t->qts, *dst;
+    QRoceEnv e;
+    QRoceQP a, q;
+    gsize n;
+    int k;
+
+    busy_pair(t, &e, &a, &q, 2000, 7);
+    c.create_ah.pdn = cpu_to_le32(e.pdn);
+    qroce_self_av(&c.create_ah.av);
+    memcpy(c.create_ah.av.dgid, dgid, 16);
+    g_assert_cmpuint(qroce_cmd(t, &c, NULL), ==, QROCE_CMD_OK);
+    before = objects(t->qts);
+    v = saved_stream(t, file, &b, &n);
+    qp = record_of(b, n, v, a.sq, QP_HEAD, a.qpn);
+    cq = record_of(b, n, v, a.cq, CQ_HEAD, a.cqn);
+    cq += CQ_HEAD + 6 + 8 * ldl_be_p(b + cq + CQ_HEAD) + 13;    /* refs */
+    g_assert_cmpuint(ldl_be_p(b + cq), ==, 2);      /* A's SQ and RQ */
+    key[0] = 1;
+    stl_be_p(key + 1, e.pdn);
+    memcpy(key + 5, dgid, 16);
+    ah = find_once(b, n, v, key, sizeof(key)) + 1;
+    cc = find_first(b, n, qp, "qroce/qp-congestion") + 19 + 4;
+    g_assert_cmpuint(ldl_be_p(b + cc), >=, 256);    /* the window: cwnd */
+
+    for (k = 0; k < ARRAY_SIZE(edits); k++) {
+        const StreamEdit *x = &edits[k];
+        g_autofree uint8_t *copy = g_memdup2(b, n);
+        g_autofree char *r = NULL;
+
+        if (x->off == ~0u) {
+            stl_be_p(copy + ah, x->val);
+        } else if (x->off == ~1u) {
+            stl_be_p(copy + cq, x->val);
+        } else if (x->off) {
+            stl_be_p(copy + qp + x->off, ldl_be_p(copy + qp + x->off) |
+                     x->val);
+            stl_be_p(copy + qp + QP_SRQN, 0);
+        } else {
+            stl_be_p(copy + cc, 0);
+        }
+        r = load_bytes(t, bad, copy, n, &dst);
+        unlink(bad);
+        g_test_message("%s: %s", x->what, r);
+        g_assert_cmpstr(r, ==, x->ok ? "completed" : "failed");
+        qtest_qmp_assert_success(dst, "{'execute': 'query-status'}");
+        if (x->ok) {
+            g_autofree char *after = objects(dst);
+
+            g_assert_cmpstr(after, ==, before);
+            rebind(t, dst);
+            g_assert_cmpuint(qroce_cmd_simple(t, QROCE_CMD_DESTROY_CQ, a.cqn,
+                                              NULL), ==, QROCE_CMD_ERR_BUSY);
+            rebind(t, src);
+        } else {
+            no_objects(dst);
+        }
+        qtest_quit(dst);
+    }
+}
+
 static const QRoceCase cases[] = {
     { "migration/objects-and-qps-move-to-a-new-qemu", test_objects_move },
     { "migration/other-object-limits-refuse-the-stream", test_limits_differ },
@@ -792,6 +1066,10 @@ static const QRoceCase cases[] = {
       test_cancelled },
     { "migration/device-memory-and-its-mrs-move", test_dm_moves },
     { "migration/odp-mrs-move-their-entries-fault-again", test_odp_moves },
+    { "migration/fast-registration-mrs-register-all-their-pages-after",
+      test_frmr_moves },
+    { "migration/edited-streams-are-refused-by-field-or-derived",
+      test_edited_streams },
 };
 
 static void register_qroce_migration_tests(void)

@@ -8,6 +8,7 @@
 #include "qemu/osdep.h"
 #include "qemu/bswap.h"
 #include "libqtest.h"
+#include "standard-headers/linux/pci_regs.h"
 #include "libqos/qroce.h"
 
 
@@ -757,9 +758,59 @@ static void test_audit_rx_frames(QRoce *t)
     rx_frames_malformed(t, pdn, cqn, qpn2, buf, key);
 }
 
+/*
+ * Bus Master Enable turned off and on again and again while the engine
+ * moves data (in an IOThread with QROCE_QTEST_IOTHREAD): each DMA either
+ * reaches guest RAM or is refused, never bounced or sent to MMIO, so no
+ * lock is taken the wrong way round and QEMU answers throughout.  Reset
+ * afterwards, the device moves data again, every byte compared.
+ */
+static void test_bme_toggled(QRoce *t)
+{
+    uint8_t pat[3000], got[3000];
+    uint16_t cmd;
+    QRoceEnv e;
+    QRoceQP a, b;
+    int i, k;
+
+    qroce_env_setup(&e, t);
+    qroce_env_pair(&e, &a, &b, 1);
+    cmd = qpci_config_readw(t->dev, PCI_COMMAND);
+    g_assert_true(cmd & PCI_COMMAND_MASTER);
+    for (k = 0; k < 6; k++) {
+        for (i = 0; i < 15; i++) {
+            qroce_env_put_rdma(&e, &a, QROCE_WR_RDMA_WRITE, e.buf + 8192,
+                               e.key, e.buf, 8192);
+        }
+        qroce_env_ring(&e, &a);
+        for (i = 0; i < 40; i++) {
+            qpci_config_writew(t->dev, PCI_COMMAND,
+                               cmd & ~PCI_COMMAND_MASTER);
+            qpci_config_writew(t->dev, PCI_COMMAND, cmd);
+        }
+        qtest_qmp_assert_success(t->qts, "{'execute': 'query-status'}");
+    }
+    qroce_wait_cnt_stable(t, QROCE_CNT_ROCE_TX_PKTS);
+    g_assert_cmphex(qpci_config_readw(t->dev, PCI_COMMAND), ==, cmd);
+
+    qroce_env_setup(&e, t);             /* reset, new objects */
+    qroce_env_pair(&e, &a, &b, 1);
+    for (i = 0; i < sizeof(pat); i++) {
+        pat[i] = i * 3 + 1;
+    }
+    qtest_memwrite(t->qts, e.buf, pat, sizeof(pat));
+    qroce_env_put_rdma(&e, &a, QROCE_WR_RDMA_WRITE, e.buf + 8192, e.key,
+                       e.buf, sizeof(pat));
+    qroce_env_ring(&e, &a);
+    qroce_env_cqe(&e, &a, QROCE_CQE_RDMA_WRITE, QROCE_WC_SUCCESS, NULL);
+    qtest_memread(t->qts, e.buf + 8192, got, sizeof(got));
+    g_assert_true(!memcmp(got, pat, sizeof(got)));
+}
+
 static const QRoceCase cases[] = {
     { "security/garbage-wqes-leave-device-working", test_garbage_wqes, NULL,
       NULL },
+    { "security/bus-master-toggled-while-the-engine-runs", test_bme_toggled },
     { "security/wqe-rewritten-mid-message-not-reread",
       test_audit_wqe_snapshot, NULL, NULL },
     { "security/buffer-tables-capped-per-object-and-device",

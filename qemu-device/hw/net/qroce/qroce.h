@@ -214,6 +214,7 @@ typedef struct QRoceQPXport {
     /* scheduling */
     QTAILQ_ENTRY(QRoceQP) runq_link;
     bool on_runq;           /* queued on the engine's run queue */
+    bool mig_runq;          /* migration: on_runq as saved, for post_load */
     bool timer_fired;       /* the retry/RNR timer expired: handle in the BH */
     bool db_fatal;          /* a bad doorbell: to ERR when the engine runs */
     /* requester */

@@ -1780,4 +1780,9 @@ void qroce_ctrl_reset(QRoceState *s)
     for (i = 0; i < s->params.mcast_max_groups; i++) {
         s->mcast[i].nqp = 0;
     }
+    /*
+     * Nothing holds translation memory now.  A migration stream cut short
+     * may have left rings it loaded uncounted: the count starts over.
+     */
+    s->bt_pages = 0;
 }

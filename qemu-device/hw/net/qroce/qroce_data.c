@@ -534,8 +534,8 @@ void qroce_data_qp_load_prepare(QRoceState *s, QRoceQP *qp)
 
 void qroce_data_qp_loaded(QRoceState *s, QRoceQP *qp)
 {
-    if (qp->xp.on_runq) {
-        qp->xp.on_runq = false;
+    if (qp->xp.mig_runq) {
+        qp->xp.mig_runq = false;
         qroce_dp_schedule(s, qp);
     }
 }

@@ -33,6 +33,7 @@
 #include "qroce_data_state.h"
 #include "qroce_migration.h"
 #include "qroce_odp.h"
+#include "qroce_ctrl.h"
 #include "trace.h"
 
 /* the largest buffer table a stream may describe: 2^22 pages, 16 GiB */
@@ -356,13 +357,27 @@ static bool qroce_mig_inflight_ok(void *opaque, int version_id)
            qp->xp.inflight_n == 1u << qp->sq.log2;
 }
 
+/*
+ * Whether the QP is on the run queue moves as a wish (xp.mig_runq): the
+ * destination's queue links are its own, and a QP is queued there only
+ * once the whole stream was accepted (qroce_data_qp_loaded()).
+ */
+static int qroce_mig_qp_pre_save(void *opaque)
+{
+    QRoceQP *qp = opaque;
+
+    qp->xp.mig_runq = qp->xp.on_runq;
+    return 0;
+}
+
 /* The requester's half of a QP's transport state. */
 static const VMStateDescription vmstate_qroce_qp_req = {
     .name = "qroce/qp-requester",
     .version_id = 1,
     .minimum_version_id = 1,
+    .pre_save = qroce_mig_qp_pre_save,
     .fields = (const VMStateField[]) {
-        VMSTATE_BOOL(xp.on_runq, QRoceQP),
+        VMSTATE_BOOL(xp.mig_runq, QRoceQP),
         VMSTATE_BOOL(xp.timer_fired, QRoceQP),
         VMSTATE_BOOL(xp.db_fatal, QRoceQP),
         VMSTATE_UINT32(xp.npsn, QRoceQP),
@@ -567,7 +582,7 @@ static const char *qroce_mig_srq_ok(QRoceState *s, void *obj, uint32_t n)
     QRoceSRQ *srq = obj;
 
     QROCE_MIG_CHECK(srq->valid && srq->srqn == n);
-    QROCE_MIG_CHECK(srq->pdn < s->params.max_pd);
+    QROCE_MIG_CHECK(qroce_pd_get(s, srq->pdn));
     QROCE_MIG_CHECK(qroce_mig_wq_ok(&srq->wq));
     return NULL;
 }
@@ -578,37 +593,42 @@ static const char *qroce_mig_mr_ok(QRoceState *s, void *obj, uint32_t n)
 
     QROCE_MIG_CHECK(mr->valid && mr->idx == n);
     QROCE_MIG_CHECK(mr->mw_type <= 2);
-    QROCE_MIG_CHECK(mr->pdn < s->params.max_pd);
-    QROCE_MIG_CHECK(mr->mw_type || !mr->frmr ||
-                    mr->bt.npages <= mr->max_pages);
+    QROCE_MIG_CHECK(qroce_pd_get(s, mr->pdn));
+    /*
+     * Fast registration: room for max_pages entries (ALLOC_MR's bound),
+     * of which the registration in force uses bt.npages.
+     */
+    QROCE_MIG_CHECK(!mr->frmr ||
+                    (!mr->mw_type && !mr->bt.phys && mr->max_pages >= 1 &&
+                     mr->max_pages <= QROCE_DEF_MAX_FRMR_PAGES &&
+                     mr->bt.npages <= mr->max_pages));
     /* on device memory: no page list, and inside this device's memory */
     QROCE_MIG_CHECK(!mr->bt.dm ||
                     (s->dm && !mr->bt.npages && !mr->bt.phys && !mr->frmr &&
                      mr->bt.dm_off <= s->params.dm_size &&
                      mr->bt.dm_len <= s->params.dm_size - mr->bt.dm_off));
-    /* ODP: no page list; the table comes back empty */
+    /* ODP: no page list; the table comes back empty (0 pages: length 0) */
     QROCE_MIG_CHECK(!mr->bt.is_odp ||
                     (!mr->bt.npages && !mr->bt.phys && !mr->bt.dm &&
-                     !mr->frmr && !mr->mw_type && mr->bt.odp_npages &&
+                     !mr->frmr && !mr->mw_type &&
                      mr->bt.odp_npages <= 1ull << (64 - QROCE_ODP_PAGE_SHIFT)));
+    if (mr->frmr) {
+        /* the stream carries the entries in use; the rest starts zeroed */
+        mr->bt.pages = g_renew(uint64_t, mr->bt.pages, mr->max_pages);
+        memset(mr->bt.pages + mr->bt.npages, 0,
+               (mr->max_pages - mr->bt.npages) * sizeof(uint64_t));
+    }
     if (mr->bt.is_odp && !mr->bt.odp) {
         qroce_odp_init(s, &mr->bt, mr->bt.odp_npages);
     }
     return NULL;
 }
 
-static const char *qroce_mig_qp_ok(QRoceState *s, void *obj, uint32_t n)
+/* The requester's and responder's state, as the engine relies on it. */
+static const char *qroce_mig_xport_ok(const QRoceQP *qp)
 {
-    QRoceQP *qp = obj;
-    QRoceQPXport *r = &qp->xp;
+    const QRoceQPXport *r = &qp->xp;
 
-    QROCE_MIG_CHECK(qp->valid && qp->qpn == n);
-    QROCE_MIG_CHECK(qp->pdn < s->params.max_pd);
-    QROCE_MIG_CHECK(qp->state <= QROCE_QPS_ERR);
-    QROCE_MIG_CHECK(qp->path_mtu <= 5);
-    QROCE_MIG_CHECK(qroce_cq_get(s, qp->scqn) && qroce_cq_get(s, qp->rcqn));
-    QROCE_MIG_CHECK(!qp->srqn || qroce_srq_get(s, qp->srqn));
-    QROCE_MIG_CHECK(qroce_mig_wq_ok(&qp->sq) && qroce_mig_wq_ok(&qp->rq));
     QROCE_MIG_CHECK(r->nsent <= r->inflight_n &&
                     r->nsent_hi <= r->inflight_n &&
                     r->inflight_head < r->inflight_n);
@@ -617,7 +637,95 @@ static const char *qroce_mig_qp_ok(QRoceState *s, void *obj, uint32_t n)
     QROCE_MIG_CHECK(r->ahist_next < QROCE_DEF_MAX_RD_ATOM);
     QROCE_MIG_CHECK(r->rwqe_nsge <= QROCE_MAX_SGE);
     QROCE_MIG_CHECK(qroce_mig_wqe_ok(r->txw) && qroce_mig_wqe_ok(r->rdw));
+    /* congestion control divides by the window; alphas are fractions */
+    QROCE_MIG_CHECK(r->cwnd >= CC_CWND_ONE &&
+                    r->cwnd <= QROCE_WINDOW * CC_CWND_ONE);
+    QROCE_MIG_CHECK(r->ssthresh <= QROCE_WINDOW * CC_CWND_ONE);
+    QROCE_MIG_CHECK(r->walpha <= 1024 && r->alpha <= 1024);
     return NULL;
+}
+
+static const char *qroce_mig_qp_ok(QRoceState *s, void *obj, uint32_t n)
+{
+    QRoceQP *qp = obj;
+
+    QROCE_MIG_CHECK(qp->valid && qp->qpn == n);
+    QROCE_MIG_CHECK(qp->type <= QROCE_QPT_GSI);
+    QROCE_MIG_CHECK(qroce_pd_get(s, qp->pdn));
+    QROCE_MIG_CHECK(qp->state <= QROCE_QPS_ERR);
+    QROCE_MIG_CHECK(qp->path_mtu <= 5);
+    /* MODIFY_QP's bounds */
+    QROCE_MIG_CHECK(qp->timeout <= 31 && qp->min_rnr_timer <= 31 &&
+                    qp->retry_cnt <= 7 && qp->rnr_retry <= 7);
+    QROCE_MIG_CHECK(qp->max_rd_atomic <= QROCE_DEF_MAX_RD_ATOM &&
+                    qp->max_dest_rd_atomic <= QROCE_DEF_MAX_RD_ATOM);
+    QROCE_MIG_CHECK(qroce_cq_get(s, qp->scqn) && qroce_cq_get(s, qp->rcqn));
+    QROCE_MIG_CHECK(!(qp->flags & QROCE_CREATE_QP_SRQ) ||
+                    qroce_srq_get(s, qp->srqn));
+    QROCE_MIG_CHECK(qroce_mig_wq_ok(&qp->sq) && qroce_mig_wq_ok(&qp->rq));
+    return qroce_mig_xport_ok(qp);
+}
+
+/*
+ * What each object holds of the device's translation memory (max-bt-pages)
+ * and of its state budget beyond its table slot (state-budget-mb), so that
+ * an accepted object is charged as if the guest had made it here; and how
+ * a refused one is let go, uncharged.
+ */
+static uint64_t qroce_mig_bt_held(const QRoceBT *bt)
+{
+    return bt->pages ? bt->npages : 0;
+}
+
+static uint64_t qroce_mig_cq_pages(void *obj)
+{
+    return qroce_mig_bt_held(&((QRoceCQ *)obj)->bt);
+}
+
+static uint64_t qroce_mig_srq_pages(void *obj)
+{
+    return qroce_mig_bt_held(&((QRoceSRQ *)obj)->wq.bt);
+}
+
+static uint64_t qroce_mig_mr_pages(void *obj)
+{
+    QRoceMR *mr = obj;
+
+    return mr->frmr ? mr->max_pages : qroce_mig_bt_held(&mr->bt);
+}
+
+static uint64_t qroce_mig_qp_pages(void *obj)
+{
+    QRoceQP *qp = obj;
+
+    return qroce_mig_bt_held(&qp->sq.bt) + qroce_mig_bt_held(&qp->rq.bt);
+}
+
+static void qroce_mig_cq_drop(QRoceState *s, void *obj)
+{
+    g_free(((QRoceCQ *)obj)->bt.pages);
+}
+
+static void qroce_mig_srq_drop(QRoceState *s, void *obj)
+{
+    g_free(((QRoceSRQ *)obj)->wq.bt.pages);
+}
+
+static void qroce_mig_mr_drop(QRoceState *s, void *obj)
+{
+    QRoceMR *mr = obj;
+
+    qroce_odp_clear(s, &mr->bt, true);
+    g_free(mr->bt.pages);
+}
+
+static void qroce_mig_qp_drop(QRoceState *s, void *obj)
+{
+    QRoceQP *qp = obj;
+
+    qroce_data_qp_destroy(s, qp);
+    g_free(qp->sq.bt.pages);
+    g_free(qp->rq.bt.pages);
 }
 
 /* ------------------------------------------------------------------ */
@@ -628,20 +736,26 @@ typedef struct QRoceMigTable {
     size_t offset;                      /* of the QRoceTable in QRoceState */
     const VMStateDescription *vmsd;
     const char *(*ok)(QRoceState *s, void *obj, uint32_t n);
+    uint64_t (*pages)(void *obj);       /* translation pages it holds */
+    void (*drop)(QRoceState *s, void *obj);
     bool qp;
 } QRoceMigTable;
 
 static const QRoceMigTable qroce_mig_cqs = {
-    offsetof(QRoceState, cqs), &vmstate_qroce_cq, qroce_mig_cq_ok, false,
+    offsetof(QRoceState, cqs), &vmstate_qroce_cq, qroce_mig_cq_ok,
+    qroce_mig_cq_pages, qroce_mig_cq_drop, false,
 };
 static const QRoceMigTable qroce_mig_srqs = {
-    offsetof(QRoceState, srqs), &vmstate_qroce_srq, qroce_mig_srq_ok, false,
+    offsetof(QRoceState, srqs), &vmstate_qroce_srq, qroce_mig_srq_ok,
+    qroce_mig_srq_pages, qroce_mig_srq_drop, false,
 };
 static const QRoceMigTable qroce_mig_mrs = {
-    offsetof(QRoceState, mrs), &vmstate_qroce_mr, qroce_mig_mr_ok, false,
+    offsetof(QRoceState, mrs), &vmstate_qroce_mr, qroce_mig_mr_ok,
+    qroce_mig_mr_pages, qroce_mig_mr_drop, false,
 };
 static const QRoceMigTable qroce_mig_qps = {
-    offsetof(QRoceState, qps), &vmstate_qroce_qp, qroce_mig_qp_ok, true,
+    offsetof(QRoceState, qps), &vmstate_qroce_qp, qroce_mig_qp_ok,
+    qroce_mig_qp_pages, qroce_mig_qp_drop, true,
 };
 
 static int qroce_mig_tbl_put(QEMUFile *f, void *pv, size_t size,
@@ -677,11 +791,32 @@ static int qroce_mig_tbl_put(QEMUFile *f, void *pv, size_t size,
     return 0;
 }
 
+/*
+ * An accepted object is charged what it holds, as the command that made
+ * it was; over this destination's max-bt-pages or state-budget-mb the
+ * stream is refused.
+ */
+static const char *qroce_mig_charge(QRoceState *s, const QRoceMigTable *m,
+                                    void *obj)
+{
+    uint64_t pages = m->pages(obj);
+
+    if (pages > s->params.max_bt_pages ||
+        s->bt_pages > s->params.max_bt_pages - pages) {
+        return "max-bt-pages";
+    }
+    if (m->qp && !qroce_state_take(s, qroce_data_qp_bytes(obj))) {
+        return "state-budget-mb";
+    }
+    s->bt_pages += pages;
+    return NULL;
+}
+
 static int qroce_mig_tbl_load_one(QEMUFile *f, QRoceState *s,
                                   const QRoceMigTable *m, QRoceTable *t)
 {
     uint32_t n = qemu_get_be32(f);
-    const char *why;
+    const char *why = NULL;
     void *obj;
     int ret;
 
@@ -698,24 +833,26 @@ static int qroce_mig_tbl_load_one(QEMUFile *f, QRoceState *s,
         qroce_data_qp_load_prepare(s, obj);
     }
     ret = vmstate_load_state(f, m->vmsd, obj, m->vmsd->version_id);
-    if (ret) {
-        return ret;
+    if (!ret) {
+        why = m->ok(s, obj, n);
+        why = why ? why : qroce_mig_charge(s, m, obj);
     }
-    why = m->ok(s, obj, n);
+    if (ret || why) {
+        /* not half there: what it allocated goes, uncharged */
+        m->drop(s, obj);
+        qroce_tbl_free(s, t, n);
+    }
     if (why) {
         error_report("qroce: migration: %s %u refused: %s", m->vmsd->name, n,
                      why);
         return -EINVAL;
     }
-    return 0;
+    return ret;
 }
 
-static int qroce_mig_tbl_get(QEMUFile *f, void *pv, size_t size,
-                             const VMStateField *field)
+static int qroce_mig_tbl_load(QEMUFile *f, QRoceState *s,
+                              const QRoceMigTable *m, QRoceTable *t)
 {
-    const QRoceMigTable *m = (const void *)field->vmsd;
-    QRoceTable *t = pv;
-    QRoceState *s = (QRoceState *)((char *)pv - m->offset);
     uint32_t count, i, n, *stamp;
     int ret;
 
@@ -732,11 +869,13 @@ static int qroce_mig_tbl_get(QEMUFile *f, void *pv, size_t size,
     }
     count = qemu_get_be32(f);
     if (count > t->max) {
+        error_report("qroce: migration: %u stamps refused", count);
         return -EINVAL;
     }
     for (i = 0; i < count; i++) {
         n = qemu_get_be32(f);
         if (n >= t->max) {
+            error_report("qroce: migration: stamp of number %u refused", n);
             return -EINVAL;
         }
         stamp = qroce_tbl_stamp_make(s, t, n);
@@ -746,6 +885,31 @@ static int qroce_mig_tbl_get(QEMUFile *f, void *pv, size_t size,
         *stamp = qemu_get_be32(f);
     }
     return qemu_file_get_error(f);
+}
+
+/*
+ * A refused stream leaves no object behind: everything loaded so far is
+ * freed as a reset frees it (each accepted object was charged, and what
+ * it names exists), and the device is as a reset leaves it.
+ */
+static void qroce_mig_discard(QRoceState *s)
+{
+    qroce_ctrl_reset(s);
+    trace_qroce_mig_refused(s->bt_pages, s->state_bytes);
+}
+
+static int qroce_mig_tbl_get(QEMUFile *f, void *pv, size_t size,
+                             const VMStateField *field)
+{
+    const QRoceMigTable *m = (const void *)field->vmsd;
+    QRoceState *s = (QRoceState *)((char *)pv - m->offset);
+    QROCE_LOCKED(s);
+    int ret = qroce_mig_tbl_load(f, s, m, pv);
+
+    if (ret) {
+        qroce_mig_discard(s);
+    }
+    return ret;
 }
 
 static const VMStateInfo qroce_mig_tbl_info = {
@@ -783,23 +947,134 @@ static bool qroce_mig_regs_ok(QRoceState *s)
            qroce_reg(s, QROCE_REG_RXQ_LOG2) <= QROCE_ETH_RING_MAX_LOG2;
 }
 
+/*
+ * The event queues, loaded before the tables: sizes in range, rings that
+ * fit, charged their pages.
+ */
+static bool qroce_mig_eqs_ok(void *opaque, int version_id)
+{
+    QRoceState *s = opaque;
+    uint64_t pages = 0;
+    bool ok = true;
+    int i;
+
+    for (i = 0; i < QROCE_NUM_EQS; i++) {
+        QRoceEQ *eq = &s->eq[i];
+
+        if (eq->log2 > QROCE_EQ_MAX_LOG2 ||
+            (eq->valid && !qroce_mig_bt_fits(&eq->bt, sizeof(struct qroce_eqe)
+                                             << eq->log2))) {
+            error_report("qroce: migration: EQ %d refused: log2 or its ring",
+                         i);
+            ok = false;
+        }
+        pages += qroce_mig_bt_held(&eq->bt);
+    }
+    if (ok && pages > s->params.max_bt_pages - MIN(s->bt_pages,
+                                                   s->params.max_bt_pages)) {
+        error_report("qroce: migration: EQs refused: max-bt-pages");
+        ok = false;
+    }
+    if (!ok) {
+        /* refused: their rings go, uncharged */
+        for (i = 0; i < QROCE_NUM_EQS; i++) {
+            g_free(s->eq[i].bt.pages);
+        }
+        memset(s->eq, 0, sizeof(s->eq));
+        return false;
+    }
+    s->bt_pages += pages;
+    return true;
+}
+
+/* Address handles name a PD of this stream and a GID slot of the device. */
+static const char *qroce_mig_ahs_ok(QRoceState *s)
+{
+    uint32_t i;
+
+    for (i = 0; i < s->params.max_ah; i++) {
+        QRoceAH *ah = &s->ah[i];
+
+        if (ah->valid && !qroce_pd_get(s, ah->pdn)) {
+            return "AH pdn";
+        }
+        if (ah->valid && ah->av.sgid_index >= QROCE_DEF_MAX_GID) {
+            return "AH sgid_index";
+        }
+    }
+    return NULL;
+}
+
+/*
+ * Derive, do not trust: the reference counts are what the objects say,
+ * not what the stream says.  A PD counts its MRs and windows, QPs, AHs
+ * and SRQs; a CQ its QPs' send and receive sides; an SRQ its QPs; an MR
+ * the windows bound to its current generation.
+ */
+static void qroce_mig_recount(QRoceState *s)
+{
+    uint32_t i;
+
+    for (i = 0; i < s->params.max_pd; i++) {
+        s->pd[i].refs = 0;
+    }
+    for (i = 0; i < s->params.max_ah; i++) {
+        if (s->ah[i].valid) {
+            s->pd[s->ah[i].pdn].refs++;
+        }
+    }
+    QROCE_TBL_FOREACH(&s->cqs, i) {
+        qroce_cq_get(s, i)->refs = 0;
+    }
+    QROCE_TBL_FOREACH(&s->srqs, i) {
+        QRoceSRQ *srq = qroce_srq_get(s, i);
+
+        srq->refs = 0;
+        s->pd[srq->pdn].refs++;
+    }
+    QROCE_TBL_FOREACH(&s->mrs, i) {
+        QRoceMR *mr = qroce_tbl_get(&s->mrs, i);
+
+        mr->mw_refs = 0;
+        s->pd[mr->pdn].refs++;
+    }
+    QROCE_TBL_FOREACH(&s->mrs, i) {
+        QRoceMR *mw = qroce_tbl_get(&s->mrs, i);
+        QRoceMR *mr = mw->mw_type && mw->mw_bound ?
+                      qroce_tbl_get(&s->mrs,
+                                    mw->mw_mr_key >> QROCE_MR_KEY_INDEX_SHIFT) :
+                      NULL;
+
+        if (mr && !mr->mw_type && mr->gen == mw->mw_mr_gen) {
+            mr->mw_refs++;
+        }
+    }
+    QROCE_TBL_FOREACH(&s->qps, i) {
+        QRoceQP *qp = qroce_tbl_get(&s->qps, i);
+
+        s->pd[qp->pdn].refs++;
+        qroce_cq_get(s, qp->scqn)->refs++;
+        qroce_cq_get(s, qp->rcqn)->refs++;
+        if (qp->flags & QROCE_CREATE_QP_SRQ) {
+            qroce_srq_get(s, qp->srqn)->refs++;
+        }
+    }
+}
+
 static int qroce_post_load(void *opaque, int version_id)
 {
     QRoceState *s = opaque;
     QROCE_LOCKED(s);
+    const char *why;
     uint32_t n;
-    int i;
 
-    for (i = 0; i < QROCE_NUM_EQS; i++) {
-        if (s->eq[i].log2 > QROCE_EQ_MAX_LOG2) {
-            error_report("qroce: migration: EQ %d is not consistent", i);
-            return -EINVAL;
-        }
-    }
-    if (!qroce_mig_regs_ok(s)) {
-        error_report("qroce: migration: a ring register is out of range");
+    why = !qroce_mig_regs_ok(s) ? "a ring register" : qroce_mig_ahs_ok(s);
+    if (why) {
+        error_report("qroce: migration: refused: %s out of range", why);
+        qroce_mig_discard(s);
         return -EINVAL;
     }
+    qroce_mig_recount(s);
     QROCE_TBL_FOREACH(&s->qps, n) {
         qroce_data_qp_loaded(s, qroce_tbl_get(&s->qps, n));
     }
@@ -904,6 +1179,7 @@ const VMStateDescription vmstate_qroce = {
         VMSTATE_UINT32(next_mr, QRoceState),
         VMSTATE_STRUCT_ARRAY(eq, QRoceState, QROCE_NUM_EQS, 1,
                              vmstate_qroce_eq, QRoceEQ),
+        VMSTATE_VALIDATE("qroce: event queues", qroce_mig_eqs_ok),
         VMSTATE_STRUCT_VARRAY_POINTER_UINT32(pd, QRoceState, params.max_pd,
                                              vmstate_qroce_pd, QRocePD),
         VMSTATE_STRUCT_VARRAY_POINTER_UINT32(ah, QRoceState, params.max_ah,
@@ -917,9 +1193,11 @@ const VMStateDescription vmstate_qroce = {
         QROCE_VMSTATE_TABLE(srqs, qroce_mig_srqs),
         QROCE_VMSTATE_TABLE(mrs, qroce_mig_mrs),
         QROCE_VMSTATE_TABLE(qps, qroce_mig_qps),
-        /* after the tables, whose loading charged them again */
-        VMSTATE_UINT64(bt_pages, QRoceState),
-        VMSTATE_UINT64(state_bytes, QRoceState),
+        /*
+         * Once bt_pages and state_bytes; each object loaded is charged
+         * here as it is accepted, so the stream's figures are skipped.
+         */
+        VMSTATE_UNUSED(2 * sizeof(uint64_t)),
         VMSTATE_END_OF_LIST()
     },
     .subsections = (const VMStateDescription * const []) {

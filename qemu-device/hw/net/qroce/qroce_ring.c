@@ -18,65 +18,51 @@
 #include "trace.h"
 
 /*
- * How many bytes from @addr are guest RAM the device may access directly
- * (0 if @addr is not): DMA to MMIO, ROM or unassigned space is refused,
- * never bounced.
- */
-static uint64_t qroce_dma_ram(QRoceState *s, uint64_t addr, uint64_t len,
-                              bool to_guest)
-{
-    AddressSpace *as = pci_get_address_space(PCI_DEVICE(s));
-    MemoryRegion *mr;
-    hwaddr xlat, l = len;
-
-    RCU_READ_LOCK_GUARD();
-    mr = address_space_translate(as, addr, &xlat, &l, to_guest,
-                                 MEMTXATTRS_UNSPECIFIED);
-    if (!memory_region_is_ram(mr) || memory_region_is_ram_device(mr) ||
-        (to_guest && mr->readonly)) {
-        return 0;
-    }
-    return l;
-}
-
-/*
- * Payload to or from guest memory: map the range (guest RAM is mapped
- * straight) and copy once.  Anything but guest RAM fails: the caller turns
- * that into an error CQE, a command error or FATAL.
+ * Payload to or from guest memory, one piece of guest RAM at a time.  Each
+ * piece is translated, copied from or to its RAM pointer and marked dirty
+ * (for migration and TCG's code cache) from one snapshot of the bus
+ * master's address space: a vCPU that turns Bus Master Enable off or
+ * remaps memory meanwhile (the engine may run in an IOThread) changes
+ * later pieces, never this one.  Anything but guest RAM -- MMIO (the
+ * device's own BARs among it), ROM, unassigned space -- fails: nothing is
+ * bounced and the engine never makes an MMIO access.  The caller turns a
+ * failure into an error CQE, a command error or FATAL.
  */
 bool qroce_dma_copy(QRoceState *s, uint64_t addr, void *buf,
                     uint64_t len, bool to_guest)
 {
-    PCIDevice *d = PCI_DEVICE(s);
-    DMADirection dir = to_guest ? DMA_DIRECTION_FROM_DEVICE :
-                                  DMA_DIRECTION_TO_DEVICE;
+    AddressSpace *as = pci_get_address_space(PCI_DEVICE(s));
     uint8_t *b = buf;
 
     while (len) {
-        dma_addr_t plen = qroce_dma_ram(s, addr, len, to_guest);
-        void *p;
+        MemoryRegionCache c = { 0 };
+        MemoryRegion *mr;
+        int64_t l;
+        bool ok;
 
-        if (!plen || addr + plen < addr) {
-            trace_qroce_ub_dma(to_guest ? "write" : "read", addr, len);
-            return false;
-        }
-        p = pci_dma_map(d, addr, &plen, dir);
-        if (!p || !plen) {
-            if (p) {
-                pci_dma_unmap(d, p, plen, dir, 0);
+        RCU_READ_LOCK_GUARD();
+        l = address_space_cache_init(&c, as, addr, len, to_guest);
+        mr = c.mrs.mr;
+        ok = l > 0 && c.ptr && memory_region_is_ram(mr) &&
+             !memory_region_is_ram_device(mr) &&
+             !(to_guest && mr->readonly) && addr + l >= addr;
+        if (ok) {
+            l = MIN((uint64_t)l, len);
+            if (to_guest) {
+                memcpy(c.ptr, b, l);
+                address_space_cache_invalidate(&c, 0, l);
+            } else {
+                memcpy(b, c.ptr, l);
             }
+        }
+        address_space_cache_destroy(&c);
+        if (!ok) {
             trace_qroce_ub_dma(to_guest ? "write" : "read", addr, len);
             return false;
         }
-        if (to_guest) {
-            memcpy(p, b, plen);
-        } else {
-            memcpy(b, p, plen);
-        }
-        pci_dma_unmap(d, p, plen, dir, plen);
-        addr += plen;
-        b += plen;
-        len -= plen;
+        addr += l;
+        b += l;
+        len -= l;
     }
     return true;
 }
