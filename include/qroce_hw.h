@@ -157,6 +157,7 @@ enum qroce_counter {
 	QROCE_CNT_ODP_FAULTS,		/* page-fault events raised */
 	QROCE_CNT_ODP_PAGES_MAPPED,	/* ODP entries ODP_MAP made present */
 	QROCE_CNT_ODP_PAGES_UNMAPPED,	/* present ODP entries ODP_UNMAP cleared */
+	QROCE_CNT_FAST_REGS,		/* REG_MR work requests that loaded an MR */
 	QROCE_CNT_NUM
 };
 

@@ -484,6 +484,7 @@ const char * const qroce_stat_names[] = {
 	[QROCE_CNT_ODP_FAULTS] = "odp_faults",
 	[QROCE_CNT_ODP_PAGES_MAPPED] = "odp_pages_mapped",
 	[QROCE_CNT_ODP_PAGES_UNMAPPED] = "odp_pages_unmapped",
+	[QROCE_CNT_FAST_REGS] = "fast_regs",
 };
 
 /*

@@ -9,6 +9,10 @@
 #      guest 1's memory, then for 15 s random patterns WRITTEN into a
 #      1 MiB region of guest 1 and READ back, every byte compared, and the
 #      region hashed whole at the end;
+#      3b. the same while guest 1 (the side whose region is registered
+#      for the peer's WRITEs and READs) moves, then guest 2;
+#      3c. the same on ODP memory on both sides (qroce-rdma -O): guest 2
+#      faults its pages in before the move and again after it;
 #
 #   4. ib_write_bw (guest 1 the client) runs while guest 2 is saved to a
 #      file (a snapshot), its QEMU quits, and 4 s later a new QEMU loads
@@ -33,17 +37,17 @@ retrans() {
 	echo $(($(qr_counter 1 roce_retrans) + $(qr_counter 2 roce_retrans)))
 }
 
-# moved TAG: the move of guest 2 with its checks; $QR_DIR/TAG.mig has
+# moved TAG G: the move of guest G with its checks; $QR_DIR/TAG.mig has
 # qr_migrate's figures, $QR_DIR/TAG.r0 the retransmissions before
 moved() {
 	m=m$QR_MIGN
-	qr_check "$1: guest 2 moved to a new QEMU while the traffic ran ($(cat "$QR_DIR/$1.mig"))" \
+	qr_check "$1: guest $2 moved to a new QEMU while the traffic ran ($(cat "$QR_DIR/$1.mig"))" \
 		grep -q '^total [1-9][0-9]* downtime [0-9]' "$QR_DIR/$1.mig"
 	qr_check "$1: the new QEMU announced the GIDs: gratuitous ARPs and neighbour advertisements" \
 		grep -Eq 'qroce_port_announce .*announced the GIDs: [1-9][0-9]* gratuitous ARPs, [1-9][0-9]* neighbour' \
-		"$QR_DIR/g2/qemu-$m.log"
-	qr_check "$1: the bridge forwards guest 2's MAC to its new port (tap2$m)" \
-		sh -c "ip netns exec '$QR_NS' bridge fdb show br br0 | grep -q '^52:54:00:00:00:02 dev tap2$m '"
+		"$QR_DIR/g$2/qemu-$m.log"
+	qr_check "$1: the bridge forwards guest $2's MAC to its new port (tap$2$m)" \
+		sh -c "ip netns exec '$QR_NS' bridge fdb show br br0 | grep -q '^52:54:00:00:00:0$2 dev tap$2$m '"
 }
 
 # window TAG: the retransmissions since TAG.r0 within two windows
@@ -60,17 +64,22 @@ running() {
 
 # across TAG PORT AFTER LIMIT SERVER CLIENT: SERVER in guest 1 until it
 # listens on PORT, CLIENT in guest 2 (both with qr_bg), guest 2 moved
-# AFTER seconds later with its checks; then both waited for (LIMIT
+# AFTER seconds later with its checks (the guests in $MOVE instead, one
+# after the other: "1 2" moves both ends); then both waited for (LIMIT
 # seconds), their outputs in TAG.srv and TAG.cli, their statuses in $src
-# and $crc
+# and $crc; guest 2's odp_faults counter right after the (last) move is
+# in $odp_at_move
 across() {
 	retrans >"$QR_DIR/$1.r0"
 	qr_bg 1 srv "$5"
 	qr_wait_listen 1 "$2"
 	qr_bg 2 cli "$6"
 	sleep "$3"
-	qr_migrate 2 >"$QR_DIR/$1.mig" 2>&1
-	moved "$1"
+	for mg in ${MOVE:-2}; do
+		qr_migrate "$mg" >"$QR_DIR/$1.mig" 2>&1
+		moved "$1" "$mg"
+	done
+	odp_at_move=$(qr_counter 2 odp_faults)
 	qr_check "$1: ${6%% *} was still running when the move ended" running 2 cli
 	qr_bg_wait 2 cli "$4" >"$QR_DIR/$1.cli"
 	crc=$?
@@ -106,6 +115,34 @@ if qr_boot 2 switch; then
 			grep -q '^PASS the pattern region (1 MiB) is what the client wrote' '$QR_DIR/rw.srv' &&
 			grep -Eq '^client: [1-9][0-9]* WRITE/READ pattern rounds, each read back the same' '$QR_DIR/rw.cli'"
 	window rw
+
+	# 3b. both ends of the RC pair, one after the other: guest 1 (whose
+	# 1 MiB region the client WRITEs into and READs back) moves, then
+	# guest 2, while the same pattern traffic runs
+	MOVE="1 2"
+	across both 18516 4 300 "qroce-rdma -d qroce_0 -g 1 -a 100 -k 10 -W 30 -l" \
+		"qroce-rdma -d qroce_0 -g 1 -a 100 -k 10 -W 30 10.0.0.1"
+	MOVE=2
+	qr_check "both: both ends moved, one after the other: atomics, lock and every WRITE/READ pattern right" \
+		sh -c "[ $crc = 0 ] && [ $src = 0 ] && ! grep -q '^FAIL' '$QR_DIR/both.srv' '$QR_DIR/both.cli' &&
+			grep -q '^PASS the pattern region (1 MiB) is what the client wrote' '$QR_DIR/both.srv' &&
+			grep -Eq '^client: [1-9][0-9]* WRITE/READ pattern rounds, each read back the same' '$QR_DIR/both.cli'"
+	window both
+
+	# 3c. on-demand paging: the same patterns on untouched ODP memory on
+	# both sides (qroce-rdma -O); guest 2's ODP entries do not move, so
+	# its buffers fault again on the new QEMU: its odp_faults counter
+	# grows after the move, and every byte still compares
+	f0=$(qr_counter 2 odp_faults)
+	across odp 18516 4 200 "qroce-rdma -d qroce_0 -g 1 -a 100 -k 10 -W 15 -O -l" \
+		"qroce-rdma -d qroce_0 -g 1 -a 100 -k 10 -W 15 -O 10.0.0.1"
+	f2=$(qr_counter 2 odp_faults)
+	qr_log "odp: guest 2's odp_faults $f0 before, $odp_at_move at the move, $f2 at the end"
+	qr_check "odp: ODP patterns right across the move, guest 2 faulted before ($f0 -> $odp_at_move) and after it (-> $f2)" \
+		sh -c "[ $crc = 0 ] && [ $src = 0 ] && ! grep -q '^FAIL' '$QR_DIR/odp.srv' '$QR_DIR/odp.cli' &&
+			grep -q '^PASS the pattern region (1 MiB) is what the client wrote' '$QR_DIR/odp.srv' &&
+			[ $odp_at_move -gt $f0 ] && [ $f2 -gt $odp_at_move ]"
+	window odp
 
 	# 4. a snapshot: guest 2 saved to a file and gone for 4 s, then a new
 	# QEMU loads it, while guest 1 WRITEs into it with ib_write_bw.  Guest

@@ -8,7 +8,9 @@
 # does not have, or to a portal nobody listens on, fails with iscsiadm's
 # error and the next works; the same I/O while guest 2's link is down for
 # 2 s, and again while the session's QP is moved to the error state:
-# iscsid recovers the session and the data compares equal; logout and the
+# iscsid recovers the session and the data compares equal; and again
+# while the initiator's guest migrates live to a new QEMU (ib_iser
+# fast-registers each command's pages there too); logout and the
 # modules' unload are clean.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/ulp-lib.sh"
@@ -22,7 +24,8 @@ NP=10.0.0.1:3260
 # Ethernet MTU 1500 (path MTU 1024): the recovery checks put their fault
 # a second into a 64 MiB round trip, and at 9000 the I/O can be over by
 # then (CI saw it for iSER and NVMe-oF); t-nvmeof and t-nfs run at 9000
-qr_boot 2 mtu=1500 || { qr_fail "qr_boot 2: the guests did not boot"; qr_finish; }
+# (on the switch, where the initiator can move: qr_migrate)
+qr_boot 2 mtu=1500 switch || { qr_fail "qr_boot 2: the guests did not boot"; qr_finish; }
 
 # any initiator may log in (generated ACLs), and write
 target_up() {
@@ -113,6 +116,8 @@ qr_check "recovery: link down 2 s during the I/O: it completes (RC retries or a 
 	ulp_recover link 'detected conn error'
 qr_check "recovery: ib_iser's QP to ERR (qp-fatal) during the I/O, the session recovers, data equal" \
 	ulp_recover qp 'detected conn error'
+qr_check "recovery: the initiator's guest (fast registration per command) migrated live during the I/O, registers again, data equal" \
+	ulp_recover move-host 'detected conn error'
 qr_check "logout: the session and the disk go, ib_iser unloads" logout
 qr_check "target: configfs taken down, ib_isert unloads" target_down
 qr_finish

@@ -6,8 +6,10 @@
 # guest 2's link is down for 2 s, once while one of nvme-rdma's QPs
 # is moved to the error state: the host reconnects ("Successfully
 # reconnected") and the data compares equal, and once while the target's
-# guest migrates live to a new QEMU on a new port of the switch: the I/O
-# ends and the data compares equal; disconnect is clean.
+# guest migrates live to a new QEMU on a new port of the switch, and once
+# while the host's guest does (the side that registers memory: nvme-rdma
+# fast-registers each I/O's pages, and must go on doing so on the new
+# QEMU): the I/O ends and the data compares equal; disconnect is clean.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/ulp-lib.sh"
 qr_init u-nvmeof
@@ -68,5 +70,7 @@ qr_check "recovery: an nvme-rdma QP to ERR (qp-fatal) during the I/O, the host r
 	ulp_recover qp 'Successfully reconnected'
 qr_check "recovery: the target's guest migrated live during the I/O, data equal" \
 	ulp_recover move 'Successfully reconnected'
+qr_check "recovery: the host's guest (fast registration per I/O) migrated live during 16-deep O_DIRECT I/O, registers again, data equal" \
+	ulp_recover move-host 'Successfully reconnected'
 qr_check "nvme disconnect: the namespace goes" disconnect
 qr_finish

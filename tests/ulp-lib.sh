@@ -88,12 +88,15 @@ ulp_roundtrip() {
 	ulp_compare "$QR_DIR/rt.out"
 }
 
-# ulp_recover FAULT PATTERN: ulp_roundtrip with FAULT (link, qp or move):
-# guest 2's link down for 2 s from the I/O's start; or, a second in, the
-# ULP's first RC QP of guest 2 (rdma resource show qp) moved to ERR by
-# x-inject-event qp-fatal; or, a second in, guest 1 (the target) migrated
-# live to a new QEMU (qr_migrate, on the switch), which may lose no frame
-# at all.  The I/O must end and compare equal, with no hung
+# ulp_recover FAULT PATTERN: ulp_roundtrip with FAULT (link, qp, move or
+# move-host): guest 2's link down for 2 s from the I/O's start; or, a
+# second in, the ULP's first RC QP of guest 2 (rdma resource show qp)
+# moved to ERR by x-inject-event qp-fatal; or, a second in, guest 1 (the
+# target) migrated live to a new QEMU (qr_migrate, on the switch), which
+# may lose no frame at all; or guest 2 (the initiator, the side that
+# registers memory: fast registration for each I/O) migrated the same
+# way, which must then go on registering (its fast_regs counter grows
+# after the move).  The I/O must end and compare equal, with no hung
 # task in guest 2's dmesg.  After a QP error its dmesg must show PATTERN
 # (the ULP's reconnect); a link outage of 2 s may instead be covered by
 # the RC transport's own retries (its QPs never leave RTS), which the
@@ -118,10 +121,15 @@ ulp_recover() {
 		qr_qom_set 2 x-link-up false && sleep 2 && qr_qom_set 2 x-link-up true ||
 			return 1
 		echo "guest 2's link down for 2 s"
-	elif [ "$1" = move ]; then
-		qr_migrate 1 >"$QR_DIR/move.mig" 2>&1 || { cat "$QR_DIR/move.mig"; return 1; }
+	elif [ "$1" = move ] || [ "$1" = move-host ]; then
+		mg=1
+		[ "$1" = move ] || mg=2
+		f0=$(qr_counter 2 fast_regs)
+		qr_migrate $mg >"$QR_DIR/move.mig" 2>&1 || { cat "$QR_DIR/move.mig"; return 1; }
+		f1=$(qr_counter 2 fast_regs)
 		qr_exec 2 "[ ! -e /tmp/bg.io ]" || { echo "the I/O was over before the move"; return 1; }
-		echo "guest 1 (the target) moved to a new QEMU during the I/O: $(cat "$QR_DIR/move.mig")"
+		echo "guest $mg moved to a new QEMU during the I/O: $(cat "$QR_DIR/move.mig")"
+		echo "guest 2's fast registrations: $f0 before the move, $f1 after it"
 	else
 		qpn=$(qr_exec 2 "rdma resource show qp link qroce_0/1 | awk '/type RC/ && /state RTS/ { for (i = 1; i < NF; i++) if (\$i == \"lqpn\") print \$(i + 1) }' | head -1")
 		[ -n "$qpn" ] || { echo "no RC QP in RTS"; return 1; }
@@ -138,12 +146,17 @@ ulp_recover() {
 	echo "the two guests retransmitted $((r1 - r0)) packets"
 	[ $rc -eq 0 ] && ulp_compare "$QR_DIR/io.out" &&
 		! grep -q 'blocked for more than' "$QR_DIR/recover.dmesg" || return 1
+	if [ "$1" = move-host ]; then
+		f2=$(qr_counter 2 fast_regs)
+		echo "guest 2 registered memory $((f2 - f1)) times after the move"
+		[ "$f2" -gt "$f1" ] || return 1
+	fi
 	if grep -Eq "$2" "$QR_DIR/recover.dmesg"; then
 		echo "the ULP reconnected"
 	elif [ "$1" != qp ] && [ "$r1" -gt "$r0" ]; then
 		echo "the RC retries covered the outage: no reconnect needed"
-	elif [ "$1" = move ]; then
-		# nothing was in flight towards the target while it was stopped
+	elif [ "$1" = move ] || [ "$1" = move-host ]; then
+		# nothing was in flight towards the moved guest while it was stopped
 		echo "the move lost no frame: no retry, no reconnect needed"
 	else
 		echo "no reconnect ('$2') and no retries"

@@ -840,7 +840,7 @@ static void test_frmr_moves(QRoce *t)
 {
     QTestState *src = t->qts, *dst;
     uint64_t tgt, pg[8], pbl;
-    uint32_t key[3], i;
+    uint32_t key[3], i, regs;
     QRoceEnv e;
     QRoceQP a, b;
 
@@ -867,7 +867,10 @@ static void test_frmr_moves(QRoce *t)
     qroce_env_ring(&e, &b);
     qroce_env_cqe(&e, &b, QROCE_CQE_REG_MR, QROCE_WC_SUCCESS, NULL);
 
+    regs = qroce_cnt(t, QROCE_CNT_FAST_REGS);
+    g_assert_cmpuint(regs, ==, 2);
     dst = move_to_new(t);
+    g_assert_cmpuint(qroce_cnt(t, QROCE_CNT_FAST_REGS), ==, regs);
     frmr_write_is(&e, &a, key[2] | 1, 40, pg[0], 1);
     qroce_env_put_inv(&e, &b, QROCE_WR_LOCAL_INV, key[2] | 1, 0);
     qroce_env_ring(&e, &b);
@@ -877,6 +880,7 @@ static void test_frmr_moves(QRoce *t)
         frmr_write_is(&e, &a, key[i] | 2, 100, pg[0], 2 + i);
         frmr_write_is(&e, &a, key[i] | 2, 7 * 4096 + 2000, pg[7], 5 + i);
     }
+    g_assert_cmpuint(qroce_cnt(t, QROCE_CNT_FAST_REGS), ==, regs + 3);
     qtest_quit(dst);
     rebind(t, src);
 }

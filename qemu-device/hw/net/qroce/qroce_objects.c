@@ -640,6 +640,7 @@ int qroce_frmr_reg(QRoceState *s, uint32_t pdn,
     mr->bt.page_shift = shift;
     mr->frmr_valid = true;
     qroce_mr_new_gen(mr);
+    qroce_count(s, QROCE_CNT_FAST_REGS);
     return QROCE_WC_SUCCESS;
 }
 

@@ -406,7 +406,7 @@ static const char *const qroce_cnt_names[] = {
     "roce_rnr_naks", "roce_retrans", "roce_dup_reqs", "cmds", "cmd_errs",
     "bad_doorbells", "cqe_errs", "cnp_sent", "cnp_handled", "ecn_marked",
     "rate_cuts", "wire_faults", "injected_faults", "eth_rx_filtered",
-    "odp_faults", "odp_pages_mapped", "odp_pages_unmapped",
+    "odp_faults", "odp_pages_mapped", "odp_pages_unmapped", "fast_regs",
 };
 
 QEMU_BUILD_BUG_ON(ARRAY_SIZE(qroce_cnt_names) != QROCE_CNT_NUM);
