@@ -1038,6 +1038,7 @@ QROCE_HW_ASSERT_SIZE(struct qroce_eth_desc, 16);
 #define QROCE_DEF_MAX_BT_PAGES	(1u << 22)	/* all buffer tables: 32 MiB */
 #define QROCE_DEF_STATE_BUDGET_MB 512	/* QEMU memory for objects' state */
 #define QROCE_MR_KEY_INDEX_SHIFT 8	/* key = index << 8 | 8-bit variant */
+#define QROCE_MR_VARIANT_MASK	0xffu	/* the key portion a consumer chooses */
 #define QROCE_DEF_MAX_FRMR_PAGES 512	/* 2 MiB in 4 KiB pages */
 #define QROCE_DEF_MCAST_GROUPS	64	/* CAP_MAX_MCAST_GRP */
 #define QROCE_DEF_MCAST_QP_ATTACH 8	/* CAP_MAX_MCAST_QP_ATTACH */

@@ -1161,6 +1161,35 @@ static void test_odp_silent_and_failed(QRoce *t)
                      0);
 }
 
+/*
+ * A bind takes the key portion of the new R_Key only: its low 8 bits
+ * replace the window's, its upper 24 bits (another index here) are not
+ * looked at, for type 2 and for type 1.  The window answers to its own
+ * index with the new byte, not to the key the consumer passed.
+ */
+static void test_mw_key_byte(QRoce *t)
+{
+    QRoceEnv e;
+    QRoceQP a, b;
+    uint64_t tgt;
+    uint32_t tkey, k, nk, want;
+    int type;
+
+    qroce_env_setup(&e, t);
+    tgt = qroce_pages(t, 1);
+    tkey = qroce_mk_mr(t, e.pdn, tgt, 1, FR_LW | QROCE_ACCESS_MW_BIND);
+    for (type = 1; type <= 2; type++) {
+        k = mw_alloc(&e, e.pdn, type, QROCE_CMD_OK);
+        nk = (k + (5 << 8)) & ~0xffu;
+        nk |= 0x37 + type;
+        want = (k & ~0xffu) | (nk & 0xff);
+        qroce_env_pair(&e, &a, &b, 1);
+        mw_bind(&e, &b, k, nk, tkey, tgt, 4096, FR_RW, QROCE_WC_SUCCESS);
+        mw_write(&e, &a, tgt + 100, want, 64, QROCE_WC_SUCCESS);
+        mw_write(&e, &a, tgt + 100, nk, 64, QROCE_WC_REM_ACCESS_ERR);
+    }
+}
+
 static const QRoceCase cases[] = {
     { "mr/rereg-checks-and-moves-pd-pages-access", test_rereg_mr, NULL,
       NULL },
@@ -1171,6 +1200,7 @@ static const QRoceCase cases[] = {
     { "mr/frmr-errors-and-their-statuses", test_frmr_errors,
       "-global qroce.max-bt-pages=1000", NULL },
     { "mr/mw-bind-access-invalidate-dealloc", test_mw, NULL, NULL },
+    { "mr/mw-bind-takes-the-key-byte-of-the-new-rkey", test_mw_key_byte },
     { "mr/dm-write-read-bounds-reset", test_dm, NULL, NULL },
     { "mr/dm-none-with-dm-size-0", test_dm_none, "-global qroce.dm-size=0",
       NULL },

@@ -506,6 +506,176 @@ static void test_flush_atomic_write_wire(QRoce *t)
     fa_wire_responder(t, pr, qpn, buf, key);
 }
 
+/* ---- where the verbs leave a choice: as hardware does (issue 34) ---- */
+
+/* The local ACK timeout of QP attribute timeout 18: 4.096 us x 2^18. */
+#define T18 (4096LL << 18)
+
+/*
+ * A QP connected to one that never answers (left in RESET): one SEND,
+ * then the virtual clock a timeout at a time; the retransmissions that
+ * each expiry of the timer caused, in @at[k] for the k-th step (up to
+ * @steps), and the step at which RETRY_EXC_ERR came (0: not by then).
+ */
+static int retry_until_error(QRoceEnv *e, int steps, uint32_t *at)
+{
+    struct qroce_cqe cqe;
+    QRoceQP a, b;
+    uint32_t r0, tx0;
+    int k;
+
+    qroce_env_qp(e, QROCE_QPT_RC, e->pdn, &a);
+    qroce_env_qp(e, QROCE_QPT_RC, e->pdn, &b);
+    qroce_rc_connect_ex(e->t, a.qpn, b.qpn, 100, 200, 1, 18, 5);
+    r0 = qroce_cnt(e->t, QROCE_CNT_ROCE_RETRANS);
+    tx0 = qroce_cnt(e->t, QROCE_CNT_ROCE_TX_PKTS);
+    qroce_env_put(e, &a, &(struct qroce_send_wqe){ .opcode = QROCE_WR_SEND,
+                  .flags = QROCE_WQE_SIGNALED }, e->buf, 64, e->key);
+    qroce_env_ring(e, &a);
+    qroce_wait_cnt(e->t, QROCE_CNT_ROCE_TX_PKTS, tx0 + 1);
+    for (k = 1; k <= steps; k++) {
+        qtest_clock_step(e->t->qts, T18);
+        qroce_wait_cnt_stable(e->t, QROCE_CNT_ROCE_RETRANS);
+        at[k] = qroce_cnt(e->t, QROCE_CNT_ROCE_RETRANS) - r0;
+        if (qroce_entry_ready(e->t, a.cq, sizeof(cqe), 6, 0)) {
+            qroce_wait_entry(e->t, a.cq, sizeof(cqe), 6, 0, &cqe);
+            g_assert_cmpuint(cqe.status, ==, QROCE_WC_RETRY_EXC_ERR);
+            return k;
+        }
+    }
+    return 0;
+}
+
+/*
+ * Retry exhaustion takes timeout x (retry_cnt + 1): with timeout 18
+ * (1.07 s) and retry_cnt 5 the SEND ends in RETRY_EXC_ERR at the sixth
+ * expiry, one retransmission at each of the five before.  With the
+ * retry-backoff property at 6 the timeout doubles instead: by 6 timeouts
+ * only the expiries at 1 and 3 have happened.
+ */
+static void test_retry_timing(QRoce *t)
+{
+    uint32_t at[64] = { 0 };
+    QRoceEnv e;
+    int k;
+
+    qroce_env_setup(&e, t);
+    g_assert_cmpint(retry_until_error(&e, 8, at), ==, 6);
+    for (k = 1; k <= 5; k++) {
+        g_assert_cmpuint(at[k], ==, k);
+    }
+    qtest_qmp_assert_success(t->qts, "{'execute': 'qom-set', 'arguments': {"
+                             "'path': %s, 'property': 'retry-backoff', "
+                             "'value': 6}}", QROCE_PATH);
+    memset(at, 0, sizeof(at));
+    g_assert_cmpint(retry_until_error(&e, 63, at), ==, 63);
+    g_assert_cmpuint(at[6], ==, 2);
+    g_assert_cmpuint(at[62], ==, 5);
+}
+
+/* One READ or atomic of 8 bytes from A to @raddr/@rkey into @lkey's. */
+static void put_rd_atomic(QRoceEnv *e, QRoceQP *a, uint8_t op, uint64_t raddr,
+                          uint32_t rkey, uint32_t lkey)
+{
+    struct qroce_send_wqe h = { .opcode = op, .flags = QROCE_WQE_SIGNALED };
+
+    h.rdma.remote_addr = cpu_to_le64(raddr);
+    h.rdma.rkey = cpu_to_le32(rkey);
+    h.rdma.compare_add = cpu_to_le64(5);
+    qroce_env_put(e, a, &h, e->buf + 8192, 8, lkey);
+    qroce_env_ring(e, a);
+}
+
+/*
+ * Where a bad local key is caught.  A READ or an atomic names in its SGE
+ * where the answer goes: with a bad lkey and a bad rkey the request goes
+ * out and the responder's NAK ends it (REM_ACCESS_ERR); with only the
+ * lkey bad the request goes out, a FETCH_ADD executes at the responder,
+ * and placing the answer ends it (LOC_PROT_ERR).  A SEND's bad lkey is
+ * caught before anything is sent.
+ */
+static void test_local_key_order(QRoce *t)
+{
+    static const uint8_t ops[] = { QROCE_WR_RDMA_READ,
+                                   QROCE_WR_ATOMIC_FETCH_ADD,
+                                   QROCE_WR_ATOMIC_CMP_SWP };
+    uint32_t tkey, bad, tx;
+    uint64_t tgt;
+    QRoceEnv e;
+    QRoceQP a, b;
+    int i;
+
+    qroce_env_setup(&e, t);
+    tgt = qroce_pages(t, 1);
+    tkey = qroce_mk_mr(t, e.pdn, tgt, 1, QROCE_ACCESS_LOCAL_WRITE |
+                       QROCE_ACCESS_REMOTE_READ | QROCE_ACCESS_REMOTE_ATOMIC);
+    bad = e.key + 0x10000;      /* no such MR */
+    for (i = 0; i < ARRAY_SIZE(ops); i++) {
+        qroce_env_pair(&e, &a, &b, 1);
+        tx = qroce_cnt(t, QROCE_CNT_ROCE_TX_PKTS);
+        put_rd_atomic(&e, &a, ops[i], tgt, tkey + 0x10000, bad);
+        qroce_env_cqe(&e, &a, 0, QROCE_WC_REM_ACCESS_ERR, NULL);
+        g_assert_cmpuint(qroce_cnt(t, QROCE_CNT_ROCE_TX_PKTS), >, tx);
+
+        qroce_env_pair(&e, &a, &b, 1);
+        qtest_writeq(t->qts, tgt, 5);
+        tx = qroce_cnt(t, QROCE_CNT_ROCE_TX_PKTS);
+        put_rd_atomic(&e, &a, ops[i], tgt, tkey, bad);
+        qroce_env_cqe(&e, &a, 0, QROCE_WC_LOC_PROT_ERR, NULL);
+        g_assert_cmpuint(qroce_cnt(t, QROCE_CNT_ROCE_TX_PKTS), >, tx);
+        /* FETCH_ADD 5 to 5, CMP_SWP 5 == 5 -> swap 0: both executed */
+        g_assert_cmphex(qtest_readq(t->qts, tgt), ==,
+                        ops[i] == QROCE_WR_ATOMIC_FETCH_ADD ? 10 :
+                        ops[i] == QROCE_WR_ATOMIC_CMP_SWP ? 0 : 5);
+    }
+    qroce_env_pair(&e, &a, &b, 1);
+    tx = qroce_cnt(t, QROCE_CNT_ROCE_TX_PKTS);
+    qroce_env_put(&e, &a, &(struct qroce_send_wqe){ .opcode = QROCE_WR_SEND,
+                  .flags = QROCE_WQE_SIGNALED }, e.buf, 64, bad);
+    qroce_env_ring(&e, &a);
+    qroce_env_cqe(&e, &a, 0, QROCE_WC_LOC_PROT_ERR, NULL);
+    g_assert_cmpuint(qroce_cnt(t, QROCE_CNT_ROCE_TX_PKTS), ==, tx);
+}
+
+/*
+ * Arming for any completion, then for solicited ones only, before any
+ * event: the stronger request stays, and an unsolicited completion
+ * raises the event.
+ */
+static void test_arm_any_then_solicited(QRoce *t)
+{
+    struct qroce_eqe ev;
+    struct qroce_cqe cqe;
+    uint64_t eq1, cq, buf, sq, rq;
+    uint32_t pdn, cqn, a, key;
+
+    qroce_enable(t);
+    pdn = qroce_alloc_pd(t);
+    qroce_mk_eq(t, 0);
+    eq1 = qroce_mk_eq(t, 1);
+    cqn = qroce_mk_cq_ring(t, 1, 6, &cq);
+    qroce_set_gid0(t);
+    buf = qroce_pages(t, 1);
+    key = qroce_mk_mr(t, pdn, buf, 1, QROCE_ACCESS_LOCAL_WRITE);
+    g_assert_cmpuint(qroce_mk_qp_rings(t, QROCE_QPT_RC, pdn, cqn, cqn, 0, &a,
+                                       &sq, &rq), ==, 0);
+    qroce_rc_connect(t, a, a, 100, 100);
+    qroce_post_recv(t, rq, 0, buf + 2048, 1024, key);
+    qroce_db(t, QROCE_DB_RQ, a, 1);
+    qroce_db(t, QROCE_DB_CQ_ARM, cqn, QROCE_CQ_ARM_NEXT | 0);
+    qroce_db(t, QROCE_DB_CQ_ARM, cqn, QROCE_CQ_ARM_SOLICITED | 0);
+    qroce_post_send(t, sq, 0, buf, 100, key, QROCE_WQE_SIGNALED);
+    qroce_db(t, QROCE_DB_SQ, a, 1);
+    qroce_wait_entry(t, cq, sizeof(cqe), 6, 0, &cqe);
+    g_assert_cmpuint(cqe.status, ==, QROCE_WC_SUCCESS);
+    qroce_wait_entry(t, eq1, sizeof(ev), 8, 0, &ev);
+    g_assert_cmpuint(ev.type, ==, QROCE_EQE_COMP);
+    g_assert_cmpuint(le32_to_cpu(ev.handle), ==, cqn);
+    /* one event, then disarmed */
+    qroce_wait_entry(t, cq, sizeof(cqe), 6, 1, &cqe);
+    g_assert_false(qroce_entry_ready(t, eq1, sizeof(ev), 8, 1));
+}
+
 static const QRoceCase cases[] = {
     { "rc/send-loopback-cqes-events-cq-overrun", test_rc_loopback, NULL,
       NULL },
@@ -515,6 +685,10 @@ static const QRoceCase cases[] = {
       NULL },
     { "rc/flush-and-atomic-write-on-the-wire", test_flush_atomic_write_wire,
       NULL, qroce_peer_prepare },
+    { "rc/retry-exhaustion-in-timeout-times-retries", test_retry_timing },
+    { "rc/bad-local-key-of-a-read-or-atomic-caught-at-placement",
+      test_local_key_order },
+    { "rc/arm-any-then-solicited-keeps-any", test_arm_any_then_solicited },
 };
 
 static void register_qroce_rc_tests(void)

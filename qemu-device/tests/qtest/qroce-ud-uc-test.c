@@ -77,8 +77,8 @@ static void ud_check_gsi_mad(QRoce *t, uint64_t cq_ring, uint32_t *ci,
 /*
  * UD SENDs between two UD QPs and to the GSI QP: the GRH area and payload
  * of the RECV, the CQE's flags, source QP, source MAC and immediate; a
- * wrong Q_Key, a missing AH and a message over the UD MTU; a RECV buffer
- * too small for GRH and payload.
+ * wrong Q_Key, a missing AH and a message over the UD MTU; a message
+ * longer than the RECV buffer is dropped and the buffer kept.
  */
 static void test_ud_loopback(QRoce *t)
 {
@@ -133,20 +133,31 @@ static void test_ud_loopback(QRoce *t)
     qroce_db(t, QROCE_DB_SQ, g, 1);
     ud_check_gsi_mad(t, cq_ring, &ci, buf, pattern);
 
-    /* a RECV too small for GRH and payload: LOC_LEN_ERR, b goes to ERR */
+    /*
+     * A message longer than the RECV holds (40 + 100 > 60) is dropped and
+     * counted, as hardware drops it: the RECV stays and the next message
+     * that fits (40 + 20) completes on it; b stays in RTS.
+     */
+    drops = qroce_cnt(t, QROCE_CNT_ROCE_RX_DROPS);
     qroce_post_ud(t, sqa, sa, ahn, b, 0x2222, buf, 100, key);
+    qroce_db(t, QROCE_DB_SQ, a, ++sa);
+    qroce_wait_entry(t, cq_ring, sizeof(cqe), 6, ci++, &cqe);
+    g_assert_true(cqe.flags & QROCE_CQE_F_SQ);
+    g_assert_cmpuint(cqe.status, ==, QROCE_WC_SUCCESS);
+    qroce_wait_cnt(t, QROCE_CNT_ROCE_RX_DROPS, drops + 1);
+    g_assert_false(qroce_entry_ready(t, cq_ring, sizeof(cqe), 6, ci));
+    qroce_post_ud(t, sqa, sa, ahn, b, 0x2222, buf + 7, 20, key);
     qroce_db(t, QROCE_DB_SQ, a, ++sa);
     for (i = 0; i < 2; i++) {
         qroce_wait_entry(t, cq_ring, sizeof(cqe), 6, ci++, &cqe);
-        if (cqe.flags & QROCE_CQE_F_SQ) {
-            g_assert_cmpuint(cqe.status, ==, QROCE_WC_SUCCESS);
-        } else {
+        g_assert_cmpuint(cqe.status, ==, QROCE_WC_SUCCESS);
+        if (!(cqe.flags & QROCE_CQE_F_SQ)) {
             g_assert_cmpuint(le32_to_cpu(cqe.qpn), ==, b);
             g_assert_cmpuint(le32_to_cpu(cqe.wqe_index), ==, 1);
-            g_assert_cmpuint(cqe.status, ==, QROCE_WC_LOC_LEN_ERR);
+            g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, 60);
         }
     }
-    g_assert_cmpuint(qroce_qp_state(t, b), ==, QROCE_QPS_ERR);
+    g_assert_cmpuint(qroce_qp_state(t, b), ==, QROCE_QPS_RTS);
 
     /* a message over the UD MTU (1024 at Ethernet MTU 1500) */
     qroce_post_ud(t, sqg, 1, ahn, a, 0x1111, buf, 1025, key);

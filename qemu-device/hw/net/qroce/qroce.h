@@ -383,6 +383,7 @@ typedef struct QRoceParams {
     uint32_t dm_size;       /* device memory (BAR5), bytes; 0: none */
     uint32_t state_budget_mb;   /* the object tables' memory */
     uint32_t min_ack_timeout_us;    /* floor of the local ACK timeout */
+    uint32_t retry_backoff;         /* doublings of the ACK timeout, 0..6 */
     /* congestion control (docs/hw-spec.md §14), settable at run time */
     bool ecn;               /* ECT(0) on RoCE frames sent */
     uint32_t ecn_threshold; /* CP: mark CE above this backlog (frames) */

@@ -198,7 +198,13 @@ int qroce_dp_read_wqe(QRoceState *s, QRoceQP *qp, uint32_t idx, QRoceWqe *w)
     }
     for (i = 0; i < w->hdr.num_sge; i++) {
         QRoceMR *mr;
-        int st = qroce_mr_check(s, le32_to_cpu(w->sge[i].lkey), qp->pdn,
+        /*
+         * What is sent is checked before it is sent.  Where a READ's or an
+         * atomic's answer goes is checked when it is placed, as hardware
+         * does: the request goes out (and an atomic executes) first.
+         */
+        int st = access ? QROCE_WC_SUCCESS :
+                 qroce_mr_check(s, le32_to_cpu(w->sge[i].lkey), qp->pdn,
                                 le64_to_cpu(w->sge[i].addr),
                                 le32_to_cpu(w->sge[i].length), access, &mr);
 
@@ -446,6 +452,17 @@ bool qroce_dp_op_last(uint8_t op)
  * the next WQE.  False if none is posted.  A WQE that cannot be read is
  * taken all the same and completes in error (its status is kept).
  */
+uint64_t qroce_dp_recv_room(const QRoceQP *qp)
+{
+    uint64_t room = 0;
+    int i;
+
+    for (i = 0; i < qp->xp.rwqe_nsge; i++) {
+        room += le32_to_cpu(qp->xp.rwqe_sge[i].length);
+    }
+    return room;
+}
+
 bool qroce_dp_recv_take(QRoceState *s, QRoceQP *qp)
 {
     QRoceQPXport *r = &qp->xp;

@@ -87,6 +87,8 @@ bool qroce_dp_op_last(uint8_t op);
  * scatters into it and completes it; the SRQ's other QPs take the next.
  */
 bool qroce_dp_recv_take(QRoceState *s, QRoceQP *qp);
+/* The bytes the RECV WQE taken into the QP holds (its SGEs' lengths). */
+uint64_t qroce_dp_recv_room(const QRoceQP *qp);
 int qroce_dp_scatter(QRoceState *s, QRoceQP *qp, uint32_t off,
                      const uint8_t *src, uint32_t n);
 void qroce_dp_recv_complete(QRoceState *s, QRoceQP *qp,

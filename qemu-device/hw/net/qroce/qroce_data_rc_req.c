@@ -28,12 +28,14 @@
 #include "trace.h"
 
 #define RC_ACK_EVERY    64      /* AckReq inside long messages */
-#define RC_MAX_BACKOFF  6       /* the timeout doubles at most 6 times */
+#define RC_MAX_BACKOFF  6       /* retry-backoff: at most 6 doublings */
 
 /*
  * The local ACK timeout: 4.096 us x 2^timeout, no less than the device's
- * floor (x-min-ack-timeout-us, for TCG guests), doubled for each timeout in
- * a row.
+ * floor (x-min-ack-timeout-us, for TCG guests).  As on hardware it stays
+ * the same from one retry to the next, so that retry_cnt retries end in
+ * timeout x (retry_cnt + 1); the retry-backoff property lets it double
+ * with each timeout in a row, at most that many times.
  */
 int64_t qroce_rc_ack_timeout_ns(QRoceQP *qp)
 {
@@ -41,7 +43,8 @@ int64_t qroce_rc_ack_timeout_ns(QRoceQP *qp)
     int64_t ns = 4096LL << MIN(qp->timeout, 31);
 
     ns = MAX(ns, (int64_t)s->params.min_ack_timeout_us * 1000);
-    return ns << MIN(qp->xp.backoff, RC_MAX_BACKOFF);
+    return ns << MIN(qp->xp.backoff,
+                     MIN(s->params.retry_backoff, RC_MAX_BACKOFF));
 }
 
 void qroce_rc_arm_timer(QRoceQP *qp)
@@ -401,15 +404,15 @@ static bool rc_sq_process(QRoceState *s, QRoceQP *qp, int *budget)
         if (first) {
             trace_qroce_sq_wqe(qp->qpn, idx, w->hdr.opcode, w->len);
         }
-        /* where the answer goes must be there before it is asked */
+        /*
+         * ODP pages where the answer goes are faulted in before it is
+         * asked; a bad local key there is found when the answer is placed
+         * (LOC_PROT_ERR then), not here
+         */
         st = wr_op_reads(w->hdr.opcode) && w->len ?
              qroce_dp_wqe_copy(s, qp, w, 0, NULL, w->len, true) : 0;
-        if (st) {
-            if (st == QROCE_RW_FAULT ||
-                !rc_sq_fail(s, qp, idx, QROCE_WC_LOC_PROT_ERR)) {
-                break;
-            }
-            return false;
+        if (st == QROCE_RW_FAULT) {
+            break;
         }
         if (wr_op_reads(w->hdr.opcode)) {
             rc_send_rd_atomic(s, qp, idx, w, &o);

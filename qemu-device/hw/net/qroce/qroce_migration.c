@@ -1122,6 +1122,7 @@ static const VMStateDescription vmstate_qroce_knobs = {
         VMSTATE_UINT32(params.inj_access_nak, QRoceState),
         VMSTATE_UINT32(params.inj_nak_qpn, QRoceState),
         VMSTATE_BOOL(params.link_off, QRoceState),
+        VMSTATE_UINT32(params.retry_backoff, QRoceState),
         VMSTATE_END_OF_LIST()
     },
 };

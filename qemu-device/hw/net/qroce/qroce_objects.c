@@ -678,8 +678,8 @@ void qroce_mw_qp_gone(QRoceState *s, uint32_t qpn)
 
 /* Why a BIND_MW of @mw to @mr for @qp is refused, or NULL. */
 static const char *qroce_mw_bind_bad(QRoceQP *qp, QRoceMR *mw, QRoceMR *mr,
-                                     uint32_t new_key, uint32_t access,
-                                     uint64_t addr, uint64_t length)
+                                     uint32_t access, uint64_t addr,
+                                     uint64_t length)
 {
     uint32_t remote = QROCE_ACCESS_REMOTE_WRITE | QROCE_ACCESS_REMOTE_READ |
                       QROCE_ACCESS_REMOTE_ATOMIC;
@@ -689,10 +689,6 @@ static const char *qroce_mw_bind_bad(QRoceQP *qp, QRoceMR *mw, QRoceMR *mr,
     }
     if (!mw || mw->pdn != qp->pdn) {
         return "mw_key";
-    }
-    if ((new_key >> QROCE_MR_KEY_INDEX_SHIFT) !=
-        (mw->key >> QROCE_MR_KEY_INDEX_SHIFT)) {
-        return "new_key (another index)";
     }
     if (mw->mw_type == 2 && mw->mw_bound) {
         return "state (a type 2 window bound already)";
@@ -734,12 +730,14 @@ int qroce_mw_bind(QRoceState *s, QRoceQP *qp, const struct qroce_send_wqe *w,
     if (mw && mw->mw_type == 2 && mw->key != mw_key) {
         mw = NULL;              /* type 2: the whole key names it */
     }
-    *why = qroce_mw_bind_bad(qp, mw, mr, new_key, access, addr, length);
+    *why = qroce_mw_bind_bad(qp, mw, mr, access, addr, length);
     if (*why) {
         return QROCE_WC_MW_BIND_ERR;
     }
     qroce_mw_unbind(s, mw);     /* type 1: a new bind replaces the old */
-    mw->key = new_key;
+    /* the key portion (variant byte) of new_key; the index stays */
+    mw->key = (mw->key & ~QROCE_MR_VARIANT_MASK) |
+              (new_key & QROCE_MR_VARIANT_MASK);
     if (length) {
         mw->mw_bound = true;
         mw->mw_qpn = qp->qpn;

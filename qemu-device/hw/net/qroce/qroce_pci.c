@@ -571,6 +571,7 @@ static void qroce_apply_stall(QRoceState *s)
 
 static const QRoceKnob qroce_knobs[] = {
     KNOB("x-min-ack-timeout-us", min_ack_timeout_us, 4000),
+    KNOB("retry-backoff", retry_backoff, 0),
     KNOB("ecn-threshold", ecn_threshold, 16),
     KNOB("cnp-interval-us", cnp_interval_us, 50),
     KNOB("dcqcn-line-mbps", dcqcn_line_mbps, 100000),

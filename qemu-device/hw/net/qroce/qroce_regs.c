@@ -525,7 +525,8 @@ static void qroce_db_apply(QRoceState *s, hwaddr addr, uint64_t val,
             return;
         }
         if (off == QROCE_DB_CQ_ARM) {
-            cq->arm = v & (QROCE_CQ_ARM_NEXT | QROCE_CQ_ARM_SOLICITED);
+            /* an arm adds to one in force: NEXT outlasts SOLICITED */
+            cq->arm |= v & (QROCE_CQ_ARM_NEXT | QROCE_CQ_ARM_SOLICITED);
             /* the consumer index travels as its 24 low bits */
             cq->ci_seen = cq->pi - ((cq->pi - v) & QROCE_CQ_ARM_CI_MASK);
         } else if (cq->pi - v > (1u << cq->log2)) {

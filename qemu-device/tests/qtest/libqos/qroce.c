@@ -817,8 +817,8 @@ void qroce_rc_connect(QRoce *t, uint32_t qpn, uint32_t dest,
 }
 
 /*
- * An RC QP to RTS towards QP @dest at @av with remote read too, one READ
- * or atomic in flight each way: its RNR NAKs ask for @rnr_timer, it
+ * An RC QP to RTS towards QP @dest at @av with remote read and atomics
+ * too, one READ or atomic in flight each way: its RNR NAKs ask for @rnr_timer, it
  * waits @timeout and retries @retry times.
  */
 static void qroce_rc_connect_av(QRoce *t, uint32_t qpn, uint32_t dest,
@@ -828,7 +828,8 @@ static void qroce_rc_connect_av(QRoce *t, uint32_t qpn, uint32_t dest,
 {
     qroce_rc_to_rts(t, qpn, dest, av, my_psn, dest_psn,
                     QROCE_ACCESS_LOCAL_WRITE | QROCE_ACCESS_REMOTE_WRITE |
-                    QROCE_ACCESS_REMOTE_READ, rnr_timer, timeout, retry, 1);
+                    QROCE_ACCESS_REMOTE_READ | QROCE_ACCESS_REMOTE_ATOMIC,
+                    rnr_timer, timeout, retry, 1);
 }
 
 /* qroce_rc_connect_av() towards the device itself. */
