@@ -528,7 +528,10 @@ static void qroce_mr_keep_bt(struct qroce_mr *mr, const struct qroce_bt *bt)
 	mr->bt_level = bt->level;
 }
 
-/* What every user registration starts with: the checks, and the MR. */
+/*
+ * What a user registration starts with: the checks, and the MR.  A
+ * length of 0 is allowed, as on hardware (qroce_mr_empty()).
+ */
 static struct qroce_mr *qroce_mr_new(struct ib_pd *ibpd, u64 len, int access)
 {
 	struct qroce_dev *dev = to_qdev(ibpd->device);
@@ -536,7 +539,7 @@ static struct qroce_mr *qroce_mr_new(struct ib_pd *ibpd, u64 len, int access)
 
 	if (!qroce_access_ok(access))
 		return ERR_PTR(-EOPNOTSUPP);
-	if (!len || len > dev->caps.max_mr_size)
+	if (len > dev->caps.max_mr_size)
 		return ERR_PTR(-EINVAL);
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
 	return mr ? mr : ERR_PTR(-ENOMEM);
@@ -592,6 +595,24 @@ err_umem:
 	return ERR_PTR(err);
 }
 
+/*
+ * An MR of 0 bytes at @virt: no memory to pin, an empty page table
+ * (hw-spec §4: only accesses of 0 bytes reach it).
+ */
+static struct ib_mr *qroce_mr_empty(struct ib_pd *ibpd, struct qroce_mr *mr,
+				    u64 virt, int access)
+{
+	struct qroce_cmd cmd = {};
+
+	cmd.hdr.opcode = QROCE_CMD_REG_MR;
+	cmd.reg_mr.pdn = cpu_to_le32(to_qpd(ibpd)->pdn);
+	cmd.reg_mr.access = cpu_to_le32(qroce_hw_access(access));
+	cmd.reg_mr.iova = cpu_to_le64(virt);
+	cmd.reg_mr.pages.level = QROCE_BT_CONTIG;
+	cmd.reg_mr.pages.page_shift = PAGE_SHIFT;
+	return qroce_reg_mr_nopin(to_qdev(ibpd->device), &cmd, mr, access);
+}
+
 static struct ib_mr *qroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 				       u64 virt, int access,
 				       struct ib_udata *udata)
@@ -603,6 +624,8 @@ static struct ib_mr *qroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 	mr = qroce_mr_new(ibpd, len, access);
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
+	if (!len)
+		return qroce_mr_empty(ibpd, mr, virt, access);
 	return qroce_mr_on_umem(ibpd, mr,
 				ib_umem_get(ibpd->device, start, len, access),
 				len, virt, access);

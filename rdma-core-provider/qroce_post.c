@@ -33,14 +33,18 @@ static const uint8_t qroce_wr_opcode[] = {
 };
 
 #define QROCE_MW_ACCESS (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | \
-			 IBV_ACCESS_REMOTE_ATOMIC)
+			 IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_ZERO_BASED)
+static_assert(IBV_ACCESS_ZERO_BASED == QROCE_ACCESS_ZERO_BASED,
+	      "a bind's access goes to the device as it is");
 /* A window grants remote rights only: local write is accepted and ignored. */
 #define QROCE_MW_ACCESS_IGNORED IBV_ACCESS_LOCAL_WRITE
 
 /*
- * Fill a BIND_MW WQE: @mw gets @rkey (same index, the consumer's variant)
- * over @info's range of its MR; the device checks the rest and fails the
- * bind with MW_BIND_ERR.  EINVAL for what no device could do.
+ * Fill a BIND_MW WQE: @mw gets the key byte of @rkey (its index stays)
+ * over @info's range of its MR, zero-based if asked; the device checks
+ * the rest and fails the bind with MW_BIND_ERR.  EINVAL for what no
+ * device could do.  The window's rkey becomes the one the device will
+ * give it, so that the next bind or invalidation of it names it.
  */
 static int qroce_wqe_set_bind(struct qroce_send_wqe *w, struct ibv_mw *mw,
 			      uint32_t rkey, const struct ibv_mw_bind_info *info)
@@ -55,6 +59,8 @@ static int qroce_wqe_set_bind(struct qroce_send_wqe *w, struct ibv_mw *mw,
 	w->bind.addr = htole64(info->addr);
 	w->bind.length = htole64(info->length);
 	w->bind.access = htole32(info->mw_access_flags & QROCE_MW_ACCESS);
+	mw->rkey = (mw->rkey & ~QROCE_MR_VARIANT_MASK) |
+		   (rkey & QROCE_MR_VARIANT_MASK);
 	return 0;
 }
 
@@ -126,24 +132,16 @@ static void qroce_wqe_set_ud(struct qroce_send_wqe *w, struct ibv_ah *ibah,
 	w->ud.remote_qkey = htole32(remote_qkey);
 }
 
-/*
- * IBV_WR_BIND_MW (type 2 windows; type 1 go through ibv_bind_mw): the
- * window's rkey becomes the new one now, so that the next bind or
- * invalidation of it names it.
- */
+/* IBV_WR_BIND_MW (type 2 windows; type 1 go through ibv_bind_mw). */
 static int qroce_write_bind_wqe(struct qroce_qp *qp, struct qroce_send_wqe *w,
 				struct ibv_send_wr *wr)
 {
 	struct ibv_mw *mw = wr->bind_mw.mw;
-	int err;
 
 	if (!mw || mw->type != IBV_MW_TYPE_2)
 		return EINVAL;
-	err = qroce_wqe_set_bind(w, mw, wr->bind_mw.rkey,
-				 &wr->bind_mw.bind_info);
-	if (!err)
-		mw->rkey = wr->bind_mw.rkey;
-	return err;
+	return qroce_wqe_set_bind(w, mw, wr->bind_mw.rkey,
+				  &wr->bind_mw.bind_info);
 }
 
 static int qroce_write_send_wqe(struct qroce_qp *qp, struct ibv_send_wr *wr)
@@ -539,7 +537,6 @@ static void qroce_wr_bind_mw(struct ibv_qp_ex *ibqp, struct ibv_mw *mw,
 		qp->ex_err = EINVAL;
 		return;
 	}
-	mw->rkey = rkey;
 	qp->cur_wqe = NULL;	/* no SGEs or inline data follow */
 }
 
@@ -578,7 +575,6 @@ int qroce_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,
 	if (!err) {
 		qp->sq.pi++;
 		qroce_ring_sq(qp);
-		mw->rkey = rkey;
 	}
 	qroce_spin_unlock(&qp->sq.lock);
 	return err;

@@ -1190,6 +1190,83 @@ static void test_mw_key_byte(QRoce *t)
     }
 }
 
+/*
+ * A zero-based type 2 window: its addresses start at 0, whatever the
+ * MR's are.  A WRITE at 100 through it lands 100 bytes into the range it
+ * was bound to; the MR's own address of that byte is outside the window.
+ */
+static void test_mw_zero_based(QRoce *t)
+{
+    uint8_t pat[64], got[64];
+    QRoceEnv e;
+    QRoceQP a, b;
+    uint64_t tgt;
+    uint32_t tkey, k, w;
+    int i;
+
+    qroce_env_setup(&e, t);
+    tgt = qroce_pages(t, 1);
+    tkey = qroce_mk_mr(t, e.pdn, tgt, 1, FR_LW | QROCE_ACCESS_MW_BIND);
+    k = mw_alloc(&e, e.pdn, 2, QROCE_CMD_OK);
+    w = (k & ~0xffu) | 0x21;
+    for (i = 0; i < sizeof(pat); i++) {
+        pat[i] = i * 11 + 2;
+    }
+    qtest_memwrite(t->qts, e.buf, pat, sizeof(pat));
+    qroce_env_pair(&e, &a, &b, 1);
+    mw_bind(&e, &b, k, w, tkey, tgt + 1024, 512,
+            FR_RW | QROCE_ACCESS_ZERO_BASED, QROCE_WC_SUCCESS);
+    mw_write(&e, &a, 100, w, 64, QROCE_WC_SUCCESS);
+    qtest_memread(t->qts, tgt + 1024 + 100, got, sizeof(got));
+    g_assert_true(!memcmp(got, pat, sizeof(got)));
+    mw_write(&e, &a, 480, w, 64, QROCE_WC_REM_ACCESS_ERR);   /* past 512 */
+    qroce_env_pair(&e, &a, &b, 1);
+    mw_write(&e, &a, tgt + 1024, w, 8, QROCE_WC_REM_ACCESS_ERR);
+}
+
+/*
+ * An MR of 0 bytes (REG_MR with length 0 and no pages): its key is valid;
+ * SENDs, RECVs, WRITEs and READs of 0 bytes to and from it, at its
+ * address or far outside it, complete; 1 byte is refused.
+ */
+static void test_zero_length_mr(QRoce *t)
+{
+    struct qroce_cmd c = { .hdr.opcode = QROCE_CMD_REG_MR };
+    struct qroce_cqe cqe;
+    uint32_t out[6], zk;
+    QRoceEnv e;
+    QRoceQP a, b;
+
+    qroce_env_setup(&e, t);
+    c.reg_mr.pdn = cpu_to_le32(e.pdn);
+    c.reg_mr.access = cpu_to_le32(FR_LW | FR_RW | FR_RR);
+    c.reg_mr.iova = cpu_to_le64(0x5000);
+    c.reg_mr.pages.level = QROCE_BT_CONTIG;
+    c.reg_mr.pages.page_shift = 12;
+    g_assert_cmpuint(qroce_cmd(t, &c, out), ==, QROCE_CMD_OK);
+    zk = out[0];
+    qroce_env_pair(&e, &a, &b, 1);
+    qroce_post_recv(t, b.rq, 0, 0x5000, 0, zk);
+    qroce_db(t, QROCE_DB_RQ, b.qpn, 1);
+    qroce_env_put(&e, &a, &(struct qroce_send_wqe){ .opcode = QROCE_WR_SEND,
+                  .flags = QROCE_WQE_SIGNALED }, 0x7777000, 0, zk);
+    qroce_env_ring(&e, &a);
+    qroce_env_cqe(&e, &a, QROCE_CQE_SEND, QROCE_WC_SUCCESS, NULL);
+    qroce_env_cqe(&e, &b, QROCE_CQE_RECV, QROCE_WC_SUCCESS, &cqe);
+    g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, 0);
+    qroce_env_put_rdma(&e, &a, QROCE_WR_RDMA_WRITE, 0x9999000, zk, e.buf, 0);
+    qroce_env_ring(&e, &a);
+    qroce_env_cqe(&e, &a, QROCE_CQE_RDMA_WRITE, QROCE_WC_SUCCESS, NULL);
+    qroce_env_put(&e, &a, &(struct qroce_send_wqe){
+                  .opcode = QROCE_WR_RDMA_READ, .flags = QROCE_WQE_SIGNALED,
+                  .rdma.remote_addr = cpu_to_le64(0x5000),
+                  .rdma.rkey = cpu_to_le32(zk) }, 0x5001, 0, zk);
+    qroce_env_ring(&e, &a);
+    qroce_env_cqe(&e, &a, QROCE_CQE_RDMA_READ, QROCE_WC_SUCCESS, NULL);
+    mw_write(&e, &a, 0x5000, zk, 1, QROCE_WC_REM_ACCESS_ERR);
+    g_assert_cmpuint(qroce_cmd_simple(t, QROCE_CMD_DEREG_MR, zk, NULL), ==, 0);
+}
+
 static const QRoceCase cases[] = {
     { "mr/rereg-checks-and-moves-pd-pages-access", test_rereg_mr, NULL,
       NULL },
@@ -1201,6 +1278,8 @@ static const QRoceCase cases[] = {
       "-global qroce.max-bt-pages=1000", NULL },
     { "mr/mw-bind-access-invalidate-dealloc", test_mw, NULL, NULL },
     { "mr/mw-bind-takes-the-key-byte-of-the-new-rkey", test_mw_key_byte },
+    { "mr/mw-type2-zero-based", test_mw_zero_based },
+    { "mr/zero-length-mr-and-zero-byte-access", test_zero_length_mr },
     { "mr/dm-write-read-bounds-reset", test_dm, NULL, NULL },
     { "mr/dm-none-with-dm-size-0", test_dm_none, "-global qroce.dm-size=0",
       NULL },

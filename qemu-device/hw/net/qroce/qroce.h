@@ -134,6 +134,7 @@ typedef struct QRoceMR {
     bool mw_bound;
     uint32_t mw_qpn;        /* type 2: the QP it is bound to */
     uint32_t mw_mr_key;     /* the MR it opens, its key at bind time */
+    uint64_t mw_base;       /* the MR address of the window's first byte */
     uint32_t mw_mr_gen;     /* ... and its gen at bind time */
 } QRoceMR;
 

@@ -972,6 +972,12 @@ static int qroce_reg_mr_pages(QRoceState *s, const struct qroce_cmd *c,
     if (p->pages.level == QROCE_BT_ODP) {
         return qroce_reg_mr_odp(s, c, &mr->bt);
     }
+    if (!p->length && !p->pages.npages && p->pages.level == QROCE_BT_CONTIG) {
+        /* 0 bytes: no pages; only accesses of 0 bytes reach it */
+        memset(&mr->bt, 0, sizeof(mr->bt));
+        mr->bt.page_shift = QROCE_BT_MIN_PAGE_SHIFT;
+        return QROCE_CMD_OK;
+    }
     if (!qroce_bt_exact(&p->pages, le32_to_cpu(p->first_page_offset),
                         le64_to_cpu(p->length))) {
         /* the table covers exactly the MR */

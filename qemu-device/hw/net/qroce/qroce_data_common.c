@@ -201,9 +201,10 @@ int qroce_dp_read_wqe(QRoceState *s, QRoceQP *qp, uint32_t idx, QRoceWqe *w)
         /*
          * What is sent is checked before it is sent.  Where a READ's or an
          * atomic's answer goes is checked when it is placed, as hardware
-         * does: the request goes out (and an atomic executes) first.
+         * does: the request goes out (and an atomic executes) first.  An
+         * SGE of 0 bytes names no memory: its key is not looked at.
          */
-        int st = access ? QROCE_WC_SUCCESS :
+        int st = access || !w->sge[i].length ? QROCE_WC_SUCCESS :
                  qroce_mr_check(s, le32_to_cpu(w->sge[i].lkey), qp->pdn,
                                 le64_to_cpu(w->sge[i].addr),
                                 le32_to_cpu(w->sge[i].length), access, &mr);
@@ -452,6 +453,24 @@ bool qroce_dp_op_last(uint8_t op)
  * the next WQE.  False if none is posted.  A WQE that cannot be read is
  * taken all the same and completes in error (its status is kept).
  */
+int qroce_dp_write_place(QRoceState *s, QRoceQP *qp, const RocePktIn *p,
+                         uint64_t *end)
+{
+    QRoceQPXport *r = &qp->xp;
+    uint64_t va = r->wr_va + r->recv_off;
+    QRoceMR *mr;
+
+    if (!p->paylen) {
+        return 0;
+    }
+    if (qroce_rkey_check(s, qp, r->wr_rkey, &va, p->paylen,
+                         QROCE_ACCESS_REMOTE_WRITE, &mr)) {
+        return -1;
+    }
+    *end = va + (r->wr_len - r->recv_off);
+    return qroce_mr_rw(s, mr, va, (void *)p->payload, p->paylen, true);
+}
+
 uint64_t qroce_dp_recv_room(const QRoceQP *qp)
 {
     uint64_t room = 0;

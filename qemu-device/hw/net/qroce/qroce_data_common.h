@@ -87,6 +87,14 @@ bool qroce_dp_op_last(uint8_t op);
  * scatters into it and completes it; the SRQ's other QPs take the next.
  */
 bool qroce_dp_recv_take(QRoceState *s, QRoceQP *qp);
+/*
+ * The payload of an RDMA WRITE packet, placed where the message has got
+ * to (wr_va + recv_off through wr_rkey): 0, -1 (the key, range or access
+ * refuses it) or QROCE_RW_FAULT, with *@end the MR address where the
+ * message ends, for the page fault.
+ */
+int qroce_dp_write_place(QRoceState *s, QRoceQP *qp, const RocePktIn *p,
+                         uint64_t *end);
 /* The bytes the RECV WQE taken into the QP holds (its SGEs' lengths). */
 uint64_t qroce_dp_recv_room(const QRoceQP *qp);
 int qroce_dp_scatter(QRoceState *s, QRoceQP *qp, uint32_t off,

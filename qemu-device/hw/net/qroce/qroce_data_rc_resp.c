@@ -121,14 +121,15 @@ static bool rc_rsp_one(QRoceState *s, QRoceQP *qp, QRoceRcRsp *e)
             QRoceMR *mr;
             uint8_t *payload = s->eng->pkt +
                                roce_hdr_len(o.opcode, !roce_gid_is_v4(o.dgid));
+            uint64_t va = e->va + e->off;
 
             /* the MR may have gone since the request was checked */
-            int ret = qroce_rkey_check(s, qp, e->rkey, e->va + e->off, n,
+            int ret = qroce_rkey_check(s, qp, e->rkey, &va, n,
                                        QROCE_ACCESS_REMOTE_READ, &mr) ? -1 :
-                      qroce_mr_rw(s, mr, e->va + e->off, payload, n, false);
+                      qroce_mr_rw(s, mr, va, payload, n, false);
 
             if (ret == QROCE_RW_FAULT &&
-                qroce_odp_fault(s, qp, QROCE_PF_RESP, e->va + e->len)) {
+                qroce_odp_fault(s, qp, QROCE_PF_RESP, va + e->len - e->off)) {
                 return false;   /* ODP page gone since: wait for it here */
             }
             if (ret) {
@@ -304,6 +305,7 @@ static uint8_t rc_flush_exec(QRoceState *s, QRoceQP *qp, RocePktIn *p)
  */
 static uint8_t rc_atomic_write_exec(QRoceState *s, QRoceQP *qp, RocePktIn *p)
 {
+    uint64_t va = p->reth_va;
     QRoceMR *mr;
     int ret;
 
@@ -311,11 +313,11 @@ static uint8_t rc_atomic_write_exec(QRoceState *s, QRoceQP *qp, RocePktIn *p)
         p->reth_len != 8 || p->paylen != 8 || (p->reth_va & 7)) {
         return ROCE_AETH_NAK_INV;
     }
-    ret = qroce_rkey_check(s, qp, p->reth_rkey, p->reth_va, 8,
+    ret = qroce_rkey_check(s, qp, p->reth_rkey, &va, 8,
                            QROCE_ACCESS_REMOTE_WRITE, &mr) ? -1 :
-          qroce_mr_rw(s, mr, p->reth_va, (void *)p->payload, 8, true);
+          qroce_mr_rw(s, mr, va, (void *)p->payload, 8, true);
     if (ret == QROCE_RW_FAULT &&
-        qroce_odp_fault(s, qp, QROCE_PF_RESP, p->reth_va + 8)) {
+        qroce_odp_fault(s, qp, QROCE_PF_RESP, va + 8)) {
         return ROCE_AETH_RNR | qp->min_rnr_timer;
     }
     return ret ? ROCE_AETH_NAK_ACCESS : 0;
@@ -378,6 +380,7 @@ static bool rc_rd_atomic_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p,
     QRoceRcRsp e = { .kind = read ? RC_RSP_READ : RC_RSP_ATOMIC,
                      .first_psn = p->psn, .psn = p->psn, .va = p->reth_va,
                      .rkey = p->reth_rkey, .len = read ? p->reth_len : 1 };
+    uint64_t va = p->reth_va;
     QRoceMR *mr;
     uint8_t v[8];
     uint64_t orig;
@@ -405,9 +408,8 @@ static bool rc_rd_atomic_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p,
             p->reth_len > QROCE_DEF_MAX_MSG ||
             psn_cmp(psn_add(p->psn, rc_read_pkts(qp, p->reth_len)),
                     r->epsn) > 0 ||
-            (p->reth_len && qroce_rkey_check(s, qp, p->reth_rkey,
-                                             p->reth_va, p->reth_len, need,
-                                             &mr))) {
+            (p->reth_len && qroce_rkey_check(s, qp, p->reth_rkey, &va,
+                                             p->reth_len, need, &mr))) {
             qroce_dp_drop(s, "duplicate READ out of range");
             return true;
         }
@@ -421,21 +423,21 @@ static bool rc_rd_atomic_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p,
         rc_resp_fatal(s, qp, ROCE_AETH_NAK_INV, p->psn, QROCE_EQE_QP_REQ_ERR);
         return false;
     }
-    if (e.len && qroce_rkey_check(s, qp, p->reth_rkey, p->reth_va,
+    if (e.len && qroce_rkey_check(s, qp, p->reth_rkey, &va,
                                   read ? p->reth_len : 8, need, &mr)) {
         rc_resp_fatal(s, qp, ROCE_AETH_NAK_ACCESS, p->psn,
                       QROCE_EQE_QP_ACCESS_ERR);
         return false;
     }
     /* ODP: every page it reads (or the atomic writes) there first */
-    ret = e.len ? qroce_mr_rw(s, mr, p->reth_va, NULL,
-                              read ? p->reth_len : 8, !read) : 0;
+    ret = e.len ? qroce_mr_rw(s, mr, va, NULL, read ? p->reth_len : 8,
+                              !read) : 0;
     if (ret == QROCE_RW_FAULT) {
         return rc_resp_fault(s, qp, p->psn,
-                             p->reth_va + (read ? p->reth_len : 8));
+                             va + (read ? p->reth_len : 8));
     }
     if (!read) {
-        if (qroce_mr_rw(s, mr, p->reth_va, v, 8, false)) {
+        if (qroce_mr_rw(s, mr, va, v, 8, false)) {
             rc_resp_fatal(s, qp, ROCE_AETH_NAK_ACCESS, p->psn,
                           QROCE_EQE_QP_ACCESS_ERR);
             return false;
@@ -447,7 +449,7 @@ static bool rc_rd_atomic_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p,
             stq_le_p(v, p->atomic_swap_add);
         }
         if (ldq_le_p(v) != orig &&
-            qroce_mr_rw(s, mr, p->reth_va, v, 8, true)) {
+            qroce_mr_rw(s, mr, va, v, 8, true)) {
             rc_resp_fatal(s, qp, ROCE_AETH_NAK_ACCESS, p->psn,
                           QROCE_EQE_QP_ACCESS_ERR);
             return false;
@@ -516,6 +518,7 @@ static bool rc_responder_check(QRoceState *s, QRoceQP *qp, RocePktIn *p,
         return false;
     }
     if (first && write) {
+        uint64_t va = p->reth_va;
         QRoceMR *mr;
 
         if (p->reth_len > QROCE_DEF_MAX_MSG ||
@@ -527,7 +530,7 @@ static bool rc_responder_check(QRoceState *s, QRoceQP *qp, RocePktIn *p,
         }
         /* a WRITE of 0 bytes needs no valid rkey (IBA C9-88) */
         if (p->reth_len &&
-            qroce_rkey_check(s, qp, p->reth_rkey, p->reth_va, p->reth_len,
+            qroce_rkey_check(s, qp, p->reth_rkey, &va, p->reth_len,
                              QROCE_ACCESS_REMOTE_WRITE, &mr)) {
             rc_resp_fatal(s, qp, ROCE_AETH_NAK_ACCESS, p->psn,
                           QROCE_EQE_QP_ACCESS_ERR);
@@ -558,15 +561,11 @@ static bool rc_responder_place(QRoceState *s, QRoceQP *qp, RocePktIn *p,
     int st;
 
     if (write) {
-        QRoceMR *mr;
+        uint64_t end;
 
-        st = !p->paylen ? 0 :
-             qroce_rkey_check(s, qp, r->wr_rkey, r->wr_va + r->recv_off,
-                              p->paylen, QROCE_ACCESS_REMOTE_WRITE, &mr) ? -1 :
-             qroce_mr_rw(s, mr, r->wr_va + r->recv_off, (void *)p->payload,
-                         p->paylen, true);
+        st = qroce_dp_write_place(s, qp, p, &end);
         if (st == QROCE_RW_FAULT) {
-            rc_resp_fault(s, qp, p->psn, r->wr_va + r->wr_len);
+            rc_resp_fault(s, qp, p->psn, end);
             return false;
         }
         if (st) {

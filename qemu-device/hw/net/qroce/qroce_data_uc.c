@@ -120,6 +120,7 @@ void qroce_uc_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p)
     bool write = op >= ROCE_WRITE_FIRST && op <= ROCE_WRITE_ONLY_IMM;
     bool first = qroce_dp_op_first(op), last = qroce_dp_op_last(op);
     bool needs_wqe = !write || p->has_imm;
+    uint64_t va = p->reth_va;
     QRoceMR *mr;
     int st;
 
@@ -142,7 +143,7 @@ void qroce_uc_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p)
                        (last && p->paylen != p->reth_len) ||
                        (!last && p->reth_len <= p->paylen) ||
                        (p->reth_len &&
-                        qroce_rkey_check(s, qp, p->reth_rkey, p->reth_va,
+                        qroce_rkey_check(s, qp, p->reth_rkey, &va,
                                          p->reth_len,
                                          QROCE_ACCESS_REMOTE_WRITE, &mr))))) {
             qroce_dp_drop(s, "UC message refused (access, key or no RECV WQE)");
@@ -166,14 +167,12 @@ void qroce_uc_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p)
         return;
     }
     if (write) {
-        st = !p->paylen ? 0 :
-             qroce_rkey_check(s, qp, r->wr_rkey, r->wr_va + r->recv_off,
-                              p->paylen, QROCE_ACCESS_REMOTE_WRITE, &mr) ? -1 :
-             qroce_mr_rw(s, mr, r->wr_va + r->recv_off, (void *)p->payload,
-                         p->paylen, true);
+        uint64_t end;
+
+        st = qroce_dp_write_place(s, qp, p, &end);
         if (st == QROCE_RW_FAULT) {
             /* UC is unreliable: the message is lost, the page comes in */
-            qroce_odp_fault(s, qp, QROCE_PF_RESP, r->wr_va + r->wr_len);
+            qroce_odp_fault(s, qp, QROCE_PF_RESP, end);
         }
         if (st) {
             r->in_msg = false;

@@ -281,6 +281,7 @@ static const VMStateDescription vmstate_qroce_mr = {
         VMSTATE_UINT32(mw_qpn, QRoceMR),
         VMSTATE_UINT32(mw_mr_key, QRoceMR),
         VMSTATE_UINT32(mw_mr_gen, QRoceMR),
+        VMSTATE_UINT64(mw_base, QRoceMR),
         VMSTATE_END_OF_LIST()
     },
 };

@@ -460,27 +460,29 @@ static bool qroce_range_in(uint64_t va, uint64_t len, uint64_t base,
     return va >= base && va - base <= size && len <= size - (va - base);
 }
 
-int qroce_rkey_check(QRoceState *s, QRoceQP *qp, uint32_t key, uint64_t va,
+int qroce_rkey_check(QRoceState *s, QRoceQP *qp, uint32_t key, uint64_t *va,
                      uint64_t len, uint32_t need_access, QRoceMR **out)
 {
     QRoceMR *mw = qroce_mw_get(s, key);
 
     if (!mw) {
-        return qroce_mr_check(s, key, qp->pdn, va, len, need_access, out);
+        return qroce_mr_check(s, key, qp->pdn, *va, len, need_access, out);
     }
     *out = NULL;
     if (mw->key != key || !mw->mw_bound || mw->pdn != qp->pdn ||
         (mw->mw_type == 2 && mw->mw_qpn != qp->qpn) ||
         (mw->access & need_access) != need_access ||
-        (len && !qroce_range_in(va, len, mw->iova, mw->length))) {
+        (len && !qroce_range_in(*va, len, mw->iova, mw->length))) {
         return QROCE_WC_LOC_PROT_ERR;
     }
+    /* the MR's address of it (a zero-based window's start at 0) */
+    *va = *va - mw->iova + mw->mw_base;
     /*
      * The MR under it must be the registration it was bound to: gone,
      * FREE, invalidated or registered again (even with the same key)
      * refuses.
      */
-    if (qroce_mr_check(s, mw->mw_mr_key, qp->pdn, va, len, 0, out) ||
+    if (qroce_mr_check(s, mw->mw_mr_key, qp->pdn, *va, len, 0, out) ||
         (*out)->gen != mw->mw_mr_gen) {
         *out = NULL;
         return QROCE_WC_LOC_PROT_ERR;
@@ -658,7 +660,7 @@ void qroce_mw_unbind(QRoceState *s, QRoceMR *mw)
     }
     mw->mw_bound = false;
     mw->mw_qpn = mw->mw_mr_key = mw->mw_mr_gen = 0;
-    mw->iova = mw->length = 0;
+    mw->iova = mw->length = mw->mw_base = 0;
     mw->access = 0;
 }
 
@@ -703,7 +705,7 @@ static const char *qroce_mw_bind_bad(QRoceQP *qp, QRoceMR *mw, QRoceMR *mr,
         !(mr->access & QROCE_ACCESS_MW_BIND) || mr->bt.phys) {
         return "mr_lkey";
     }
-    if ((access & ~remote) ||
+    if ((access & ~(remote | QROCE_ACCESS_ZERO_BASED)) ||
         ((access & (QROCE_ACCESS_REMOTE_WRITE | QROCE_ACCESS_REMOTE_ATOMIC)) &&
          !(mr->access & QROCE_ACCESS_LOCAL_WRITE))) {
         return "access";
@@ -743,9 +745,10 @@ int qroce_mw_bind(QRoceState *s, QRoceQP *qp, const struct qroce_send_wqe *w,
         mw->mw_qpn = qp->qpn;
         mw->mw_mr_key = mr_key;
         mw->mw_mr_gen = mr->gen;
-        mw->iova = addr;
+        mw->mw_base = addr;
+        mw->iova = access & QROCE_ACCESS_ZERO_BASED ? 0 : addr;
         mw->length = length;
-        mw->access = access;
+        mw->access = access & ~QROCE_ACCESS_ZERO_BASED;
         mr->mw_refs++;
     }
     return QROCE_WC_SUCCESS;

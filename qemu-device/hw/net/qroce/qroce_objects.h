@@ -80,7 +80,7 @@ int qroce_mr_check(QRoceState *s, uint32_t key, uint32_t pdn, uint64_t va,
  * bound window of @qp's PD (type 2: bound to @qp) whose range and access
  * allow it; *@out is then the window's MR, as for qroce_mr_rw().
  */
-int qroce_rkey_check(QRoceState *s, QRoceQP *qp, uint32_t key, uint64_t va,
+int qroce_rkey_check(QRoceState *s, QRoceQP *qp, uint32_t key, uint64_t *va,
                      uint64_t len, uint32_t need_access, QRoceMR **out);
 /*
  * Copy @len bytes at @va of @mr (checked) to or from @buf: 0, -1, or
