@@ -240,7 +240,12 @@ int qroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	return 0;
 
 err_destroy:
+	/*
+	 * Out of qp_xa again (qroce_publish): a page-fault event may have
+	 * queued fault work meanwhile, which must be done before the QP goes.
+	 */
 	qroce_destroy_cmd(dev, QROCE_CMD_DESTROY_QP, qp->qpn);
+	qroce_odp_qp_fini(qp);
 err_rings:
 	qroce_ring_put(dev, &qp->rq.ring);
 	qroce_ring_put(dev, &qp->sq.ring);

@@ -10,7 +10,9 @@
 #  - a swallowed command and a device-fatal event: the driver's command
 #    timeout runs (or the FATAL interrupt), IBV_EVENT_DEVICE_FATAL reaches
 #    the application, the driver resets the device and probes it again,
-#    and a pingpong passes without a reboot.
+#    and a pingpong passes without a reboot;
+#  - a CREATE_QP whose response cannot be copied out (EFAULT): the driver
+#    takes back the QP it had published, the device keeps no QP of it.
 # Every injected fault is counted (injected_faults) and used up.
 . "$(dirname "$0")/lib.sh"
 qr_init inject
@@ -146,8 +148,30 @@ fatal() {
 	recovered 2
 }
 
+# qps G: how many QPs guest G's device holds (x-objects)
+qps() { qr_qom_get "$1" x-objects | grep -o '\\"qpn\\"' | wc -l; }
+
+# qp_efault: CREATE_QP by write() with the driver's part of the response
+# on a read-only page: the driver has made and published the QP when the
+# copy fails, and takes it back (out of qp_xa, its fault work cancelled,
+# DESTROY_QP, rings unpinned); the command fails with EFAULT, the next
+# ibv_create_qp succeeds, and the device holds as many QPs as before
+qp_efault() {
+	n0=$(qps 1)
+	qr_exec 1 'qroce-verb qp-efault' >"$QR_DIR/efault.out"
+	trc=$?
+	cat "$QR_DIR/efault.out"
+	n1=$(qps 1)
+	echo "QPs in the device: $n0 before, $n1 after"
+	[ $trc -eq 0 ] &&
+		grep -q '^create_qp (response not writable): failed, errno 14 ' "$QR_DIR/efault.out" &&
+		grep -q '^create_qp: ok' "$QR_DIR/efault.out" &&
+		[ "${n0:-0}" -gt 0 ] && [ "$n0" = "$n1" ]
+}
+
 qr_check "failed CREATE_QP (ERR_NORES): ibv_create_qp gives ENOMEM, the next succeeds" cmd_fail 7 4 qp 12
 qr_check "failed command (ERR_PARAM, any opcode): ibv_alloc_pd gives EINVAL" cmd_fail 256 2 pd 22
+qr_check "CREATE_QP whose response cannot be copied out: EFAULT, the published QP taken back, the next succeeds" qp_efault
 qr_check "injected WQE error: the pingpong client gets local protection error" wqe_err
 qr_check "3 injected RNR NAKs: the SENDs are retried, the pingpong passes" rnr
 qr_check "port down/up events: IBV_EVENT_PORT_ERR, then IBV_EVENT_PORT_ACTIVE" events
