@@ -55,6 +55,31 @@ static u64 qroce_odp_index(struct qroce_mr *mr, u64 va)
 /* Invalidation                                                        */
 /* ------------------------------------------------------------------ */
 
+/*
+ * ODP_UNMAP of @npages entries of @mr's table from @first: once it
+ * returns, no access of the device uses them, and their DMA mappings may
+ * go.  A dead device answers no command but may still use them until it
+ * has been reset: wait for that, as the destroy verbs do.  Sleeps.
+ */
+static void qroce_odp_unmap_cmd(struct qroce_mr *mr, u64 first, u64 npages)
+{
+	struct qroce_dev *dev = to_qdev(mr->ibmr.device);
+	struct qroce_cmd cmd = {};
+
+	cmd.hdr.opcode = QROCE_CMD_ODP_UNMAP;
+	cmd.odp_unmap.key = cpu_to_le32(mr->ibmr.lkey);
+	cmd.odp_unmap.first = cpu_to_le64(first);
+	cmd.odp_unmap.npages = cpu_to_le64(npages);
+	if (qroce_destroyed(dev, qroce_cmd_exec(dev, &cmd, NULL), true))
+		ibdev_warn_ratelimited(&dev->ibdev,
+				       "ODP_UNMAP of MR 0x%x failed\n",
+				       mr->ibmr.lkey);
+}
+
+/*
+ * A range that cannot block is refused (false): ODP_UNMAP sleeps, and so
+ * may the wait for a dead device's reset.
+ */
 static bool qroce_odp_invalidate(struct mmu_interval_notifier *mni,
 				 const struct mmu_notifier_range *range,
 				 unsigned long cur_seq)
@@ -62,9 +87,7 @@ static bool qroce_odp_invalidate(struct mmu_interval_notifier *mni,
 	struct ib_umem_odp *odp = container_of(mni, struct ib_umem_odp,
 					       notifier);
 	struct qroce_mr *mr = odp->private;
-	struct qroce_dev *dev = to_qdev(mr->ibmr.device);
 	u64 start, end, first, last;
-	struct qroce_cmd cmd = {};
 
 	if (!mmu_notifier_range_blockable(range))
 		return false;
@@ -77,18 +100,10 @@ static bool qroce_odp_invalidate(struct mmu_interval_notifier *mni,
 	/* the part of the device's table this covers */
 	first = max_t(u64, start, mr->odp_va);
 	last = min_t(u64, end, mr->odp_va + mr->odp_len);
-	if (first < last && !READ_ONCE(mr->odp_dead)) {
-		cmd.hdr.opcode = QROCE_CMD_ODP_UNMAP;
-		cmd.odp_unmap.key = cpu_to_le32(mr->ibmr.lkey);
-		cmd.odp_unmap.first = cpu_to_le64(qroce_odp_index(mr, first));
-		cmd.odp_unmap.npages =
-			cpu_to_le64(qroce_odp_index(mr, last - 1) -
+	if (first < last && !READ_ONCE(mr->odp_dead))
+		qroce_odp_unmap_cmd(mr, qroce_odp_index(mr, first),
+				    qroce_odp_index(mr, last - 1) -
 				    qroce_odp_index(mr, first) + 1);
-		if (qroce_cmd_exec(dev, &cmd, NULL))
-			ibdev_warn_ratelimited(&dev->ibdev,
-					       "ODP_UNMAP of MR 0x%x failed\n",
-					       mr->ibmr.lkey);
-	}
 	ib_umem_odp_unmap_dma_pages(odp, start, end);
 out:
 	mutex_unlock(&odp->umem_mutex);
@@ -313,25 +328,17 @@ static int qroce_dmabuf_map(struct qroce_mr *mr)
 
 /*
  * The exporter moves the buffer (reservation lock held): the device's
- * entries go first (ODP_UNMAP: no access uses them after it), then the
- * mapping.  The next access faults, and the fault maps the buffer where
- * it is now.
+ * entries go first (ODP_UNMAP: no access uses them after it; a dead
+ * device's reset), then the mapping.  The next access faults, and the
+ * fault maps the buffer where it is now.
  */
 static void qroce_dmabuf_move_notify(struct dma_buf_attachment *attach)
 {
 	struct ib_umem_dmabuf *umd = attach->importer_priv;
 	struct qroce_mr *mr = umd->private;
-	struct qroce_cmd cmd = {};
 
-	if (!READ_ONCE(mr->odp_dead)) {
-		cmd.hdr.opcode = QROCE_CMD_ODP_UNMAP;
-		cmd.odp_unmap.key = cpu_to_le32(mr->ibmr.lkey);
-		cmd.odp_unmap.npages = cpu_to_le64(mr->bt_npages);
-		if (qroce_cmd_exec(to_qdev(mr->ibmr.device), &cmd, NULL))
-			ibdev_warn_ratelimited(mr->ibmr.device,
-					       "ODP_UNMAP of dma-buf MR 0x%x failed\n",
-					       mr->ibmr.lkey);
-	}
+	if (!READ_ONCE(mr->odp_dead))
+		qroce_odp_unmap_cmd(mr, 0, mr->bt_npages);
 	ib_umem_dmabuf_unmap_pages(umd);
 }
 
@@ -497,14 +504,19 @@ static struct qroce_mr *qroce_odp_mr_alloc(struct ib_pd *ibpd)
 	return mr;
 }
 
-/* DEREG_MR of a registration that failed half way. */
+/*
+ * DEREG_MR of a registration that failed half way.  A dead device may
+ * use the entries it has until its reset: wait for that, before the
+ * caller releases the memory.
+ */
 static void qroce_odp_dereg_cmd(struct qroce_mr *mr)
 {
+	struct qroce_dev *dev = to_qdev(mr->ibmr.device);
 	struct qroce_cmd cmd = {};
 
 	cmd.hdr.opcode = QROCE_CMD_DEREG_MR;
 	cmd.key.key = cpu_to_le32(mr->ibmr.lkey);
-	qroce_cmd_exec(to_qdev(mr->ibmr.device), &cmd, NULL);
+	qroce_destroyed(dev, qroce_cmd_exec(dev, &cmd, NULL), true);
 	WRITE_ONCE(mr->odp_dead, true);
 }
 

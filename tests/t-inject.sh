@@ -12,7 +12,10 @@
 #    the application, the driver resets the device and probes it again,
 #    and a pingpong passes without a reboot;
 #  - a CREATE_QP whose response cannot be copied out (EFAULT): the driver
-#    takes back the QP it had published, the device keeps no QP of it.
+#    takes back the QP it had published, the device keeps no QP of it;
+#  - ODP memory unmapped while the device is dead (its ODP_UNMAP timed
+#    out, or a device-fatal event came first): munmap returns only after
+#    the device has been reset, then recovery as above.
 # Every injected fault is counted (injected_faults) and used up.
 . "$(dirname "$0")/lib.sh"
 qr_init inject
@@ -169,6 +172,49 @@ qp_efault() {
 		[ "${n0:-0}" -gt 0 ] && [ "$n0" = "$n1" ]
 }
 
+# dmesg_count G PATTERN: lines of guest G's kernel log matching PATTERN
+dmesg_count() { qr_exec "$1" "dmesg | grep -c '$2'"; }
+
+# odp_dead G swallow|fatal: qroce-odp-dead in guest G (ODP traffic, then
+# munmap of its ODP region with the next command swallowed: the munmap's
+# ODP_UNMAP).  swallow: the driver's command timeout declares the device
+# dead; fatal: once the ODP_UNMAP is swallowed, a device-fatal event, which
+# the driver's health check finds first.  The program checks that munmap
+# returned only after the device's reset, and that DEVICE_FATAL came;
+# then the device recovers and a pingpong passes.
+odp_dead() {
+	ifindex "$1"
+	tmo0=$(dmesg_count "$1" 'command 0x1d timed out')
+	fat0=$(dmesg_count "$1" 'device failed (device reports FATAL)')
+	qr_bg "$1" odpdead "rm -f /tmp/odp.go; qroce-odp-dead -d qroce_0 -g 1 -f /tmp/odp.go" || return 1
+	QR_TIMEOUT=120 qr_exec "$1" 'i=0; until grep -q "^READY" /tmp/bg.odpdead.out; do [ -e /tmp/bg.odpdead ] && exit 1; i=$((i + 1)); [ $i -gt 900 ] && exit 1; sleep 0.1; done' ||
+		{ qr_exec "$1" 'cat /tmp/bg.odpdead.out'; return 1; }
+	qr_qom_set "$1" x-inject-cmd-swallow 1 && qr_exec "$1" 'touch /tmp/odp.go' || return 1
+	if [ "$2" = fatal ]; then
+		i=0
+		until [ "$(qr_qom_get "$1" x-inject-cmd-swallow)" = 0 ]; do
+			i=$((i + 1))
+			[ $i -gt 30 ] && { echo "the swallow was not used"; return 1; }
+			sleep 0.1
+		done
+		qr_qom_set "$1" x-inject-event device-fatal || return 1
+	fi
+	qr_bg_wait "$1" odpdead 90 >"$QR_DIR/odpdead.$2.out"
+	trc=$?
+	cat "$QR_DIR/odpdead.$2.out"
+	tmo1=$(dmesg_count "$1" 'command 0x1d timed out')
+	fat1=$(dmesg_count "$1" 'device failed (device reports FATAL)')
+	echo "ODP_UNMAP timeouts in dmesg: $tmo0 -> $tmo1; FATAL found by the health check: $fat0 -> $fat1"
+	[ $trc -eq 0 ] && ! grep -q '^FAIL' "$QR_DIR/odpdead.$2.out" &&
+		[ "$(grep -c '^PASS' "$QR_DIR/odpdead.$2.out")" -eq 5 ] || return 1
+	if [ "$2" = fatal ]; then
+		[ "$fat1" -eq $((fat0 + 1)) ] && [ "$tmo1" -eq "$tmo0" ] || return 1
+	else
+		[ "$tmo1" -eq $((tmo0 + 1)) ] || return 1
+	fi
+	recovered "$1"
+}
+
 qr_check "failed CREATE_QP (ERR_NORES): ibv_create_qp gives ENOMEM, the next succeeds" cmd_fail 7 4 qp 12
 qr_check "failed command (ERR_PARAM, any opcode): ibv_alloc_pd gives EINVAL" cmd_fail 256 2 pd 22
 qr_check "CREATE_QP whose response cannot be copied out: EFAULT, the published QP taken back, the next succeeds" qp_efault
@@ -177,4 +223,6 @@ qr_check "3 injected RNR NAKs: the SENDs are retried, the pingpong passes" rnr
 qr_check "port down/up events: IBV_EVENT_PORT_ERR, then IBV_EVENT_PORT_ACTIVE" events
 qr_check "swallowed command: timeout, DEVICE_FATAL, recovery, pingpong passes" swallow
 qr_check "device-fatal event: DEVICE_FATAL, recovery, pingpong passes" fatal
+qr_check "ODP region unmapped, its ODP_UNMAP timed out: munmap returns after the reset, DEVICE_FATAL, recovery, pingpong passes" odp_dead 1 swallow
+qr_check "ODP region unmapped, device-fatal event: munmap returns after the reset, DEVICE_FATAL, recovery, pingpong passes" odp_dead 2 fatal
 qr_finish
