@@ -476,6 +476,8 @@ static int qroce_reg_odp_table(struct ib_pd *ibpd, struct qroce_mr *mr,
 		return err;
 	mr->ibmr.lkey = out[0];
 	mr->ibmr.rkey = out[0];
+	mr->ibmr.iova = iova;
+	mr->ibmr.length = len;
 	mr->access = access;
 	mr->bt_level = QROCE_BT_ODP;
 	mr->bt_page_shift = QROCE_ODP_PAGE_SHIFT;
@@ -665,6 +667,29 @@ void qroce_odp_dereg_undo(struct qroce_mr *mr)
 /* Prefetch (ibv_advise_mr)                                            */
 /* ------------------------------------------------------------------ */
 
+/*
+ * Prefetch @sge of @mr, as mlx5 does: an MR of another PD, or a write
+ * prefetch of one not writable, is refused with -EPERM (as the man page
+ * says); a dma-buf MR maps all of its buffer, as its page faults do.
+ */
+static int qroce_odp_prefetch(struct qroce_mr *mr, struct ib_pd *pd,
+			      const struct ib_sge *sge, bool write, bool fault)
+{
+	struct ib_umem *umem = mr->dmabuf ? &mr->dmabuf->umem :
+			       &mr->odp->umem;
+
+	if (mr->ibmr.pd != pd || (write && !umem->writable))
+		return -EPERM;
+	if (mr->dmabuf) {
+		if (sge->addr < mr->ibmr.iova ||
+		    sge->addr - mr->ibmr.iova >= mr->ibmr.length)
+			return -EFAULT;
+		return qroce_dmabuf_map(mr);
+	}
+	return qroce_odp_map_range(mr, sge->addr - mr->ibmr.iova + mr->odp_va,
+				   sge->length, write, fault);
+}
+
 int qroce_advise_mr(struct ib_pd *pd, enum ib_uverbs_advise_mr_advice advice,
 		    u32 flags, struct ib_sge *sg_list, u32 num_sge,
 		    struct uverbs_attr_bundle *attrs)
@@ -684,13 +709,7 @@ int qroce_advise_mr(struct ib_pd *pd, enum ib_uverbs_advise_mr_advice advice,
 		mr = qroce_odp_mr_get(dev, sg_list[i].lkey);
 		if (!mr)
 			return -ENOENT;
-		if (mr->ibmr.pd != pd || (write && !mr->odp->umem.writable))
-			err = -EINVAL;
-		else
-			err = qroce_odp_map_range(mr, sg_list[i].addr -
-						  mr->ibmr.iova + mr->odp_va,
-						  sg_list[i].length, write,
-						  fault);
+		err = qroce_odp_prefetch(mr, pd, &sg_list[i], write, fault);
 		qroce_odp_mr_put(mr);
 	}
 	return err;

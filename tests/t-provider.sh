@@ -2,7 +2,7 @@
 # The provider (libqroce): stock ibv_devices/ibv_devinfo, the extended verbs
 # program in one guest (ibv_create_cq_ex polling, ibv_wr_* posting, error
 # paths), parent and thread domains (qroce-pd), device memory (qroce-dm),
-# on-demand paging (qroce-odp),
+# on-demand paging and prefetch on dma-buf MRs (qroce-odp),
 # and ibv_rc_pingpong with the new post-send API (-N) between two guests.
 . "$(dirname "$0")/lib.sh"
 qr_init provider
@@ -41,7 +41,7 @@ qr_check "ibv_devices, ibv_devinfo -v: qroce_0, PORT_ACTIVE, GID ::ffff:10.0.0.1
 qr_check "extended verbs in one guest (cq_ex polling, ibv_wr_*, errors)" extended
 qr_check "parent domains with a thread domain and an allocator: rings from it, traffic, refusals" prog qroce-pd 25
 qr_check "device memory: ibv_alloc_dm, memcpy, pool, MRs on it under WRITE/READ/atomics/SEND/RECV" prog qroce-dm 20
-qr_check "on-demand paging: untouched 256 MiB MR, local/remote faults, atomics, madvise/munmap invalidation, a hole, implicit ODP, prefetch" prog qroce-odp 56
+qr_check "on-demand paging: untouched 256 MiB MR, local/remote faults, atomics, madvise/munmap invalidation, a hole, implicit ODP, prefetch, prefetch on dma-buf MRs" prog qroce-odp 62
 qr_check "ibv_rc_pingpong -N (ibv_wr_* send API)" pingpong ibv_rc_pingpong -N -n 500
 qr_check "ibv_rc_pingpong -N -e" pingpong ibv_rc_pingpong -N -e -n 200
 qr_check "ibv_rc_pingpong -N -c -s 65536 (receiver checks the bytes)" pingpong ibv_rc_pingpong -N -c -s 65536 -n 50

@@ -26,13 +26,21 @@
  *   and SEND through its keys;
  * - ibv_advise_mr PREFETCH_WRITE with FLUSH maps a whole MR, after which
  *   a WRITE raises no fault; PREFETCH on the implicit MR; a bad lkey fails;
+ * - ibv_advise_mr on dma-buf MRs (a udmabuf of a memfd, ibv_reg_dmabuf_mr),
+ *   which are not ODP MRs but share their table, as mlx5 answers it:
+ *   PREFETCH_WRITE on a writable one maps it (0) and a WRITE then lands,
+ *   PREFETCH_WRITE on a read-only one is EPERM, PREFETCH on it 0, a range
+ *   past its end EFAULT; the process lives on (the driver once took the
+ *   ODP umem of a dma-buf MR, which it has not: an oops);
  * - everything is destroyed cleanly.
  *
  * Usage: qroce-odp [-d DEV] [-g GID_INDEX]; prints PASS/FAIL lines, exits 1
  * if anything failed, 2 on a set-up error.
  */
+#define _GNU_SOURCE             /* memfd_create, file seals */
 #include <sys/mman.h>
 #include "qr_verbs.h"
+#include "qr_dmabuf.h"
 
 #define MIB (1ul << 20)
 #define SRV_LEN (256 * MIB)     /* the big ODP region */
@@ -682,7 +690,61 @@ static void prefetch(void)
     check(r != 0, "ibv_advise_mr with a bad lkey fails");
 }
 
-/* 10. Everything goes away cleanly. */
+/* ibv_advise_mr on @sge with @advice and FLUSH: 0 or an errno, printed. */
+static int advise(enum ibv_advise_mr_advice advice, struct ibv_sge sge)
+{
+    int r = ibv_advise_mr(pd, advice, IBV_ADVISE_MR_FLAG_FLUSH, &sge, 1);
+
+    printf("  ibv_advise_mr(%s): %d (%s)\n",
+           advice == IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE ? "PREFETCH_WRITE" :
+           "PREFETCH", r, strerror(r));
+    return r;
+}
+
+/* 10. Prefetch on dma-buf MRs: mapped whole, or refused, never an oops. */
+static void dmabuf_prefetch(void)
+{
+    const size_t len = 2 * MIB;
+    uint8_t *d = NULL, *r = NULL, *w;
+    int dfd = qr_udmabuf(len, &d), rfd = qr_udmabuf(len, &r);
+    struct ibv_mr *dmr = NULL, *rmr = NULL;
+
+    if (dfd >= 0 && rfd >= 0) {
+        dmr = keep(ibv_reg_dmabuf_mr(pd, 0, len, (uintptr_t)d, dfd, PIN_ACC));
+        rmr = keep(ibv_reg_dmabuf_mr(pd, 0, len, (uintptr_t)r, rfd,
+                                     IBV_ACCESS_REMOTE_READ));
+    }
+    check(dmr && rmr, "ibv_reg_dmabuf_mr of two 2 MiB udmabufs, one "
+          "writable, one read-only");
+    if (!dmr || !rmr) {
+        printf("  errno %d (%s)\n", errno, strerror(errno));
+        return;
+    }
+    check(advise(IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE,
+                 (struct ibv_sge){ .addr = (uintptr_t)d, .length = len,
+                                   .lkey = dmr->lkey }) == 0,
+          "ibv_advise_mr PREFETCH_WRITE with FLUSH on the writable dma-buf "
+          "MR: 0, as mlx5 (it maps the buffer)");
+    w = d + MIB + 4096 + 17;
+    fill(cbuf, 65536, 83);
+    check(rdma(&p1, IBV_WR_RDMA_WRITE, cbuf, cmr->lkey, 65536, w,
+               dmr->rkey) == IBV_WC_SUCCESS && holds(w, 65536, 83),
+          "RDMA WRITE into the prefetched dma-buf MR, bytes compared");
+    check(advise(IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE,
+                 (struct ibv_sge){ .addr = (uintptr_t)r, .length = 4096,
+                                   .lkey = rmr->lkey }) == EPERM,
+          "ibv_advise_mr PREFETCH_WRITE on the read-only dma-buf MR: EPERM");
+    check(advise(IBV_ADVISE_MR_ADVICE_PREFETCH,
+                 (struct ibv_sge){ .addr = (uintptr_t)r, .length = 4096,
+                                   .lkey = rmr->lkey }) == 0,
+          "ibv_advise_mr PREFETCH on the read-only dma-buf MR: 0");
+    check(advise(IBV_ADVISE_MR_ADVICE_PREFETCH,
+                 (struct ibv_sge){ .addr = (uintptr_t)d + len, .length = 4096,
+                                   .lkey = dmr->lkey }) == EFAULT,
+          "ibv_advise_mr PREFETCH past the end of the dma-buf MR: EFAULT");
+}
+
+/* 11. Everything goes away cleanly. */
 static void cleanup(void)
 {
     struct pair *ps[3] = { &p1, &p2, &p3 };
@@ -778,6 +840,7 @@ int main(int argc, char **argv)
     hole();
     implicit();
     prefetch();
+    dmabuf_prefetch();
     cleanup();
     return failed;
 }

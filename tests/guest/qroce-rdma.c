@@ -37,8 +37,6 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <linux/udmabuf.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -47,6 +45,7 @@
 #include <unistd.h>
 #include "qr_verbs.h"
 #include "qr_tcp.h"
+#include "qr_dmabuf.h"
 
 #define BIG (1024 * 1024)
 #define HUGE (16 * 1024 * 1024)
@@ -632,10 +631,8 @@ static int odp;                 /* -O: ... or ODP MRs */
  */
 static struct ibv_mr *pat_mem(size_t len, int access, uint8_t **va)
 {
-    struct udmabuf_create uc = { .flags = UDMABUF_FLAGS_CLOEXEC,
-                                 .size = len };
     struct ibv_mr *m;
-    int dev, fd, mfd;
+    int fd;
 
     if (odp) {
         *va = mmap(NULL, len, PROT_READ | PROT_WRITE,
@@ -653,27 +650,14 @@ static struct ibv_mr *pat_mem(size_t len, int access, uint8_t **va)
         *va = calloc(1, len);
         return *va ? ibv_reg_mr(pd, *va, len, access) : NULL;
     }
-    mfd = memfd_create("qroce-rdma", MFD_ALLOW_SEALING);
-    dev = open("/dev/udmabuf", O_RDWR);
-    if (mfd < 0 || dev < 0 || ftruncate(mfd, len) ||
-        fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK)) {
-        die("memfd for udmabuf");
-    }
-    uc.memfd = mfd;
-    fd = ioctl(dev, UDMABUF_CREATE, &uc);
+    fd = qr_udmabuf(len, va);
     if (fd < 0) {
-        die("UDMABUF_CREATE");
-    }
-    *va = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
-    if (*va == MAP_FAILED) {
-        die("mmap of the memfd");
+        die("a udmabuf of a memfd");
     }
     m = ibv_reg_dmabuf_mr(pd, 0, len, (uintptr_t)*va, fd, access);
     if (m) {
         printf("dma-buf MR of %zu bytes: lkey 0x%x\n", len, m->lkey);
     }
-    close(dev);
-    close(mfd);
     return m;
 }
 
