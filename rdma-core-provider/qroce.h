@@ -87,7 +87,11 @@ struct qroce_pd {
 	void (*free)(struct ibv_pd *pd, void *pd_context, void *ptr,
 		     uint64_t resource_type);
 	void *pd_context;
-	atomic_int refcount;		/* parent domains made over it */
+	/*
+	 * a protection domain: the parent domains made over it; a parent
+	 * domain: the CQs, QPs and SRQs made through it
+	 */
+	atomic_int refcount;
 };
 
 /*
@@ -198,6 +202,7 @@ struct qroce_qp {
 	uint32_t qpn;
 	struct qroce_wq sq, rq;		/* rq unused with an SRQ */
 	struct qroce_srq *srq;
+	struct qroce_pd *pd;		/* its parent domain, or NULL */
 	uint32_t max_send_sge, max_recv_sge, max_inline;
 	bool sig_all;
 	/*

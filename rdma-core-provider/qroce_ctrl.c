@@ -81,6 +81,23 @@ static struct qroce_pd *qroce_parent(struct ibv_pd *pd)
 	return qpd && qpd->pd ? qpd : NULL;
 }
 
+/*
+ * A CQ, QP or SRQ made through parent domain @pd (NULL: none) holds it
+ * until it is destroyed: its rings go back through the domain's
+ * allocator, so the domain cannot go first (EBUSY, as mlx5).
+ */
+static void qroce_parent_get(struct qroce_pd *pd)
+{
+	if (pd)
+		atomic_fetch_add(&pd->refcount, 1);
+}
+
+static void qroce_parent_put(struct qroce_pd *pd)
+{
+	if (pd)
+		atomic_fetch_sub(&pd->refcount, 1);
+}
+
 static unsigned int qroce_log2_up(uint32_t n)
 {
 	return n <= 1 ? 0 : ilog32(n - 1);
@@ -132,14 +149,17 @@ static struct ibv_pd *qroce_alloc_pd(struct ibv_context *ctx)
 }
 
 /*
- * A parent domain goes without a command (the kernel never saw it); a
- * protection domain that parent domains still name is busy.
+ * A parent domain goes without a command (the kernel never saw it); one
+ * that CQs, QPs or SRQs still use is busy, and so is a protection domain
+ * that parent domains still name.
  */
 static int qroce_dealloc_pd(struct ibv_pd *ibpd)
 {
 	struct qroce_pd *pd = to_qpd(ibpd);
 	int err;
 
+	if (atomic_load(&pd->refcount))
+		return EBUSY;
 	if (pd->pd) {
 		atomic_fetch_sub(&pd->pd->refcount, 1);
 		if (pd->td)
@@ -147,8 +167,6 @@ static int qroce_dealloc_pd(struct ibv_pd *ibpd)
 		free(pd);
 		return 0;
 	}
-	if (atomic_load(&pd->refcount))
-		return EBUSY;
 	err = ibv_cmd_dealloc_pd(ibpd);
 	if (!err)
 		free(pd);
@@ -649,6 +667,7 @@ static struct ibv_cq_ex *qroce_create_cq_common(struct ibv_context *ibctx,
 	}
 	cq->cqn = resp.cqn;
 	qroce_cq_ex_ops(cq);
+	qroce_parent_get(cq->pd);
 	return &cq->vcq.cq_ex;
 
 err_ring:
@@ -744,6 +763,7 @@ static int qroce_destroy_cq(struct ibv_cq *ibcq)
 		return err;
 	qroce_spin_destroy(&cq->lock);
 	qroce_free_ring(cq->buf, &cq->mem);
+	qroce_parent_put(cq->pd);
 	free(cq);
 	return 0;
 }
@@ -844,6 +864,7 @@ static int qroce_qp_rings(struct qroce_context *ctx, struct qroce_qp *qp,
 	struct qroce_pd *pd = qroce_parent(attr->pd);
 	int err;
 
+	qp->pd = pd;
 	err = qroce_wq_init(&qp->sq, pd, QROCE_RES_TYPE_SQ, cap->max_send_wr,
 			    sbytes);
 	if (err)
@@ -998,6 +1019,7 @@ static struct ibv_qp *qroce_create_qp_common(struct ibv_context *ibctx,
 		ibv_cmd_destroy_qp(&qp->vqp.qp);
 		goto err_rings;
 	}
+	qroce_parent_get(qp->pd);
 	return &qp->vqp.qp;
 
 err_rings:
@@ -1124,6 +1146,7 @@ static int qroce_destroy_qp(struct ibv_qp *ibqp)
 	pthread_mutex_unlock(&ctx->qp_table_mutex);
 	qroce_wq_fini(&qp->sq);
 	qroce_wq_fini(&qp->rq);
+	qroce_parent_put(qp->pd);
 	free(qp);
 	return 0;
 }
@@ -1209,6 +1232,7 @@ static struct ibv_srq *qroce_create_srq(struct ibv_pd *pd,
 	if (err)
 		goto err_tags;
 	srq->srqn = resp.srqn;
+	qroce_parent_get(srq->pd);
 	return &srq->vsrq.srq;
 
 err_tags:
@@ -1316,6 +1340,7 @@ static int qroce_destroy_srq(struct ibv_srq *ibsrq)
 	free(srq->tags);
 	free(srq->free_tags);
 	qroce_wq_fini(&srq->wq);
+	qroce_parent_put(srq->pd);
 	free(srq);
 	return 0;
 }

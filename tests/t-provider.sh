@@ -39,7 +39,7 @@ pingpong() { qr_pingpong "$@"; }
 
 qr_check "ibv_devices, ibv_devinfo -v: qroce_0, PORT_ACTIVE, GID ::ffff:10.0.0.1, path MTU 4096 at Ethernet MTU 9000" devinfo
 qr_check "extended verbs in one guest (cq_ex polling, ibv_wr_*, errors)" extended
-qr_check "parent domains with a thread domain and an allocator: rings from it, traffic, refusals" prog qroce-pd 25
+qr_check "parent domains with a thread domain and an allocator: rings from it, traffic, refusals, EBUSY while a CQ, QP or SRQ uses one" prog qroce-pd 30
 qr_check "device memory: ibv_alloc_dm, memcpy, pool, MRs on it under WRITE/READ/atomics/SEND/RECV" prog qroce-dm 20
 qr_check "on-demand paging: untouched 256 MiB MR, local/remote faults, atomics, madvise/munmap invalidation, a hole, implicit ODP, prefetch, prefetch on dma-buf MRs" prog qroce-odp 62
 qr_check "ibv_rc_pingpong -N (ibv_wr_* send API)" pingpong ibv_rc_pingpong -N -n 500

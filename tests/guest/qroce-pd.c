@@ -15,7 +15,11 @@
  *   (EINVAL, and that memory is given back);
  * - what must be refused: a parent domain over a parent domain, a CQ whose
  *   domain is a plain PD, deallocating a PD or a TD that a parent domain
- *   still names (EBUSY), unknown comp_mask bits.
+ *   still names (EBUSY), unknown comp_mask bits;
+ * - a parent domain that a CQ, a QP or an SRQ still uses cannot be
+ *   deallocated (EBUSY, as mlx5): their destroy gives their rings back
+ *   through its allocator; once the last is gone it can, and every ring
+ *   came back through the free callback.
  *
  * Usage: qroce-pd [-d DEV] [-g GID_INDEX]; prints PASS/FAIL lines, exits 1
  * if anything failed.
@@ -313,6 +317,51 @@ static void rings(struct ibv_pd *par, int pooled, const char *tag)
     }
 }
 
+/*
+ * A parent domain with the pool's allocator, a CQ, a QP (send and receive
+ * rings) and an SRQ through it: ibv_dealloc_pd refuses it with EBUSY as
+ * long as any of them is left, and succeeds after; each of the four rings
+ * went back through pool_free.
+ */
+static void busy_parent(void)
+{
+    struct ibv_srq_init_attr sa = { .attr = { .max_wr = 16, .max_sge = 1 } };
+    int a0 = pool.allocs, f0 = pool.frees, busy[3], r;
+    struct ibv_pd *bpd = make_parent(NULL);
+    struct ibv_cq_ex *cqx = bpd ? make_cq(bpd, 8) : NULL;
+    struct ibv_qp *qp = cqx ? make_pqp(bpd, ibv_cq_ex_to_cq(cqx), NULL) :
+                        NULL;
+    struct ibv_srq *srq = qp ? ibv_create_srq(bpd, &sa) : NULL;
+
+    check(srq && pool.allocs == a0 + 4,
+          "a parent domain with the allocator: a CQ, a QP and an SRQ "
+          "through it, 4 rings from the pool");
+    if (!srq) {
+        printf("errno %d (%s)\n", errno, strerror(errno));
+        return;
+    }
+    busy[0] = ibv_dealloc_pd(bpd);
+    ibv_destroy_qp(qp);
+    busy[1] = ibv_dealloc_pd(bpd);
+    ibv_destroy_srq(srq);
+    busy[2] = ibv_dealloc_pd(bpd);
+    printf("ibv_dealloc_pd with CQ, QP and SRQ: %d, CQ and SRQ: %d, CQ: %d\n",
+           busy[0], busy[1], busy[2]);
+    check(busy[0] == EBUSY,
+          "ibv_dealloc_pd of a parent domain with a CQ, a QP and an SRQ on "
+          "it: EBUSY");
+    check(busy[1] == EBUSY && busy[2] == EBUSY,
+          "... still EBUSY with the CQ and the SRQ left, and with the CQ "
+          "alone");
+    ibv_destroy_cq(ibv_cq_ex_to_cq(cqx));
+    r = ibv_dealloc_pd(bpd);
+    check(r == 0, "ibv_dealloc_pd once the last of them is destroyed");
+    printf("pool: %d allocs, %d frees since, %d live\n", pool.allocs - a0,
+           pool.frees - f0, pool.nlive);
+    check(pool.frees == f0 + 4 && pool.nlive == 0,
+          "the free callback ran for each of the 4 rings");
+}
+
 int main(int argc, char **argv)
 {
     const char *dev = "qroce_0";
@@ -455,6 +504,9 @@ int main(int argc, char **argv)
             check(pool.allocs == ab, "... the pool never asked");
         }
     }
+
+    /* a parent domain stays while what was made through it does */
+    busy_parent();
 
     /* 5: a PD or TD a parent domain names stays until the parent goes */
     if (ibv_dereg_mr(mr)) {
