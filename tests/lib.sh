@@ -684,6 +684,11 @@ qr_pingpong() {
 	! grep -q 'invalid data' "$QR_DIR/pp.srv" "$QR_DIR/pp.cli"
 }
 
+# qr_gid_v4 G DEV: the index of DEV's IPv4 RoCE v2 GID on port 1 in guest G
+qr_gid_v4() {
+	qr_exec "$1" "p=/sys/class/infiniband/$2/ports/1; for t in \$p/gid_attrs/types/*; do i=\${t##*/}; [ \"\$(cat \$t 2>/dev/null)\" = 'RoCE v2' ] || continue; case \$(cat \$p/gids/\$i) in 0000:0000:0000:0000:0000:ffff:*) echo \$i; exit 0;; esac; done; exit 1"
+}
+
 # qr_counter G NAME: the value of qroce_0's hardware counter NAME in guest
 # G, as `rdma statistic` shows it (device counters, 32-bit, wrapping).
 qr_counter() {

@@ -56,11 +56,6 @@ suite_guest_setup() {
 		qr_exec 1 "$PYENV python3 -c 'import pyverbs.device as d; print([x.name.decode() for x in d.get_device_list()])'"
 }
 
-# suite_gid DEV: the index of DEV's IPv4 RoCE v2 GID on port 1
-suite_gid() {
-	qr_exec 1 "p=/sys/class/infiniband/$1/ports/1; for t in \$p/gid_attrs/types/*; do i=\${t##*/}; [ \"\$(cat \$t 2>/dev/null)\" = 'RoCE v2' ] || continue; case \$(cat \$p/gids/\$i) in 0000:0000:0000:0000:0000:ffff:*) echo \$i; exit 0;; esac; done; exit 1"
-}
-
 # how many tests the whole suite has, and how many in the modules run here
 suite_list() {
 	qr_exec 1 "cd /opt/rdma-core && $PYENV python3 tests/run_tests.py --list-tests" \
@@ -239,8 +234,8 @@ MODULES=${QR_SUITE_MODULES:-$(suite_modules)}
 SR_T0=$(date +%s)
 qr_boot 1 rxe || { qr_fail "boot a guest with qroce_0 and rxe0"; qr_finish; }
 qr_check "guest: /dev/shm, huge pages, pyverbs lists the devices" suite_guest_setup
-GID_qroce=$(suite_gid qroce_0)
-GID_rxe=$(suite_gid rxe0)
+GID_qroce=$(qr_gid_v4 1 qroce_0)
+GID_rxe=$(qr_gid_v4 1 rxe0)
 qr_log "GID index (IPv4, RoCE v2): qroce_0 ${GID_qroce:-none}, rxe0 ${GID_rxe:-none}"
 qr_log "$(echo $MODULES | wc -w) modules: $(echo $MODULES)"
 suite_list

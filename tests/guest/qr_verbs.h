@@ -160,6 +160,42 @@ static inline void make_pair(struct pair *p)
     connect_qp(p->b, p->a->qp_num);
 }
 
+static inline void free_pair(struct pair *p)
+{
+    ibv_destroy_qp(p->a);
+    ibv_destroy_qp(p->b);
+    ibv_destroy_cq(p->cq);
+}
+
+/* A UD QP in RTS on @cq (both sides) with Q_Key @qkey, @depth WRs each way. */
+static inline struct ibv_qp *make_ud_qp(struct ibv_cq *cq, uint32_t qkey,
+                                        uint32_t depth)
+{
+    struct ibv_qp_init_attr ia = {
+        .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_UD,
+        .cap = { .max_send_wr = depth, .max_recv_wr = depth,
+                 .max_send_sge = 1, .max_recv_sge = 1 },
+    };
+    struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+                             .qkey = qkey };
+    struct ibv_qp *qp = ibv_create_qp(pd, &ia);
+
+    if (!qp || ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+                             IBV_QP_PORT | IBV_QP_QKEY)) {
+        die("UD QP");
+    }
+    a.qp_state = IBV_QPS_RTR;
+    if (ibv_modify_qp(qp, &a, IBV_QP_STATE)) {
+        die("UD QP to RTR");
+    }
+    a.qp_state = IBV_QPS_RTS;
+    a.sq_psn = 0;
+    if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN)) {
+        die("UD QP to RTS");
+    }
+    return qp;
+}
+
 /*
  * Device counter @name (hw_counters in sysfs, per port or per device), or
  * -1 if it is not there.  The kernel caches the values for 10 ms.
@@ -209,6 +245,21 @@ static inline int poll1(struct ibv_cq *cq, struct ibv_wc *wc)
             return 0;
         }
     }
+}
+
+/* Post @wr on @qp and wait for one completion: its status (and *@wc). */
+static inline enum ibv_wc_status run_wr(struct ibv_qp *qp, struct ibv_cq *cq,
+                                        struct ibv_send_wr *wr,
+                                        struct ibv_wc *wc)
+{
+    struct ibv_send_wr *bad;
+    struct ibv_wc w;
+
+    wc = wc ? wc : &w;
+    if (ibv_post_send(qp, wr, &bad) || !poll1(cq, wc)) {
+        return IBV_WC_GENERAL_ERR;
+    }
+    return wc->status;
 }
 
 static inline int post_send(struct ibv_qp *qp, uint64_t addr, uint32_t len,

@@ -31,29 +31,7 @@ static union ibv_gid group;
 
 static struct ibv_qp *ud_qp(void)
 {
-    struct ibv_qp_init_attr ia = {
-        .send_cq = mcq, .recv_cq = mcq, .qp_type = IBV_QPT_UD,
-        .cap = { .max_send_wr = MAXN, .max_recv_wr = MAXN,
-                 .max_send_sge = 1, .max_recv_sge = 1 },
-    };
-    struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
-                             .qkey = QKEY };
-    struct ibv_qp *qp = ibv_create_qp(pd, &ia);
-
-    if (!qp || ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-                             IBV_QP_PORT | IBV_QP_QKEY)) {
-        die("UD QP");
-    }
-    a.qp_state = IBV_QPS_RTR;
-    if (ibv_modify_qp(qp, &a, IBV_QP_STATE)) {
-        die("UD QP to RTR");
-    }
-    a.qp_state = IBV_QPS_RTS;
-    a.sq_psn = 0;
-    if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN)) {
-        die("UD QP to RTS");
-    }
-    return qp;
+    return make_ud_qp(mcq, QKEY, MAXN);
 }
 
 static uint8_t pattern(uint32_t seq, unsigned i)

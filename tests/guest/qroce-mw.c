@@ -28,27 +28,6 @@
 static uint8_t *tbuf;
 static struct ibv_mr *tmr;
 
-static void free_pair(struct pair *p)
-{
-    ibv_destroy_qp(p->a);
-    ibv_destroy_qp(p->b);
-    ibv_destroy_cq(p->cq);
-}
-
-/* Post @wr on @qp and return its completion's status (and *@wc). */
-static enum ibv_wc_status run(struct ibv_qp *qp, struct ibv_cq *cq,
-                              struct ibv_send_wr *wr, struct ibv_wc *wc)
-{
-    struct ibv_send_wr *bad;
-    struct ibv_wc w;
-
-    wc = wc ? wc : &w;
-    if (ibv_post_send(qp, wr, &bad) || !poll1(cq, wc)) {
-        return IBV_WC_GENERAL_ERR;
-    }
-    return wc->status;
-}
-
 /* RDMA WRITE @len bytes of @fill from @p's a to @raddr through @rkey. */
 static enum ibv_wc_status write_to(struct pair *p, uint64_t raddr,
                                    uint32_t rkey, uint8_t fill, uint32_t len)
@@ -61,7 +40,7 @@ static enum ibv_wc_status write_to(struct pair *p, uint64_t raddr,
     memset(buf, fill, len);
     wr.wr.rdma.remote_addr = raddr;
     wr.wr.rdma.rkey = rkey;
-    return run(p->a, p->cq, &wr, NULL);
+    return run_wr(p->a, p->cq, &wr, NULL);
 }
 
 /* Are @len bytes of T at @off all @v? */
@@ -89,7 +68,7 @@ static enum ibv_wc_status bind2(struct pair *p, struct ibv_mw *mw,
     wr.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
     wr.bind_mw.bind_info = (struct ibv_mw_bind_info){
         m, (uintptr_t)tbuf + off, len, IBV_ACCESS_REMOTE_WRITE };
-    return run(p->b, p->cq, &wr, wc);
+    return run_wr(p->b, p->cq, &wr, wc);
 }
 
 /*
@@ -177,7 +156,7 @@ static void type2(struct ibv_mw *mw)
           IBV_WC_SUCCESS && t_is(4096, 0x55, 1024),
           "type 2: a WRITE through it lands");
     inv.invalidate_rkey = k;
-    check(run(p.b, p.cq, &inv, &wc) == IBV_WC_SUCCESS &&
+    check(run_wr(p.b, p.cq, &inv, &wc) == IBV_WC_SUCCESS &&
           wc.opcode == IBV_WC_LOCAL_INV,
           "type 2: IBV_WR_LOCAL_INV on its QP completes");
     check(write_to(&p, (uintptr_t)tbuf + 4096, k, 0x66, 64) ==

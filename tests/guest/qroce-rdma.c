@@ -227,13 +227,6 @@ static int expect_fail(struct pair *p, struct ibv_send_wr *wr,
     return 1;
 }
 
-static void free_pair(struct pair *p)
-{
-    ibv_destroy_qp(p->a);
-    ibv_destroy_qp(p->b);
-    ibv_destroy_cq(p->cq);
-}
-
 /*
  * A request on a fresh pair that must fail with @want and leave both the
  * remote bytes (dst, 0x5a) and the local ones (back, 0xc3) as they were.
