@@ -63,6 +63,23 @@ static inline bool qroce_dead(struct qroce_dev *dev)
 	return qroce_core_dead(dev->core);
 }
 
+/*
+ * The result of a destroy command.  Once the command queue is dead, the
+ * device has dropped every object with its reset: the destroy succeeds
+ * (ULPs must not see "shouldn't fail" destroys fail, and nothing of the
+ * host's may leak), but only after that reset (@wait_reset), so that no
+ * memory the device could still write is freed before.
+ */
+static inline int qroce_destroyed(struct qroce_dev *dev, int err,
+				  bool wait_reset)
+{
+	if (!err || !qroce_dead(dev))
+		return err;
+	if (wait_reset)
+		wait_for_completion(&dev->core->reset_done);
+	return 0;
+}
+
 static inline struct qroce_dev *to_qdev(struct ib_device *ibdev)
 {
 	return container_of(ibdev, struct qroce_dev, ibdev);

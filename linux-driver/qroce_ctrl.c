@@ -49,22 +49,6 @@ int qroce_no_req(struct ib_udata *udata)
 	return 0;
 }
 
-/*
- * The result of a destroy command.  Once the command queue is dead, the
- * device has dropped every object with its reset: the destroy succeeds
- * (ULPs must not see "shouldn't fail" destroys fail, and nothing of the
- * host's may leak), but only after that reset (@wait_reset), so that no
- * memory the device could still write is freed before.
- */
-int qroce_destroyed(struct qroce_dev *dev, int err, bool wait_reset)
-{
-	if (!err || !qroce_dead(dev))
-		return err;
-	if (wait_reset)
-		wait_for_completion(&dev->core->reset_done);
-	return 0;
-}
-
 /* A command whose only input is an object handle. */
 int qroce_simple_cmd_out(struct qroce_dev *dev, u8 opcode, u32 handle,
 			 u32 *out)

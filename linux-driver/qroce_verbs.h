@@ -240,7 +240,6 @@ static inline struct ib_mr *qroce_reg_mr_nopin(struct qroce_dev *dev,
 /* qroce_ctrl.c */
 int qroce_get_req(struct ib_udata *udata, void *req, size_t len);
 int qroce_no_req(struct ib_udata *udata);
-int qroce_destroyed(struct qroce_dev *dev, int err, bool wait_reset);
 int qroce_destroy_cmd(struct qroce_dev *dev, u8 opcode, u32 handle);
 int qroce_publish(struct xarray *xa, u32 id, void *obj, struct ib_udata *udata,
 		  void *resp, size_t len);
