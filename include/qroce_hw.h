@@ -462,7 +462,7 @@ enum qroce_qp_state {
 #define QROCE_ACCESS_REMOTE_READ	(1u << 2)
 #define QROCE_ACCESS_REMOTE_ATOMIC	(1u << 3)
 #define QROCE_ACCESS_MW_BIND		(1u << 4)	/* MRs: windows may be bound */
-#define QROCE_ACCESS_ZERO_BASED		(1u << 5)	/* BIND_MW: the window's addresses start at 0 */
+#define QROCE_ACCESS_ZERO_BASED		(1u << 5)	/* BIND_MW: addresses from 0 */
 #define QROCE_ACCESS_FLUSH_GLOBAL	(1u << 8)	/* MRs: FLUSH (global) target */
 #define QROCE_ACCESS_MASK		0x11fu	/* MRs */
 #define QROCE_QP_ACCESS_MASK		0x0fu	/* QPs: bits 0..3 */

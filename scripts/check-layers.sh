@@ -7,6 +7,12 @@
 #     layer (the transports) may not use each other.  A lower layer that
 #     must reach a higher one does so through a pointer the higher one
 #     installs (e.g. qroce_port_set_roce_rx()), which is not a use here.
+#     The headers' inline functions and macros are code too: a header has
+#     the layer of its .c file (qroce_regs.h: qroce_regs), one without
+#     (qroce.h, the shared state) the lowest of all, and the body of an
+#     inline function or macro in it may use only what .c files of its
+#     own or a lower layer define -- a lock helper in qroce.h that calls
+#     into the register file closes a circle through every file.
 #  2. No function is longer than MAX lines (default 100), from its first
 #     line to its closing brace; tables are variables and do not count.
 #
@@ -97,6 +103,32 @@ for f in "$DIR"/*.c; do
 	awk -v b="$b" '{ print $1, b }' >>"$tmp/uses"
 done
 
+# uses from headers: the bodies of their inline functions and macros,
+# as "HEADER.h" units (a header without a .c file ranks below all)
+lowest=$(($(awk 'END { print $2 }' "$tmp/ranks") + 1))
+for h in "$DIR"/*.h; do
+	b=$(basename "$h" .h)
+	r=$(awk -v b="$b" '$1 == b { print $2 }' "$tmp/ranks")
+	echo "$b.h ${r:-$lowest}" >>"$tmp/ranks"
+	ctags --language-force=C --c-kinds=fd --fields=+ne -o - \
+		--output-format=u-ctags "$h" |
+	awk -F'\t' '$1 !~ /^!_/ {
+		line = 0; end = 0
+		for (i = 4; i <= NF; i++) {
+			if ($i ~ /^line:/) line = substr($i, 6)
+			else if ($i ~ /^end:/) end = substr($i, 5)
+		}
+		if (line) print line, (end ? end : line)
+	}' | while read -r from to; do
+		# a macro goes on while its lines end in a backslash
+		sed -n "$from,\$p" "$h" | awk -v n=$((to - from + 1)) '
+			{ print } NR >= n && !/\\$/ { exit }'
+	done | "$CC" -fpreprocessed -dD -E -P - 2>/dev/null |
+	sed 's/"\([^"\\]\|\\.\)*"/""/g' |
+	grep -o '[A-Za-z_][A-Za-z0-9_]*' | sort -u |
+	awk -v b="$b.h" '{ print $1, b }' >>"$tmp/uses"
+done
+
 # join: symbol defined in D, used in U (U != D)
 awk 'NR == FNR { def[$1] = $2; next }
 	($1 in def) && def[$1] != $2 { print $2, def[$1], $1 }' \
@@ -109,8 +141,9 @@ awk -v verbose="$verbose" 'NR == FNR { rank[$1] = $2; next }
 		syms[key] = syms[key] " " s
 		if (!(u in rank) || !(d in rank))
 			next
-		if (rank[d] <= rank[u]) {
-			printf "check-layers: %s.c uses %s() of %s.c, which is %s\n", u, s, d,
+		if (u ~ /\.h$/ ? rank[d] < rank[u] : rank[d] <= rank[u]) {
+			printf "check-layers: %s%s uses %s() of %s.c, which is %s\n", u,
+			       u ~ /\.h$/ ? "" : ".c", s, d,
 			       rank[d] == rank[u] ? "in the same layer" : "a higher layer"
 			bad = 1
 		}

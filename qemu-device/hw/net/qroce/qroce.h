@@ -445,7 +445,9 @@ typedef struct QRoceDoorbell {
  * it sends and the interrupts it raises wait in out_q and irq_pending
  * for out_bh.  A doorbell never waits for the engine: when the lock is
  * busy, it is left in db_box, which whoever takes the lock first applies
- * (in order, before anything else).
+ * (in order, before anything else) through db_drain, the hook the
+ * register file installs (qroce_regs_init()): the lock itself knows no
+ * doorbell.
  */
 struct QRoceState {
     PCIDevice parent_obj;
@@ -455,6 +457,7 @@ struct QRoceState {
     QemuSpin db_spin;       /* db_box and db_n */
     uint32_t db_n;
     QRoceDoorbell db_box[QROCE_DB_BOX];
+    void (*db_drain)(QRoceState *s);    /* applies db_box; lock held */
     struct IOThread *iothread;  /* iothread=, NULL: the main loop */
     AioContext *eng_ctx;    /* where the engine runs */
     QEMUBH *out_bh;         /* main loop: what out_q and irq_pending hold */
@@ -539,16 +542,23 @@ static inline uint32_t qroce_sq_sent_bound(const QRoceQP *qp)
     return ahead && ahead <= (1u << qp->sq.log2) ? r->sq_hi : sent;
 }
 
-void qroce_db_drain(QRoceState *s);
+/*
+ * The device's lock was just taken by this thread: the outermost taker
+ * first applies the doorbells that found it busy.
+ */
+static inline QRoceState *qroce_lock_enter(QRoceState *s)
+{
+    if (!s->lock_depth++ && qatomic_read(&s->db_n)) {
+        s->db_drain(s);
+    }
+    return s;
+}
 
 /* Take the device's lock (see "Threads" above). */
 static inline QRoceState *qroce_lock(QRoceState *s)
 {
     qemu_rec_mutex_lock(&s->lock);
-    if (!s->lock_depth++ && qatomic_read(&s->db_n)) {
-        qroce_db_drain(s);
-    }
-    return s;
+    return qroce_lock_enter(s);
 }
 
 static inline void qroce_unlock(QRoceState *s)

@@ -154,6 +154,7 @@ static bool qroce_bars_init(QRoceState *s, Error **errp)
                           "qroce-regs", QROCE_REGS_SIZE);
     pci_register_bar(pdev, QROCE_BAR_REGS, PCI_BASE_ADDRESS_SPACE_MEMORY,
                      &s->mmio);
+    qroce_regs_init(s);
     memory_region_init_io(&s->db, OBJECT(s), &qroce_db_ops, s,
                           "qroce-doorbells", QROCE_DB_BAR_SIZE);
     pci_register_bar(pdev, QROCE_BAR_DB, PCI_BASE_ADDRESS_SPACE_MEMORY |

@@ -542,7 +542,7 @@ static void qroce_db_apply(QRoceState *s, hwaddr addr, uint64_t val,
 }
 
 /* Apply, in order, the doorbells that found the lock busy; lock held. */
-void qroce_db_drain(QRoceState *s)
+static void qroce_db_drain(QRoceState *s)
 {
     QRoceDoorbell box[QROCE_DB_BOX];
     uint32_t i, n;
@@ -589,11 +589,14 @@ static void qroce_db_write(void *opaque, hwaddr addr, uint64_t val,
         }
         qemu_rec_mutex_lock(&s->lock);
     }
-    if (!s->lock_depth++ && qatomic_read(&s->db_n)) {
-        qroce_db_drain(s);
-    }
+    qroce_lock_enter(s);
     qroce_db_apply(s, addr, val, size);
     qroce_unlock(s);
+}
+
+void qroce_regs_init(QRoceState *s)
+{
+    s->db_drain = qroce_db_drain;
 }
 
 static uint64_t qroce_db_read(void *opaque, hwaddr addr, unsigned size)

@@ -12,6 +12,9 @@
 extern const MemoryRegionOps qroce_reg_ops;
 extern const MemoryRegionOps qroce_db_ops;
 
+/* Before the first doorbell: the lock's hook that applies queued ones. */
+void qroce_regs_init(QRoceState *s);
+
 /*
  * Function reset (CTRL.RESET, device reset): the data path, the port and
  * the objects, then the registers.

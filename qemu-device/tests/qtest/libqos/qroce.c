@@ -818,8 +818,8 @@ void qroce_rc_connect(QRoce *t, uint32_t qpn, uint32_t dest,
 
 /*
  * An RC QP to RTS towards QP @dest at @av with remote read and atomics
- * too, one READ or atomic in flight each way: its RNR NAKs ask for @rnr_timer, it
- * waits @timeout and retries @retry times.
+ * too, one READ or atomic in flight each way: its RNR NAKs ask for
+ * @rnr_timer, it waits @timeout and retries @retry times.
  */
 static void qroce_rc_connect_av(QRoce *t, uint32_t qpn, uint32_t dest,
                                 const struct qroce_av *av, uint32_t my_psn,
