@@ -76,7 +76,7 @@ struct qroce_en {
 	struct qroce_eq aeq;
 	bool removing;		/* remove has begun: no recovery */
 
-	/* failure handling: qroce_dev_fatal(), qroce_fatal_work() */
+	/* failure handling: qroce_dev_fatal(), qroce_fatal_work() (qroce_fatal_wq) */
 	struct work_struct fatal_work;
 	struct delayed_work health_work;
 
@@ -139,5 +139,7 @@ int qroce_aux_add(struct qroce_en *en);
 void qroce_aux_del(struct qroce_en *en);
 void qroce_ulp_async(struct qroce_en *en, const struct qroce_eqe *e);
 void qroce_ulp_fatal(struct qroce_en *en);
+
+extern struct workqueue_struct *qroce_fatal_wq;
 
 #endif

@@ -25,6 +25,13 @@
 #include <linux/dma-mapping.h>
 #include "qroce_en.h"
 
+/*
+ * The failure handler resets the device; RDMA memory reclaim (an ODP MMU
+ * notifier, a dma-buf eviction) may wait for that reset, so it runs on a
+ * queue with a rescuer (module init, qroce_en_main.c).
+ */
+struct workqueue_struct *qroce_fatal_wq;
+
 struct qroce_cmd_wait {
 	struct completion done;
 	u32 cookie;
@@ -272,7 +279,7 @@ void qroce_dev_fatal(struct qroce_en *en, const char *why)
 	if (first) {
 		dev_err(&en->core.pdev->dev, "device failed (%s): resetting it\n",
 			why);
-		schedule_work(&en->fatal_work);
+		queue_work(qroce_fatal_wq, &en->fatal_work);
 	}
 }
 

@@ -448,12 +448,18 @@ static int __init qroce_en_module_init(void)
 	qroce_recover_wq = alloc_workqueue("qroce_recover", WQ_UNBOUND, 1);
 	if (!qroce_recover_wq)
 		return -ENOMEM;
+	err = -ENOMEM;
+	qroce_fatal_wq = alloc_workqueue("qroce_fatal", WQ_MEM_RECLAIM, 0);
+	if (!qroce_fatal_wq)
+		goto err_recover_wq;
 	err = pci_register_driver(&qroce_pci_driver);
 	if (err)
-		goto err_wq;
+		goto err_fatal_wq;
 	return 0;
 
-err_wq:
+err_fatal_wq:
+	destroy_workqueue(qroce_fatal_wq);
+err_recover_wq:
 	destroy_workqueue(qroce_recover_wq);
 	return err;
 }
@@ -467,6 +473,7 @@ static void __exit qroce_en_module_exit(void)
 	 */
 	WRITE_ONCE(qroce_unloading, true);
 	pci_unregister_driver(&qroce_pci_driver);
+	destroy_workqueue(qroce_fatal_wq);
 	destroy_workqueue(qroce_recover_wq);
 }
 

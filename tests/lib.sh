@@ -18,7 +18,10 @@
 #                           trace (QEMU trace of qroce_* events),
 #                           iothread (each qroce's engine in an IOThread,
 #                           -device qroce,iothread=; QR_IOTHREAD=1 in the
-#                           environment asks for it in every boot)
+#                           environment asks for it in every boot),
+#                           iommu (an intel-iommu in front of the devices,
+#                           the guest kernel with intel_iommu=on: every DMA
+#                           of the device goes through the guest's mappings)
 #                           QR_DEVOPTS (environment) is appended to every
 #                           -device qroce,... (e.g. QR_DEVOPTS=dcqcn=off)
 #   qr_exec G CMD           run CMD in guest G (1-based) through its agent;
@@ -203,6 +206,7 @@ qr_boot() {
 	n=$1
 	shift
 	rxe=0 drv=1 mtu=9000 pcap=0 trace=0 rxepeer=0 wire=stream mgmt=0 hosts=1
+	iommu=0
 	iot=${QR_IOTHREAD:-0}
 	[ "$n" -ge 3 ] && wire=switch
 	for o in "$@"; do
@@ -218,6 +222,7 @@ qr_boot() {
 		trace) trace=1 ;;
 		mgmt) mgmt=1 ;;
 		iothread) iot=1 ;;
+		iommu) iommu=1 ;;
 		hosts2) hosts=2 wire=switch ;;
 		*) echo "qr_boot: unknown option $o" >&2; return 2 ;;
 		esac
@@ -313,9 +318,13 @@ CFG
 			extra="$extra -device virtio-net-pci,netdev=m0,romfile=,mac=52:54:00:00:02:0$i"
 			echo "QR_MGMT=1" >>"$d/config"
 		fi
+		# a vIOMMU first (it must exist before the devices behind it),
+		# the guest's kernel using it
+		pre= append=
+		[ $iommu = 1 ] && pre="-device intel-iommu" append="intel_iommu=on iommu=nopt"
 		# what qr_migrate starts the guest's next QEMU with
-		printf "netns='%s'\nnet='%s'\nnic='%s'\nextra='%s'\n" \
-			"$netns" "$net" "$nic" "$extra" >"$d/launch"
+		printf "netns='%s'\nnet='%s'\nnic='%s'\nextra='%s'\npre='%s'\nappend='%s'\n" \
+			"$netns" "$net" "$nic" "$extra" "$pre" "$append" >"$d/launch"
 		qr_qemu "$d" agent qmp.sock console.log qemu.log
 		QR_PIDS="$QR_PIDS $!"
 		eval "QR_QPID_$i=\$!"
@@ -358,13 +367,13 @@ qr_qemu() {
 	$netns "$QR_QEMU" -nodefaults -machine q35 -accel tcg -cpu max -m 1024 \
 		-smp 1 -display none \
 		-kernel "$QR_KERNEL" -initrd "$QR_INITRD" \
-		-append "console=ttyS0 panic=-1 quiet" \
+		-append "console=ttyS0 panic=-1 quiet${append:+ $append}" \
 		-serial "file:$qd/$qc" \
 		-chardev "pipe,id=agent,path=$qd/$qa" \
 		-device isa-serial,chardev=agent \
 		-fw_cfg "name=opt/qroce/config,file=$qd/config" \
 		-qmp "unix:$qd/$qq,server=on,wait=off" \
-		$net $nic $extra "$@" \
+		$pre $net $nic $extra "$@" \
 		>"$qd/$ql" 2>&1 &
 }
 

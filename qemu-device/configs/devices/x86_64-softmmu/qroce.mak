@@ -7,3 +7,6 @@ CONFIG_I440FX=y
 CONFIG_VIRTIO_PCI=y
 CONFIG_VIRTIO_NET=y
 CONFIG_QROCE=y
+# intel-iommu: a guest whose driver maps DMA through a vIOMMU
+# (qr_boot iommu), as driver developers test their DMA mappings
+CONFIG_VTD=y

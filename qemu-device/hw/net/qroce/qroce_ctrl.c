@@ -972,7 +972,8 @@ static int qroce_reg_mr_pages(QRoceState *s, const struct qroce_cmd *c,
     if (p->pages.level == QROCE_BT_ODP) {
         return qroce_reg_mr_odp(s, c, &mr->bt);
     }
-    if (!p->length && !p->pages.npages && p->pages.level == QROCE_BT_CONTIG) {
+    if (!p->length && !p->pages.npages && p->pages.level == QROCE_BT_CONTIG &&
+        !p->pages.addr && !p->pages.rsvd && !p->first_page_offset) {
         /* 0 bytes: no pages; only accesses of 0 bytes reach it */
         memset(&mr->bt, 0, sizeof(mr->bt));
         mr->bt.page_shift = QROCE_BT_MIN_PAGE_SHIFT;

@@ -160,7 +160,8 @@ void qroce_ud_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p)
         qroce_dp_drop(s, "no RECV WQE for a UD packet");
         return;
     }
-    if (qroce_dp_recv_room(qp) < sizeof(grh) + p->paylen) {
+    if (qp->xp.rwqe_status == QROCE_WC_SUCCESS &&
+        qroce_dp_recv_room(qp) < sizeof(grh) + p->paylen) {
         /* UD is unreliable: lost, the RECV WQE stays for the next one */
         qroce_dp_drop(s, "UD message longer than the RECV WQE");
         return;
