@@ -33,7 +33,7 @@
 #include "qroce_data_state.h"
 #include "qroce_migration.h"
 #include "qroce_odp.h"
-#include "qroce_ctrl.h"
+#include "qroce_regs.h"
 #include "trace.h"
 
 /* the largest buffer table a stream may describe: 2^22 pages, 16 GiB */
@@ -193,6 +193,14 @@ static const VMStateDescription vmstate_qroce_gid = {
  * before the list is loaded into it.
  */
 static uint32_t qroce_mig_attach_max;
+
+/*
+ * The device whose section is being loaded, else NULL.  A VMSTATE_VALIDATE
+ * check runs on save too (a false there is an assertion): the checks that
+ * take what they check (qroce_mig_eqs_ok() charges the EQs' pages) act on
+ * a load only.  pre_load sets it, pre_save and post_load clear it.
+ */
+static QRoceState *qroce_mig_loading;
 
 static bool qroce_mig_mcast_ok(void *opaque, int version_id)
 {
@@ -891,12 +899,33 @@ static int qroce_mig_tbl_load(QEMUFile *f, QRoceState *s,
 /*
  * A refused stream leaves no object behind: everything loaded so far is
  * freed as a reset frees it (each accepted object was charged, and what
- * it names exists), and the device is as a reset leaves it.
+ * it names exists), and the device is as a reset leaves it: its
+ * registers too, which the stream set before any table (a ring's log2
+ * shifts).
  */
 static void qroce_mig_discard(QRoceState *s)
 {
-    qroce_ctrl_reset(s);
+    qroce_reset_state(s);
     trace_qroce_mig_refused(s->bt_pages, s->state_bytes);
+}
+
+/*
+ * A section that stops half way (cut short, a check that fails outside
+ * the tables, another dm-size) leaves what it loaded so far in the
+ * device, unchecked: VMState tells the device nothing, and post_load
+ * does not run.  loadvm leaves the VM stopped, but "cont" runs it: the
+ * device, told first (qroce_vm_state_change()), is reset then instead.
+ */
+static QRoceState *qroce_mig_half;
+
+void qroce_mig_resume(QRoceState *s)
+{
+    if (qroce_mig_half == s) {
+        qroce_mig_half = NULL;
+        error_report("qroce: migration: the device's section did not load "
+                     "whole: the device is reset");
+        qroce_mig_discard(s);
+    }
 }
 
 static int qroce_mig_tbl_get(QEMUFile *f, void *pv, size_t size,
@@ -938,6 +967,18 @@ static int qroce_pre_load(void *opaque)
     QRoceState *s = opaque;
 
     qroce_mig_attach_max = s->params.mcast_max_qp_attach;
+    qroce_mig_loading = s;
+    qroce_mig_half = s;
+    return 0;
+}
+
+/* The checks run on save too: this device's bound, and no charging. */
+static int qroce_pre_save(void *opaque)
+{
+    QRoceState *s = opaque;
+
+    qroce_mig_attach_max = s->params.mcast_max_qp_attach;
+    qroce_mig_loading = NULL;
     return 0;
 }
 
@@ -959,6 +1000,9 @@ static bool qroce_mig_eqs_ok(void *opaque, int version_id)
     bool ok = true;
     int i;
 
+    if (s != qroce_mig_loading) {
+        return true;            /* saving: they were charged when made */
+    }
     for (i = 0; i < QROCE_NUM_EQS; i++) {
         QRoceEQ *eq = &s->eq[i];
 
@@ -1069,6 +1113,7 @@ static int qroce_post_load(void *opaque, int version_id)
     const char *why;
     uint32_t n;
 
+    qroce_mig_loading = qroce_mig_half = NULL;
     why = !qroce_mig_regs_ok(s) ? "a ring register" : qroce_mig_ahs_ok(s);
     if (why) {
         error_report("qroce: migration: refused: %s out of range", why);
@@ -1159,6 +1204,7 @@ const VMStateDescription vmstate_qroce = {
     .minimum_version_id = 1,
     .pre_load = qroce_pre_load,
     .post_load = qroce_post_load,
+    .pre_save = qroce_pre_save,
     .fields = (const VMStateField[]) {
         VMSTATE_PCI_DEVICE(parent_obj, QRoceState),
         VMSTATE_MSIX(parent_obj, QRoceState),

@@ -8,7 +8,11 @@
 #define HW_NET_QROCE_MIGRATION_H
 
 #include "migration/vmstate.h"
+#include "qroce.h"
 
 extern const VMStateDescription vmstate_qroce;
+
+/* The VM runs: a section that did not load whole resets the device. */
+void qroce_mig_resume(QRoceState *s);
 
 #endif

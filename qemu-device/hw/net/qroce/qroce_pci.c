@@ -64,7 +64,8 @@ static bool qroce_can_receive(NetClientState *nc)
  * again.  Stopped, the device does no work: every bottom half returns at
  * once and leaves what is pending, so a command, a doorbell or a frame
  * that came before the stop is done once, after it, by whichever QEMU
- * runs the guest on (§18).  Running again, each is kicked.
+ * runs the guest on (§18).  Running again, each is kicked, after a
+ * migration section that did not load whole has reset the device.
  */
 static void qroce_vm_state_change(void *opaque, bool running, RunState state)
 {
@@ -77,6 +78,7 @@ static void qroce_vm_state_change(void *opaque, bool running, RunState state)
         /* the engine is done: what it left for the main loop goes now */
         qroce_out_flush(s);
     } else {
+        qroce_mig_resume(s);
         qemu_bh_schedule(s->cmd_bh);
         qemu_bh_schedule(s->tx_bh);
         qroce_data_resume(s);
