@@ -290,11 +290,12 @@ clean:
 #                    qtests and the two-guest RC tests on it; any report fails
 #   make fuzz        libFuzzer (clang) over the device in build/qemu-fuzz:
 #                    generic-fuzz-qroce (BARs, config space, DMA), then
-#                    qroce-frames (frames from the wire), FUZZ_MINUTES each
+#                    qroce-frames (frames from the wire), then
+#                    qroce-migstream (migration sections), FUZZ_MINUTES each
 QEMU_ASAN    := $(B)/qemu-asan
 QEMU_FUZZ    := $(B)/qemu-fuzz
 FUZZ_MINUTES ?= 10
-FUZZ_TARGETS ?= generic-fuzz-qroce qroce-frames
+FUZZ_TARGETS ?= generic-fuzz-qroce qroce-frames qroce-migstream
 export FUZZ_MINUTES FUZZ_TARGETS
 
 .PHONY: qemu-asan test-asan qemu-fuzz fuzz

@@ -1,8 +1,9 @@
 #!/bin/sh
 # make fuzz: run each of $FUZZ_TARGETS (default: generic-fuzz-qroce
-# qroce-frames) for $FUZZ_MINUTES minutes (default 10) with libFuzzer, on
-# build/qemu-fuzz/qemu-fuzz-x86_64 (ASAN+UBSAN).  One core, one target at
-# a time.
+# qroce-frames qroce-migstream) for $FUZZ_MINUTES minutes (default 10)
+# with libFuzzer, on build/qemu-fuzz/qemu-fuzz-x86_64 (ASAN+UBSAN).  One
+# core, one target at a time.  Inputs are at most 8 KiB, but 64 KiB for
+# qroce-migstream (a device section with objects of every kind is 27 KiB).
 #
 #   seeds     tests/fuzz-corpus/TARGET/      (in the repo, read only)
 #   corpus    build/fuzz/TARGET/             (grows; kept between runs)
@@ -17,7 +18,7 @@ set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 BIN=${FUZZ_BIN:-$TOP/build/qemu-fuzz/qemu-fuzz-x86_64}
 MIN=${FUZZ_MINUTES:-10}
-TARGETS=${FUZZ_TARGETS:-generic-fuzz-qroce qroce-frames}
+TARGETS=${FUZZ_TARGETS:-generic-fuzz-qroce qroce-frames qroce-migstream}
 SEEDS=$TOP/tests/fuzz-corpus
 WORK=$TOP/build/fuzz
 CRASHES=$SEEDS/crashes
@@ -34,6 +35,10 @@ for t in $TARGETS; do
 	mkdir -p "$WORK/$t" "$SEEDS/$t"
 	log=$WORK/$t.log
 	: >"$log"
+	case $t in
+	qroce-migstream) maxlen=65536 ;;
+	*) maxlen=8192 ;;
+	esac
 	end=$(($(date +%s) + MIN * 60))
 	runs=0
 	while :; do
@@ -42,7 +47,7 @@ for t in $TARGETS; do
 		runs=$((runs + 1))
 		echo "==== $(date -u +%FT%TZ) run $runs, ${left}s" >>"$log"
 		"$BIN" --fuzz-target="$t" -max_total_time="$left" \
-			-timeout=20 -rss_limit_mb=4096 -max_len=8192 \
+			-timeout=20 -rss_limit_mb=4096 -max_len=$maxlen \
 			-print_final_stats=1 -artifact_prefix="$CRASHES/$t-" \
 			"$WORK/$t" "$SEEDS/$t" >>"$log" 2>&1
 		rc=$?

@@ -10,5 +10,9 @@
 #   qroce-frames         a set-up device (command queue, EQ, CQ, PD, MR, QPs
 #                        of each type in RTS, an SRQ, the Ethernet rings) fed
 #                        the fuzzer's bytes as frames from the wire
+#   qroce-migstream      the fuzzer's bytes loaded as the device's migration
+#                        section into a reset device, which is then driven
+#                        (doorbells, frames, the clock, destroy commands)
+#                        and reset
 set -eu
 exec sh "$(dirname "$0")/qemu-prepare.sh" "$1"

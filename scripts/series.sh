@@ -220,13 +220,16 @@ commands, RC, UC and UD transfers, memory registration, SRQs, the
 Ethernet function, the frames on the wire, fault injection, and that
 hostile input is refused without harm."
 
-	# 4: the fuzz targets
-	put qemu-device/tests/qtest/fuzz/qroce_frames_fuzz.c \
-		tests/qtest/fuzz/qroce_frames_fuzz.c
+	# 4: the fuzz targets (qroce_fuzz.[ch]: what they share)
+	files=
+	for f in "$TOP"/qemu-device/tests/qtest/fuzz/qroce_*.[ch]; do
+		put "qemu-device/tests/qtest/fuzz/${f##*/}" "tests/qtest/fuzz/${f##*/}"
+		case $f in *.c) files="$files${files:+, }'${f##*/}'" ;; esac
+	done
 	sed -i 's|^#include "qroce_hw.h"$|#include "hw/net/qroce_hw.h"|' \
-		"$W/tests/qtest/fuzz/qroce_frames_fuzz.c"
+		"$W"/tests/qtest/fuzz/qroce_*.[ch]
 	addline tests/qtest/fuzz/meson.build "^specific_fuzz_ss.add(files('generic_fuzz.c'))$" \
-		"specific_fuzz_ss.add(when: 'CONFIG_QROCE', if_true: files('qroce_frames_fuzz.c'))"
+		"specific_fuzz_ss.add(when: 'CONFIG_QROCE', if_true: files($files))"
 	sed -i '/^const generic_fuzz_config predefined_configs\[\] = {$/a\
     {\
         .name = "qroce",\
@@ -239,7 +242,10 @@ hostile input is refused without harm."
 "generic-fuzz-qroce runs the generic fuzzer over qroce's BARs, its PCI
 configuration space and every DMA read it makes; qroce-frames feeds a
 set-up device (command queue, EQ, CQ, PD, MR, QPs of each type in RTS,
-an SRQ, the Ethernet rings) the fuzzer's bytes as frames from the wire."
+an SRQ, the Ethernet rings) the fuzzer's bytes as frames from the wire;
+qroce-migstream loads them as the device's migration section into a
+reset device, then drives it with doorbells, frames, the clock and
+destroy commands, and resets it."
 
 	# 5: MAINTAINERS
 	cat >"$S/maint" <<-'EOF'
@@ -251,7 +257,7 @@ an SRQ, the Ethernet rings) the fuzzer's bytes as frames from the wire."
 	F: docs/specs/qroce.rst
 	F: tests/qtest/libqos/qroce.*
 	F: tests/qtest/qroce-*-test.c
-	F: tests/qtest/fuzz/qroce_frames_fuzz.c
+	F: tests/qtest/fuzz/qroce_*
 
 	EOF
 	insert MAINTAINERS '^Rocker$' "$S/maint"
