@@ -118,6 +118,7 @@ qr_check "recovery: ib_iser's QP to ERR (qp-fatal) during the I/O, the session r
 	ulp_recover qp 'detected conn error'
 qr_check "recovery: the initiator's guest (fast registration per command) migrated live during the I/O, registers again, data equal" \
 	ulp_recover move-host 'detected conn error'
+ulp_move_log host
 qr_check "logout: the session and the disk go, ib_iser unloads" logout
 qr_check "target: configfs taken down, ib_isert unloads" target_down
 qr_finish

@@ -70,7 +70,9 @@ qr_check "recovery: an nvme-rdma QP to ERR (qp-fatal) during the I/O, the host r
 	ulp_recover qp 'Successfully reconnected'
 qr_check "recovery: the target's guest migrated live during the I/O, data equal" \
 	ulp_recover move 'Successfully reconnected'
+ulp_move_log
 qr_check "recovery: the host's guest (fast registration per I/O) migrated live during 16-deep O_DIRECT I/O, registers again, data equal" \
 	ulp_recover move-host 'Successfully reconnected'
+ulp_move_log host
 qr_check "nvme disconnect: the namespace goes" disconnect
 qr_finish
