@@ -685,14 +685,14 @@ static void test_bad_streams(QRoce *t)
 
     busy_pair(t, &e, &a, &q, 2000, 5);
     v = saved_stream(t, file, &b, &n);
-    g_assert_cmpuint(ldl_be_p(b + v), ==, 1);  /* the device's version */
+    g_assert_cmpuint(ldl_be_p(b + v), ==, 2);  /* the device's version */
 
     for (k = 0; k < 3; k++) {
         g_autofree char *r = NULL;
 
         copy = g_memdup2(b, n);
         if (k == 0) {
-            stl_be_p(copy + v, 2);              /* a newer device */
+            stl_be_p(copy + v, 3);              /* a newer device */
             r = load_bytes(t, bad, copy, n, &dst);
         } else if (k == 1) {
             r = load_bytes(t, bad, copy, v + 4 + 300, &dst);   /* cut */

@@ -517,6 +517,8 @@ struct QRoceState {
     QRoceAH *ah;
     QRoceTable srqs;
     uint64_t state_bytes;       /* charged to state-budget-mb now */
+    /* migration: a section is being loaded; one stopped half way */
+    bool mig_loading, mig_half;
     QRoceGid gid[QROCE_DEF_MAX_GID];
     QRoceMcast *mcast;      /* mcast_max_groups of them */
     uint32_t *mcast_qpn;    /* their QPN lists, in one allocation */

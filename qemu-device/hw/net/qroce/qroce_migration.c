@@ -43,7 +43,9 @@ static bool qroce_mig_bt_ok(void *opaque, int version_id)
 {
     QRoceBT *bt = opaque;
 
-    return bt->npages <= QROCE_MIG_BT_PAGES && !(bt->phys && bt->npages);
+    return bt->npages <= QROCE_MIG_BT_PAGES && !(bt->phys && bt->npages) &&
+           bt->page_shift <= QROCE_BT_MAX_PAGE_SHIFT &&
+           (!bt->npages || bt->page_shift >= QROCE_BT_MIN_PAGE_SHIFT);
 }
 
 static bool qroce_mig_bt_dm_needed(void *opaque)
@@ -194,13 +196,6 @@ static const VMStateDescription vmstate_qroce_gid = {
  */
 static uint32_t qroce_mig_attach_max;
 
-/*
- * The device whose section is being loaded, else NULL.  A VMSTATE_VALIDATE
- * check runs on save too (a false there is an assertion): the checks that
- * take what they check (qroce_mig_eqs_ok() charges the EQs' pages) act on
- * a load only.  pre_load sets it, pre_save and post_load clear it.
- */
-static QRoceState *qroce_mig_loading;
 
 static bool qroce_mig_mcast_ok(void *opaque, int version_id)
 {
@@ -379,12 +374,26 @@ static int qroce_mig_qp_pre_save(void *opaque)
     return 0;
 }
 
+/*
+ * A stream may carry a subsection twice: the in-flight ring a first copy
+ * allocated goes before the next one allocates its own.
+ */
+static int qroce_mig_qp_req_pre_load(void *opaque)
+{
+    QRoceQP *qp = opaque;
+
+    g_free(qp->xp.inflight);
+    qp->xp.inflight = NULL;
+    return 0;
+}
+
 /* The requester's half of a QP's transport state. */
 static const VMStateDescription vmstate_qroce_qp_req = {
     .name = "qroce/qp-requester",
     .version_id = 1,
     .minimum_version_id = 1,
     .pre_save = qroce_mig_qp_pre_save,
+    .pre_load = qroce_mig_qp_req_pre_load,
     .fields = (const VMStateField[]) {
         VMSTATE_BOOL(xp.mig_runq, QRoceQP),
         VMSTATE_BOOL(xp.timer_fired, QRoceQP),
@@ -603,6 +612,9 @@ static const char *qroce_mig_mr_ok(QRoceState *s, void *obj, uint32_t n)
     QROCE_MIG_CHECK(mr->valid && mr->idx == n);
     QROCE_MIG_CHECK(mr->mw_type <= 2);
     QROCE_MIG_CHECK(qroce_pd_get(s, mr->pdn));
+    /* REG_MR's rule: a PHYS MR (the kernel's DMA MR) is local only */
+    QROCE_MIG_CHECK(!mr->bt.phys ||
+                    !(mr->access & ~QROCE_ACCESS_LOCAL_WRITE));
     /*
      * Fast registration: room for max_pages entries (ALLOC_MR's bound),
      * of which the registration in force uses bt.npages.
@@ -914,14 +926,13 @@ static void qroce_mig_discard(QRoceState *s)
  * the tables, another dm-size) leaves what it loaded so far in the
  * device, unchecked: VMState tells the device nothing, and post_load
  * does not run.  loadvm leaves the VM stopped, but "cont" runs it: the
- * device, told first (qroce_vm_state_change()), is reset then instead.
+ * device, told first (qroce_vm_state_change()), is reset then instead
+ * (QRoceState.mig_half, set by pre_load, cleared by post_load).
  */
-static QRoceState *qroce_mig_half;
-
 void qroce_mig_resume(QRoceState *s)
 {
-    if (qroce_mig_half == s) {
-        qroce_mig_half = NULL;
+    if (s->mig_half) {
+        s->mig_half = false;
         error_report("qroce: migration: the device's section did not load "
                      "whole: the device is reset");
         qroce_mig_discard(s);
@@ -967,8 +978,7 @@ static int qroce_pre_load(void *opaque)
     QRoceState *s = opaque;
 
     qroce_mig_attach_max = s->params.mcast_max_qp_attach;
-    qroce_mig_loading = s;
-    qroce_mig_half = s;
+    s->mig_loading = s->mig_half = true;
     return 0;
 }
 
@@ -978,7 +988,7 @@ static int qroce_pre_save(void *opaque)
     QRoceState *s = opaque;
 
     qroce_mig_attach_max = s->params.mcast_max_qp_attach;
-    qroce_mig_loading = NULL;
+    s->mig_loading = false;
     return 0;
 }
 
@@ -1000,13 +1010,14 @@ static bool qroce_mig_eqs_ok(void *opaque, int version_id)
     bool ok = true;
     int i;
 
-    if (s != qroce_mig_loading) {
+    if (!s->mig_loading) {
         return true;            /* saving: they were charged when made */
     }
     for (i = 0; i < QROCE_NUM_EQS; i++) {
         QRoceEQ *eq = &s->eq[i];
 
         if (eq->log2 > QROCE_EQ_MAX_LOG2 ||
+            (!eq->valid && (eq->bt.npages || eq->bt.pages)) ||
             (eq->valid && !qroce_mig_bt_fits(&eq->bt, sizeof(struct qroce_eqe)
                                              << eq->log2))) {
             error_report("qroce: migration: EQ %d refused: log2 or its ring",
@@ -1045,6 +1056,34 @@ static const char *qroce_mig_ahs_ok(QRoceState *s)
         }
         if (ah->valid && ah->av.sgid_index >= QROCE_DEF_MAX_GID) {
             return "AH sgid_index";
+        }
+    }
+    return NULL;
+}
+
+/*
+ * A window bound to the registration of an MR that is still in force
+ * opens that MR's memory only as BIND_MW allowed: not a PHYS MR, and a
+ * range inside the MR's.
+ */
+static const char *qroce_mig_windows_ok(QRoceState *s)
+{
+    uint32_t i;
+
+    QROCE_TBL_FOREACH(&s->mrs, i) {
+        QRoceMR *mw = qroce_tbl_get(&s->mrs, i), *mr;
+
+        if (!mw->mw_type || !mw->mw_bound) {
+            continue;
+        }
+        mr = qroce_tbl_get(&s->mrs, mw->mw_mr_key >> QROCE_MR_KEY_INDEX_SHIFT);
+        if (!mr || mr->mw_type || mr->gen != mw->mw_mr_gen) {
+            continue;           /* unusable: every access is refused */
+        }
+        if (mr->bt.phys || mw->mw_base < mr->iova ||
+            mw->length > mr->length ||
+            mw->mw_base - mr->iova > mr->length - mw->length) {
+            return "a window's MR or range";
         }
     }
     return NULL;
@@ -1113,8 +1152,9 @@ static int qroce_post_load(void *opaque, int version_id)
     const char *why;
     uint32_t n;
 
-    qroce_mig_loading = qroce_mig_half = NULL;
+    s->mig_loading = s->mig_half = false;
     why = !qroce_mig_regs_ok(s) ? "a ring register" : qroce_mig_ahs_ok(s);
+    why = why ? why : qroce_mig_windows_ok(s);
     if (why) {
         error_report("qroce: migration: refused: %s out of range", why);
         qroce_mig_discard(s);
@@ -1198,10 +1238,14 @@ static const VMStateDescription vmstate_qroce_dm = {
     },
 };
 
+/*
+ * Version 2 (2026-11-27): the FAST_REGS counter, the retry-backoff knob
+ * and a window's base (mw_base); a version 1 stream is refused.
+ */
 const VMStateDescription vmstate_qroce = {
     .name = "qroce",
-    .version_id = 1,
-    .minimum_version_id = 1,
+    .version_id = 2,
+    .minimum_version_id = 2,
     .pre_load = qroce_pre_load,
     .post_load = qroce_post_load,
     .pre_save = qroce_pre_save,
