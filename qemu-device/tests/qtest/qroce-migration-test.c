@@ -281,6 +281,34 @@ static void test_dm_moves(QRoce *t)
     rebind(t, src);
 }
 
+/*
+ * An ODP MR of 0 bytes (no pages) that REG_MR accepted moves with the
+ * rest: the destination takes the stream, and the MR's key is still
+ * valid there (DEREG_MR succeeds once).
+ */
+static void test_odp_empty_moves(QRoce *t)
+{
+    struct qroce_cmd c = { .hdr.opcode = QROCE_CMD_REG_MR };
+    QTestState *src = t->qts, *dst;
+    uint32_t out[6];
+    QRoceEnv e;
+
+    qroce_env_setup(&e, t);
+    c.reg_mr.pdn = cpu_to_le32(e.pdn);
+    c.reg_mr.access = cpu_to_le32(QROCE_ACCESS_LOCAL_WRITE);
+    c.reg_mr.iova = cpu_to_le64(0x10000);
+    c.reg_mr.pages.level = QROCE_BT_ODP;
+    c.reg_mr.pages.page_shift = QROCE_ODP_PAGE_SHIFT;
+    g_assert_cmpuint(qroce_cmd(t, &c, out), ==, QROCE_CMD_OK);
+    dst = move_to_new(t);
+    g_assert_cmpuint(qroce_cmd_simple(t, QROCE_CMD_DEREG_MR, out[0], NULL), ==,
+                     QROCE_CMD_OK);
+    g_assert_cmpuint(qroce_cmd_simple(t, QROCE_CMD_DEREG_MR, out[0], NULL), ==,
+                     QROCE_CMD_ERR_HANDLE);
+    qtest_quit(dst);
+    rebind(t, src);
+}
+
 /* GID 1: 2001:db8::1, RoCE v2, an IPv6 one. */
 static void set_gid1_v6(QRoce *t)
 {
@@ -1070,6 +1098,7 @@ static const QRoceCase cases[] = {
       test_cancelled },
     { "migration/device-memory-and-its-mrs-move", test_dm_moves },
     { "migration/odp-mrs-move-their-entries-fault-again", test_odp_moves },
+    { "migration/an-odp-mr-of-0-bytes-moves", test_odp_empty_moves },
     { "migration/fast-registration-mrs-register-all-their-pages-after",
       test_frmr_moves },
     { "migration/edited-streams-are-refused-by-field-or-derived",
