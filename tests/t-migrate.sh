@@ -120,8 +120,8 @@ if qr_boot 2 switch; then
 	# 1 MiB region the client WRITEs into and READs back) moves, then
 	# guest 2, while the same pattern traffic runs
 	MOVE="1 2"
-	across both 18516 4 300 "qroce-rdma -d qroce_0 -g 1 -a 100 -k 10 -W 30 -l" \
-		"qroce-rdma -d qroce_0 -g 1 -a 100 -k 10 -W 30 10.0.0.1"
+	across both 18516 4 300 "qroce-rdma -d qroce_0 -g 1 -a 100 -k 10 -W 20 -l" \
+		"qroce-rdma -d qroce_0 -g 1 -a 100 -k 10 -W 20 10.0.0.1"
 	MOVE=2
 	qr_check "both: both ends moved, one after the other: atomics, lock and every WRITE/READ pattern right" \
 		sh -c "[ $crc = 0 ] && [ $src = 0 ] && ! grep -q '^FAIL' '$QR_DIR/both.srv' '$QR_DIR/both.cli' &&
