@@ -959,6 +959,80 @@ enum qroce_cqe_opcode {
 	QROCE_CQE_RECV_RDMA_IMM = 0x11,
 };
 
+/*
+ * The work-request opcodes' properties, one row each: the device, the
+ * driver and the provider all read them here.  Adding an opcode is a row
+ * here plus its handler in the device.
+ */
+#define QROCE_WROP_RC		0x0001u	/* valid on an RC QP */
+#define QROCE_WROP_UC		0x0002u	/* valid on a UC QP */
+#define QROCE_WROP_UD		0x0004u	/* valid on a UD (and GSI) QP */
+#define QROCE_WROP_REMOTE	0x0008u	/* names remote memory (rdma.*) */
+#define QROCE_WROP_PAYLOAD	0x0010u	/* its SGEs or inline bytes go out */
+#define QROCE_WROP_READS	0x0020u	/* the response fills its SGEs */
+#define QROCE_WROP_RD_ATOMIC	0x0040u	/* counts against max_rd_atomic */
+#define QROCE_WROP_ATOMIC	0x0080u	/* 8 aligned bytes at the peer */
+#define QROCE_WROP_IMM		0x0100u	/* carries imm_data */
+#define QROCE_WROP_INV		0x0200u	/* invalidates the rkey in imm_data */
+#define QROCE_WROP_LOCAL	0x0400u	/* done by the device, not sent */
+#define QROCE_WROP_NO_SGE	0x0800u	/* num_sge must be 0 */
+
+#define QROCE_WROP_CONNECTED	(QROCE_WROP_RC | QROCE_WROP_UC)
+#define QROCE_WROP_ANY_QP	(QROCE_WROP_CONNECTED | QROCE_WROP_UD)
+
+struct qroce_wr_op_info {
+	const char *name;
+	__u32 flags;		/* QROCE_WROP_* */
+	__u32 cqe_opcode;	/* enum qroce_cqe_opcode of its send CQE */
+};
+
+static const struct qroce_wr_op_info qroce_wr_ops[QROCE_WR_MAX] = {
+	[QROCE_WR_SEND] = { "SEND",
+		QROCE_WROP_ANY_QP | QROCE_WROP_PAYLOAD, QROCE_CQE_SEND },
+	[QROCE_WR_SEND_IMM] = { "SEND_IMM",
+		QROCE_WROP_ANY_QP | QROCE_WROP_PAYLOAD | QROCE_WROP_IMM,
+		QROCE_CQE_SEND },
+	[QROCE_WR_SEND_INV] = { "SEND_INV",
+		QROCE_WROP_RC | QROCE_WROP_PAYLOAD | QROCE_WROP_INV,
+		QROCE_CQE_SEND },
+	[QROCE_WR_RDMA_WRITE] = { "RDMA_WRITE",
+		QROCE_WROP_CONNECTED | QROCE_WROP_REMOTE | QROCE_WROP_PAYLOAD,
+		QROCE_CQE_RDMA_WRITE },
+	[QROCE_WR_RDMA_WRITE_IMM] = { "RDMA_WRITE_IMM",
+		QROCE_WROP_CONNECTED | QROCE_WROP_REMOTE | QROCE_WROP_PAYLOAD |
+		QROCE_WROP_IMM, QROCE_CQE_RDMA_WRITE },
+	[QROCE_WR_RDMA_READ] = { "RDMA_READ",
+		QROCE_WROP_RC | QROCE_WROP_REMOTE | QROCE_WROP_READS |
+		QROCE_WROP_RD_ATOMIC, QROCE_CQE_RDMA_READ },
+	[QROCE_WR_ATOMIC_CMP_SWP] = { "ATOMIC_CMP_SWP",
+		QROCE_WROP_RC | QROCE_WROP_REMOTE | QROCE_WROP_READS |
+		QROCE_WROP_RD_ATOMIC | QROCE_WROP_ATOMIC, QROCE_CQE_CMP_SWP },
+	[QROCE_WR_ATOMIC_FETCH_ADD] = { "ATOMIC_FETCH_ADD",
+		QROCE_WROP_RC | QROCE_WROP_REMOTE | QROCE_WROP_READS |
+		QROCE_WROP_RD_ATOMIC | QROCE_WROP_ATOMIC, QROCE_CQE_FETCH_ADD },
+	[QROCE_WR_REG_MR] = { "REG_MR",
+		QROCE_WROP_ANY_QP | QROCE_WROP_LOCAL | QROCE_WROP_NO_SGE,
+		QROCE_CQE_REG_MR },
+	[QROCE_WR_LOCAL_INV] = { "LOCAL_INV",
+		QROCE_WROP_ANY_QP | QROCE_WROP_LOCAL | QROCE_WROP_NO_SGE,
+		QROCE_CQE_LOCAL_INV },
+	[QROCE_WR_BIND_MW] = { "BIND_MW",
+		QROCE_WROP_CONNECTED | QROCE_WROP_LOCAL | QROCE_WROP_NO_SGE,
+		QROCE_CQE_BIND_MW },
+	[QROCE_WR_FLUSH] = { "FLUSH",
+		QROCE_WROP_RC | QROCE_WROP_REMOTE | QROCE_WROP_RD_ATOMIC |
+		QROCE_WROP_NO_SGE, QROCE_CQE_FLUSH },
+	[QROCE_WR_ATOMIC_WRITE] = { "ATOMIC_WRITE",
+		QROCE_WROP_RC | QROCE_WROP_REMOTE | QROCE_WROP_RD_ATOMIC |
+		QROCE_WROP_ATOMIC | QROCE_WROP_NO_SGE, QROCE_CQE_ATOMIC_WRITE },
+};
+
+/* The flags of opcode @op, 0 for one the device does not know. */
+static inline unsigned int qroce_wr_op_flags(unsigned int op)
+{
+	return op < QROCE_WR_MAX ? qroce_wr_ops[op].flags : 0;
+}
+
 #define QROCE_CQE_F_IMM		0x01u	/* imm_data valid */
 #define QROCE_CQE_F_INV		0x02u	/* imm_data holds the invalidated rkey */
 #define QROCE_CQE_F_GRH		0x04u	/* UD: 40-byte GRH area written first */
