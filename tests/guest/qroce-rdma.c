@@ -309,12 +309,10 @@ static void atomics(struct pair *p)
           "16 FETCH_ADDs in flight: results in order, sum right");
 }
 
-static int local_checks(int rounds, unsigned int seed)
+/* src, dst, back and their MRs, with the views of dst and src without
+ * some access (wo_mr, noatom_mr, ro_mr) */
+static void register_local_mrs(void)
 {
-    struct pair p;
-    char msg[160];
-    int good;
-
     src = calloc(1, BIG);
     dst = calloc(1, BIG);
     back = calloc(1, BIG);
@@ -334,70 +332,60 @@ static int local_checks(int rounds, unsigned int seed)
     if (!src_mr || !back_mr || !dst_mr || !wo_mr || !noatom_mr || !ro_mr) {
         die("ibv_reg_mr");
     }
+}
 
-    qp_access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-                IBV_ACCESS_REMOTE_ATOMIC;
-    qp_sge = 16;
-    qp_depth = 16;
-    qp_rd_atom = 16;
-    make_pair(&p);
+static void zero_length_read(struct pair *p)
+{
+    struct ibv_sge sg = { (uintptr_t)back, 0, back_mr->lkey };
 
-    good = write_read_back(&p, rounds, &seed);
-    snprintf(msg, sizeof(msg),
-             "%d of %d random multi-SGE WRITEs read back intact", good,
-             rounds);
-    check(good == rounds, msg);
+    check(!post_rdma(p->a, IBV_WR_RDMA_READ, &sg, 0, (uintptr_t)dst, 0,
+                     50) && done_ok(p->cq, 50, IBV_WC_RDMA_READ),
+          "zero-length READ completes");
+}
 
-    good = outstanding_reads(&p, 16, &seed);
-    snprintf(msg, sizeof(msg), "%d of 16 READs in flight at once intact",
-             good);
-    check(good == 16, msg);
+/* One READ of 16 MiB, compared byte for byte. */
+static void huge_read(struct pair *p)
+{
+    uint8_t *h = malloc(HUGE), *hb = malloc(HUGE);
+    struct ibv_mr *hm, *hbm;
+    struct ibv_sge sg;
+    struct ibv_wc wc;
+    int i, ok;
 
-    {
-        struct ibv_sge sg = { (uintptr_t)back, 0, back_mr->lkey };
-
-        check(!post_rdma(p.a, IBV_WR_RDMA_READ, &sg, 0, (uintptr_t)dst, 0,
-                         50) && done_ok(p.cq, 50, IBV_WC_RDMA_READ),
-              "zero-length READ completes");
+    if (!h || !hb) {
+        die("malloc");
     }
-
-    {
-        uint8_t *h = malloc(HUGE), *hb = malloc(HUGE);
-        struct ibv_mr *hm, *hbm;
-        struct ibv_sge sg;
-        struct ibv_wc wc;
-        int i, ok;
-
-        if (!h || !hb) {
-            die("malloc");
-        }
-        for (i = 0; i < HUGE; i++) {
-            h[i] = (uint8_t)(i * 7 + (i >> 13));
-        }
-        memset(hb, 0, HUGE);
-        hm = ibv_reg_mr(pd, h, HUGE, IBV_ACCESS_LOCAL_WRITE |
-                        IBV_ACCESS_REMOTE_READ);
-        hbm = ibv_reg_mr(pd, hb, HUGE, IBV_ACCESS_LOCAL_WRITE);
-        if (!hm || !hbm) {
-            die("ibv_reg_mr 16 MiB");
-        }
-        sg = (struct ibv_sge){ (uintptr_t)hb, HUGE, hbm->lkey };
-        ok = !post_rdma(p.a, IBV_WR_RDMA_READ, &sg, 1, (uintptr_t)h,
-                        hm->rkey, 51);
-        /* 16 MiB through the emulated device may take a while */
-        for (i = 0; ok && i < 12 && !poll1(p.cq, &wc); i++) {
-        }
-        ok = ok && i < 12 && wc.status == IBV_WC_SUCCESS && wc.wr_id == 51;
-        check(ok && !memcmp(h, hb, HUGE), "16 MiB READ arrives intact");
-        ibv_dereg_mr(hm);
-        ibv_dereg_mr(hbm);
-        free(h);
-        free(hb);
+    for (i = 0; i < HUGE; i++) {
+        h[i] = (uint8_t)(i * 7 + (i >> 13));
     }
+    memset(hb, 0, HUGE);
+    hm = ibv_reg_mr(pd, h, HUGE, IBV_ACCESS_LOCAL_WRITE |
+                    IBV_ACCESS_REMOTE_READ);
+    hbm = ibv_reg_mr(pd, hb, HUGE, IBV_ACCESS_LOCAL_WRITE);
+    if (!hm || !hbm) {
+        die("ibv_reg_mr 16 MiB");
+    }
+    sg = (struct ibv_sge){ (uintptr_t)hb, HUGE, hbm->lkey };
+    ok = !post_rdma(p->a, IBV_WR_RDMA_READ, &sg, 1, (uintptr_t)h,
+                    hm->rkey, 51);
+    /* 16 MiB through the emulated device may take a while */
+    for (i = 0; ok && i < 12 && !poll1(p->cq, &wc); i++) {
+    }
+    ok = ok && i < 12 && wc.status == IBV_WC_SUCCESS && wc.wr_id == 51;
+    check(ok && !memcmp(h, hb, HUGE), "16 MiB READ arrives intact");
+    ibv_dereg_mr(hm);
+    ibv_dereg_mr(hbm);
+    free(h);
+    free(hb);
+}
 
-    atomics(&p);
-
-    /* local errors: a READ into an MR without local write, a short atomic */
+/*
+ * Local errors: a READ into an MR without local write, a short atomic.
+ * Each leaves its QP in error: @p is freed and made anew between them,
+ * and freed at the end.
+ */
+static void local_errors(struct pair *p)
+{
     {
         struct ibv_sge sg = { (uintptr_t)src, 64, ro_mr->lkey };
         struct ibv_send_wr wr = {
@@ -406,11 +394,11 @@ static int local_checks(int rounds, unsigned int seed)
             .wr.rdma = { (uintptr_t)dst, dst_mr->rkey },
         };
 
-        check(expect_fail(&p, &wr, IBV_WC_LOC_PROT_ERR),
+        check(expect_fail(p, &wr, IBV_WC_LOC_PROT_ERR),
               "READ into an MR without local write: local protection error");
     }
-    free_pair(&p);
-    make_pair(&p);
+    free_pair(p);
+    make_pair(p);
     {
         struct ibv_sge sg = { (uintptr_t)back, 4, back_mr->lkey };
         struct ibv_send_wr wr = {
@@ -422,19 +410,15 @@ static int local_checks(int rounds, unsigned int seed)
         };
 
         memset(dst, 0, 8);
-        check(expect_fail(&p, &wr, IBV_WC_LOC_LEN_ERR) && dst[0] == 0,
+        check(expect_fail(p, &wr, IBV_WC_LOC_LEN_ERR) && dst[0] == 0,
               "atomic with a 4-byte result SGE: local length error");
     }
-    free_pair(&p);
-    if (lossy) {
-        /*
-         * On a lossy wire the NAK of a remote error may be lost, and the
-         * responder's QP is in ERR by then: the requester ends with
-         * RETRY_EXC_ERR, as hardware does.  Those checks need a clean wire.
-         */
-        return failed;
-    }
+    free_pair(p);
+}
 
+/* Remote errors: each a bad_op() on a pair of its own. */
+static void remote_errors(void)
+{
     bad_op("READ, wrong rkey", IBV_WR_RDMA_READ, (uintptr_t)dst,
            dst_mr->rkey ^ 0x4400, 100, IBV_WC_REM_ACCESS_ERR);
     bad_op("READ, range outside the MR", IBV_WR_RDMA_READ,
@@ -455,6 +439,46 @@ static int local_checks(int rounds, unsigned int seed)
            dst_mr->rkey, 100, IBV_WC_REM_INV_REQ_ERR);
     bad_op("FETCH_ADD, QP without remote atomic", IBV_WR_ATOMIC_FETCH_AND_ADD,
            (uintptr_t)dst, dst_mr->rkey, 8, IBV_WC_REM_INV_REQ_ERR);
+}
+
+static int local_checks(int rounds, unsigned int seed)
+{
+    struct pair p;
+    char msg[160];
+    int good;
+
+    register_local_mrs();
+    qp_access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+                IBV_ACCESS_REMOTE_ATOMIC;
+    qp_sge = 16;
+    qp_depth = 16;
+    qp_rd_atom = 16;
+    make_pair(&p);
+
+    good = write_read_back(&p, rounds, &seed);
+    snprintf(msg, sizeof(msg),
+             "%d of %d random multi-SGE WRITEs read back intact", good,
+             rounds);
+    check(good == rounds, msg);
+
+    good = outstanding_reads(&p, 16, &seed);
+    snprintf(msg, sizeof(msg), "%d of 16 READs in flight at once intact",
+             good);
+    check(good == 16, msg);
+
+    zero_length_read(&p);
+    huge_read(&p);
+    atomics(&p);
+    local_errors(&p);
+    if (lossy) {
+        /*
+         * On a lossy wire the NAK of a remote error may be lost, and the
+         * responder's QP is in ERR by then: the requester ends with
+         * RETRY_EXC_ERR, as hardware does.  Those checks need a clean wire.
+         */
+        return failed;
+    }
+    remote_errors();
     return failed;
 }
 
@@ -719,165 +743,235 @@ static long pat_loop(struct worker *w, uint64_t raddr, uint32_t rkey,
     return rounds;
 }
 
-static int two_guests(const char *server, int port, int adds, int locks,
-                      int wsecs)
-{
-    int serve = server == NULL, fd, rc = 0, i;
-    struct ibv_cq *cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
-    struct shared *sh = NULL;
-    struct ibv_mr *sh_mr = NULL, *res_mr, *pat_mr = NULL;
-    uint8_t *pat = NULL, *shadow = NULL;
-    long rounds = 0;
-    struct wire_info me = {}, peer;
-    struct ibv_qp *qp, *la = NULL, *lb = NULL;
+/* One side of the two-guest test, what its steps share. */
+struct tg {
+    int serve;                  /* -l: the server */
+    int fd;                     /* the TCP connection to the other side */
+    struct ibv_cq *cq;
+    struct ibv_qp *qp;          /* connected to the other side */
+    struct shared *sh;          /* the server's: what both sides work on */
+    struct ibv_mr *sh_mr, *res_mr;
+    uint8_t *pat;               /* the server's -W region */
+    uint64_t *olds, *res;
+    struct wire_info me, peer;
     struct worker w;
-    uint64_t *olds, *res, done = 0, h = 0;
-    union ibv_gid gid;
-    char msg[200];
+};
 
-    res = calloc(1, 4096);
-    olds = calloc(2 * adds + 1, sizeof(*olds));
-    if (!cq || !res || !olds) {
+/* The CQ, result buffers and the QP to the other side; our GID in @gid. */
+static void tg_setup(struct tg *s, int adds, union ibv_gid *gid)
+{
+    s->cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+    s->res = calloc(1, 4096);
+    s->olds = calloc(2 * adds + 1, sizeof(*s->olds));
+    if (!s->cq || !s->res || !s->olds) {
         die("ibv_create_cq");
     }
-    res_mr = ibv_reg_mr(pd, res, 4096, IBV_ACCESS_LOCAL_WRITE);
+    s->res_mr = ibv_reg_mr(pd, s->res, 4096, IBV_ACCESS_LOCAL_WRITE);
     qp_access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
                 IBV_ACCESS_REMOTE_ATOMIC;
     qp_rd_atom = 4;
-    qp = make_qp(cq);
-    if (!res_mr || ibv_query_gid(ctx, 1, gid_index, &gid)) {
+    s->qp = make_qp(s->cq);
+    if (!s->res_mr || ibv_query_gid(ctx, 1, gid_index, gid)) {
         die("ibv_reg_mr/ibv_query_gid");
     }
-    if (serve) {
-        sh = aligned_alloc(4096, 4096);
-        if (!sh) {
-            die("aligned_alloc");
-        }
-        memset(sh, 0, 4096);
-        sh_mr = ibv_reg_mr(pd, sh, 4096, IBV_ACCESS_LOCAL_WRITE |
-                           IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-                           IBV_ACCESS_REMOTE_ATOMIC);
-        if (!sh_mr) {
-            die("ibv_reg_mr");
-        }
-        me.rkey = htonl(sh_mr->rkey);
-        me.addr = htobe64((uintptr_t)sh);
-        pat_mr = pat_mem(PAT_LEN, IBV_ACCESS_LOCAL_WRITE |
-                         IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
-                         &pat);
-        if (!pat_mr) {
-            die("ibv_reg_mr (pattern region)");
-        }
-        me.pat_rkey = htonl(pat_mr->rkey);
-        me.pat_addr = htobe64((uintptr_t)pat);
+}
+
+/* The server's struct shared and pattern region, announced in s->me. */
+static void tg_server_memory(struct tg *s)
+{
+    struct ibv_mr *pat_mr;
+
+    s->sh = aligned_alloc(4096, 4096);
+    if (!s->sh) {
+        die("aligned_alloc");
     }
-    me.qpn = htonl(qp->qp_num);
-    me.psn = htonl(serve ? 1000 : 2000);
-    memcpy(me.gid, gid.raw, 16);
-    fd = qr_tcp("qroce-rdma", server, port);
-    if (qr_xfer(fd, &me, sizeof(me), 1) || qr_xfer(fd, &peer, sizeof(peer), 0)) {
+    memset(s->sh, 0, 4096);
+    s->sh_mr = ibv_reg_mr(pd, s->sh, 4096, IBV_ACCESS_LOCAL_WRITE |
+                          IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+                          IBV_ACCESS_REMOTE_ATOMIC);
+    if (!s->sh_mr) {
+        die("ibv_reg_mr");
+    }
+    s->me.rkey = htonl(s->sh_mr->rkey);
+    s->me.addr = htobe64((uintptr_t)s->sh);
+    pat_mr = pat_mem(PAT_LEN, IBV_ACCESS_LOCAL_WRITE |
+                     IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
+                     &s->pat);
+    if (!pat_mr) {
+        die("ibv_reg_mr (pattern region)");
+    }
+    s->me.pat_rkey = htonl(pat_mr->rkey);
+    s->me.pat_addr = htobe64((uintptr_t)s->pat);
+}
+
+/*
+ * Exchange wire_info with the other side (@server, or wait for it if
+ * NULL), connect the QP to it, and set up the worker: over the wire on
+ * the client, through a loopback pair on the server.
+ */
+static void tg_connect(struct tg *s, const char *server, int port,
+                       union ibv_gid *gid)
+{
+    struct ibv_qp *la, *lb;
+
+    s->me.qpn = htonl(s->qp->qp_num);
+    s->me.psn = htonl(s->serve ? 1000 : 2000);
+    memcpy(s->me.gid, gid->raw, 16);
+    s->fd = qr_tcp("qroce-rdma", server, port);
+    if (qr_xfer(s->fd, &s->me, sizeof(s->me), 1) ||
+        qr_xfer(s->fd, &s->peer, sizeof(s->peer), 0)) {
         die("exchange");
     }
-    memcpy(gid.raw, peer.gid, 16);
-    connect_to(qp, ntohl(peer.qpn), &gid, ntohl(peer.psn), ntohl(me.psn));
-    if (serve) {
+    memcpy(gid->raw, s->peer.gid, 16);
+    connect_to(s->qp, ntohl(s->peer.qpn), gid, ntohl(s->peer.psn),
+               ntohl(s->me.psn));
+    if (s->serve) {
         /* the server's own operations: a loopback pair on its device */
-        la = make_qp(cq);
-        lb = make_qp(cq);
+        la = make_qp(s->cq);
+        lb = make_qp(s->cq);
         connect_qp(la, lb->qp_num);
         connect_qp(lb, la->qp_num);
-        w = (struct worker){ la, cq, (uintptr_t)sh, sh_mr->rkey, res,
-                             res_mr->lkey };
+        s->w = (struct worker){ la, s->cq, (uintptr_t)s->sh, s->sh_mr->rkey,
+                                s->res, s->res_mr->lkey };
     } else {
-        w = (struct worker){ qp, cq, be64toh(peer.addr), ntohl(peer.rkey),
-                             res, res_mr->lkey };
+        s->w = (struct worker){ s->qp, s->cq, be64toh(s->peer.addr),
+                                ntohl(s->peer.rkey), s->res,
+                                s->res_mr->lkey };
     }
-    /* both ready: go */
-    if (qr_xfer(fd, &done, 8, 1) || qr_xfer(fd, &done, 8, 0)) {
-        die("sync");
-    }
-    if (add_loop(&w, adds, olds + (serve ? adds : 0)) ||
-        lock_loop(&w, locks, serve ? 1 : 2)) {
-        printf("FAIL %s: an operation failed\n", serve ? "server" : "client");
-        rc = 1;
-    }
-    if (!serve && !rc && wsecs > 0) {
-        shadow = calloc(1, PAT_LEN);
-        if (!shadow) {
-            die("calloc");
-        }
-        rounds = pat_loop(&w, be64toh(peer.pat_addr), ntohl(peer.pat_rkey),
-                          shadow, wsecs);
-        if (rounds < 0) {
-            printf("FAIL client: a WRITE/READ pattern round failed\n");
-            rc = 1;
-        }
-    }
-    if (!serve) {
-        uint64_t h = htobe64(shadow && rounds > 0 ? fnv(shadow, PAT_LEN) : 0);
+}
 
-        for (i = 0; i < adds; i++) {
-            olds[i] = htobe64(olds[i]);
-        }
-        done = htobe64(rc);
-        if (qr_xfer(fd, &done, 8, 1) || qr_xfer(fd, olds, 8 * adds, 1) ||
-            qr_xfer(fd, &h, 8, 1) || qr_xfer(fd, &done, 8, 0)) {
-            die("report");
-        }
-        printf("client: %d FETCH_ADDs and %d locked increments done\n", adds,
-               locks);
-        if (wsecs > 0) {
-            printf("client: %ld WRITE/READ pattern rounds, each read back "
-                   "the same\n", rounds);
-            printf("client: rounds took %lld us at most, %lld us on "
-                   "average\n", (long long)pat_longest_us,
-                   (long long)(rounds > 0 ? pat_total_us / rounds : 0));
-        }
-        return rc || be64toh(done);
+/*
+ * The client's end: its status @rc, its FETCH_ADD results and the hash
+ * of what it wrote (0 if nothing) to the server, a summary printed; the
+ * exit code, 1 if either side failed.
+ */
+static int tg_client_report(struct tg *s, int adds, int locks, int wsecs,
+                            int rc, long rounds, uint8_t *shadow)
+{
+    uint64_t h = htobe64(shadow && rounds > 0 ? fnv(shadow, PAT_LEN) : 0);
+    uint64_t done;
+    int i;
+
+    for (i = 0; i < adds; i++) {
+        s->olds[i] = htobe64(s->olds[i]);
     }
-    if (qr_xfer(fd, &done, 8, 0) || qr_xfer(fd, olds, 8 * adds, 0) ||
-        qr_xfer(fd, &h, 8, 0)) {
+    done = htobe64(rc);
+    if (qr_xfer(s->fd, &done, 8, 1) || qr_xfer(s->fd, s->olds, 8 * adds, 1) ||
+        qr_xfer(s->fd, &h, 8, 1) || qr_xfer(s->fd, &done, 8, 0)) {
+        die("report");
+    }
+    printf("client: %d FETCH_ADDs and %d locked increments done\n", adds,
+           locks);
+    if (wsecs > 0) {
+        printf("client: %ld WRITE/READ pattern rounds, each read back "
+               "the same\n", rounds);
+        printf("client: rounds took %lld us at most, %lld us on "
+               "average\n", (long long)pat_longest_us,
+               (long long)(rounds > 0 ? pat_total_us / rounds : 0));
+    }
+    return rc || be64toh(done);
+}
+
+/* Every value 0 .. 2 * @adds - 1 was returned exactly once in @olds. */
+static void check_fetch_add_results(const uint64_t *olds, int adds)
+{
+    uint8_t *seen = calloc(1, 2 * adds);
+    char msg[200];
+    int dup = 0, i;
+
+    for (i = 0; seen && i < 2 * adds; i++) {
+        if (olds[i] >= 2ull * adds || seen[olds[i]]++) {
+            dup++;
+        }
+    }
+    snprintf(msg, sizeof(msg),
+             "FETCH_ADD results are 0..%d, each once (%d out of place)",
+             2 * adds - 1, dup);
+    check(seen && !dup, msg);
+    free(seen);
+}
+
+/*
+ * The server's end: the client's status, FETCH_ADD results and pattern
+ * hash received, the verdict checked and sent back; the exit code.
+ */
+static int tg_server_verdict(struct tg *s, int adds, int locks, int rc)
+{
+    uint64_t done = 0, h = 0;
+    char msg[200];
+    int i;
+
+    if (qr_xfer(s->fd, &done, 8, 0) || qr_xfer(s->fd, s->olds, 8 * adds, 0) ||
+        qr_xfer(s->fd, &h, 8, 0)) {
         die("report");
     }
     h = be64toh(h);
     if (h) {
         snprintf(msg, sizeof(msg), "the pattern region (1 MiB) is what the "
                  "client wrote: hash %016llx, the client's %016llx",
-                 (unsigned long long)fnv(pat, PAT_LEN), (unsigned long long)h);
-        check(fnv(pat, PAT_LEN) == h, msg);
+                 (unsigned long long)fnv(s->pat, PAT_LEN),
+                 (unsigned long long)h);
+        check(fnv(s->pat, PAT_LEN) == h, msg);
     }
     for (i = 0; i < adds; i++) {
-        olds[i] = be64toh(olds[i]);
+        s->olds[i] = be64toh(s->olds[i]);
     }
     check(!rc && !done, "both sides completed every operation");
     snprintf(msg, sizeof(msg), "2 x %d FETCH_ADD on one address: counter %llu",
-             adds, (unsigned long long)sh->counter);
-    check(sh->counter == 2ull * adds, msg);
-    {
-        /* every value 0 .. 2N-1 was returned exactly once */
-        uint8_t *seen = calloc(1, 2 * adds);
-        int dup = 0;
-
-        for (i = 0; seen && i < 2 * adds; i++) {
-            if (olds[i] >= 2ull * adds || seen[olds[i]]++) {
-                dup++;
-            }
-        }
-        snprintf(msg, sizeof(msg),
-                 "FETCH_ADD results are 0..%d, each once (%d out of place)",
-                 2 * adds - 1, dup);
-        check(seen && !dup, msg);
-        free(seen);
-    }
+             adds, (unsigned long long)s->sh->counter);
+    check(s->sh->counter == 2ull * adds, msg);
+    check_fetch_add_results(s->olds, adds);
     snprintf(msg, sizeof(msg),
              "CMP_SWAP lock: 2 x %d increments under it give %llu, lock %llu",
-             locks, (unsigned long long)sh->locked_counter,
-             (unsigned long long)sh->lock);
-    check(sh->locked_counter == 2ull * locks && sh->lock == 0, msg);
+             locks, (unsigned long long)s->sh->locked_counter,
+             (unsigned long long)s->sh->lock);
+    check(s->sh->locked_counter == 2ull * locks && s->sh->lock == 0, msg);
     done = htobe64(failed);
-    qr_xfer(fd, &done, 8, 1);
-    close(fd);
+    qr_xfer(s->fd, &done, 8, 1);
+    close(s->fd);
     return failed;
+}
+
+static int two_guests(const char *server, int port, int adds, int locks,
+                      int wsecs)
+{
+    struct tg s = { .serve = server == NULL };
+    uint8_t *shadow = NULL;
+    union ibv_gid gid;
+    uint64_t done = 0;
+    long rounds = 0;
+    int rc = 0;
+
+    tg_setup(&s, adds, &gid);
+    if (s.serve) {
+        tg_server_memory(&s);
+    }
+    tg_connect(&s, server, port, &gid);
+    /* both ready: go */
+    if (qr_xfer(s.fd, &done, 8, 1) || qr_xfer(s.fd, &done, 8, 0)) {
+        die("sync");
+    }
+    if (add_loop(&s.w, adds, s.olds + (s.serve ? adds : 0)) ||
+        lock_loop(&s.w, locks, s.serve ? 1 : 2)) {
+        printf("FAIL %s: an operation failed\n", s.serve ? "server" : "client");
+        rc = 1;
+    }
+    if (!s.serve && !rc && wsecs > 0) {
+        shadow = calloc(1, PAT_LEN);
+        if (!shadow) {
+            die("calloc");
+        }
+        rounds = pat_loop(&s.w, be64toh(s.peer.pat_addr),
+                          ntohl(s.peer.pat_rkey), shadow, wsecs);
+        if (rounds < 0) {
+            printf("FAIL client: a WRITE/READ pattern round failed\n");
+            rc = 1;
+        }
+    }
+    if (!s.serve) {
+        return tg_client_report(&s, adds, locks, wsecs, rc, rounds, shadow);
+    }
+    return tg_server_verdict(&s, adds, locks, rc);
 }
 
 int main(int argc, char **argv)
