@@ -362,6 +362,149 @@ static void busy_parent(void)
           "the free callback ran for each of the 4 rings");
 }
 
+/* 1: the pool gives every ring */
+static void pool_gives_rings(struct ibv_pd *par)
+{
+    pool.mode = 0;
+    rings(par, 1, "pool allocator");
+    check(pool.by_type[1] == 2 && pool.by_type[2] == 0 &&
+          pool.by_type[3] == 1 && pool.by_type[4] == 2,
+          "allocator called for 2 send queues, 1 SRQ, 2 CQ rings (create, "
+          "resize), no receive queue (the QPs use the SRQ)");
+    printf("allocs %d frees %d live %d by type sq %d rq %d srq %d cq %d, "
+           "type base %#llx\n", pool.allocs, pool.frees, pool.nlive,
+           pool.by_type[1], pool.by_type[2], pool.by_type[3],
+           pool.by_type[4], (unsigned long long)pool.type_base);
+    check(pool.allocs == pool.frees && pool.nlive == 0 && !pool.bad_align,
+          "every ring given back to the allocator, page-aligned requests");
+}
+
+/* a QP with its own receive queue: the RQ ring from the pool too */
+static void pool_gives_rq_ring(struct ibv_pd *par)
+{
+    struct ibv_cq_ex *cqx = make_cq(par, 8);
+    struct ibv_qp *qp = cqx ? make_pqp(par, ibv_cq_ex_to_cq(cqx), NULL) :
+                        NULL;
+    int live = pool.nlive;
+
+    check(qp && pool.by_type[2] == 1 && live == 3,
+          "a QP without an SRQ: send and receive rings and the CQ's "
+          "from the pool");
+    if (qp) {
+        ibv_destroy_qp(qp);
+    }
+    if (cqx) {
+        ibv_destroy_cq(ibv_cq_ex_to_cq(cqx));
+    }
+    check(pool.nlive == 0, "... and all three given back");
+}
+
+/* 2: the allocator answers "use your own" */
+static void allocator_use_default(struct ibv_pd *par)
+{
+    int fb;
+
+    pool.mode = 1;
+    fb = pool.frees;
+    rings(par, 1, "IBV_ALLOCATOR_USE_DEFAULT");
+    check(pool.frees == fb && pool.nlive == 0,
+          "IBV_ALLOCATOR_USE_DEFAULT: the provider's memory, free never "
+          "called");
+}
+
+/* 3: NULL, and memory off a page boundary */
+static void allocator_failures(struct ibv_pd *par)
+{
+    struct ibv_cq_ex *cqx;
+
+    pool.mode = 2;
+    errno = 0;
+    cqx = make_cq(par, 8);
+    check(!cqx && errno == ENOMEM, "an allocator that returns NULL: "
+          "ibv_create_cq_ex fails with ENOMEM");
+    if (cqx) {
+        ibv_destroy_cq(ibv_cq_ex_to_cq(cqx));
+    }
+    pool.mode = 3;
+    errno = 0;
+    cqx = make_cq(par, 8);
+    check(!cqx && errno == EINVAL && pool.nlive == 0,
+          "memory off a page boundary: EINVAL, and it is given back");
+    if (cqx) {
+        ibv_destroy_cq(ibv_cq_ex_to_cq(cqx));
+    }
+    pool.mode = 0;
+}
+
+/* 4: what must be refused */
+static void refusals(struct ibv_pd *par)
+{
+    struct ibv_parent_domain_init_attr a = { .pd = par };
+    struct ibv_cq_init_attr_ex ca = {
+        .cqe = 8, .wc_flags = IBV_WC_STANDARD_FLAGS,
+        .comp_mask = IBV_CQ_INIT_ATTR_MASK_PD, .parent_domain = pd,
+    };
+    struct ibv_td_init_attr tda = { .comp_mask = 1 };
+    struct ibv_cq_ex *cqx;
+    struct ibv_pd *par2;
+
+    errno = 0;
+    par2 = ibv_alloc_parent_domain(ctx, &a);
+    check(!par2 && errno == EINVAL,
+          "a parent domain over a parent domain: EINVAL");
+    a.pd = pd;
+    a.comp_mask = 1u << 7;
+    errno = 0;
+    par2 = ibv_alloc_parent_domain(ctx, &a);
+    check(!par2 && errno == EOPNOTSUPP,
+          "an unknown comp_mask bit: EOPNOTSUPP");
+    errno = 0;
+    cqx = ibv_create_cq_ex(ctx, &ca);
+    check(!cqx && errno == EINVAL,
+          "a CQ whose domain is a plain PD: EINVAL");
+    if (cqx) {
+        ibv_destroy_cq(ibv_cq_ex_to_cq(cqx));
+    }
+    errno = 0;
+    check(!ibv_alloc_td(ctx, &tda) && errno == EOPNOTSUPP,
+          "ibv_alloc_td with an unknown comp_mask bit: EOPNOTSUPP");
+}
+
+/* a parent domain without allocator or TD: plain rings, with locks; it,
+ * or NULL */
+static struct ibv_pd *plain_parent(void)
+{
+    struct ibv_parent_domain_init_attr a = { .pd = pd };
+    struct ibv_pd *par2;
+
+    par2 = ibv_alloc_parent_domain(ctx, &a);
+    check(par2 != NULL, "a parent domain with neither TD nor allocator");
+    if (par2) {
+        int ab = pool.allocs;
+
+        rings(par2, 0, "no allocator");
+        check(pool.allocs == ab, "... the pool never asked");
+    }
+    return par2;
+}
+
+/* 5: a PD or TD a parent domain names stays until the parent goes */
+static void release_domains(struct ibv_pd *par, struct ibv_pd *par2,
+                            struct ibv_td *td)
+{
+    if (ibv_dereg_mr(mr)) {
+        die("ibv_dereg_mr");
+    }
+    check(ibv_dealloc_pd(pd) == EBUSY,
+          "ibv_dealloc_pd of a PD that parent domains name: EBUSY");
+    check(ibv_dealloc_td(td) == EBUSY,
+          "ibv_dealloc_td of a TD that a parent domain names: EBUSY");
+    check(ibv_dealloc_pd(par) == 0 && (!par2 || ibv_dealloc_pd(par2) == 0),
+          "the parent domains deallocated");
+    check(ibv_dealloc_td(td) == 0 && ibv_dealloc_pd(pd) == 0,
+          "then the TD and the PD");
+}
+
 int main(int argc, char **argv)
 {
     const char *dev = "qroce_0";
@@ -390,136 +533,15 @@ int main(int argc, char **argv)
     if (!td || !par) {
         return 1;
     }
-
-    /* 1: the pool gives every ring */
-    pool.mode = 0;
-    rings(par, 1, "pool allocator");
-    check(pool.by_type[1] == 2 && pool.by_type[2] == 0 &&
-          pool.by_type[3] == 1 && pool.by_type[4] == 2,
-          "allocator called for 2 send queues, 1 SRQ, 2 CQ rings (create, "
-          "resize), no receive queue (the QPs use the SRQ)");
-    printf("allocs %d frees %d live %d by type sq %d rq %d srq %d cq %d, "
-           "type base %#llx\n", pool.allocs, pool.frees, pool.nlive,
-           pool.by_type[1], pool.by_type[2], pool.by_type[3],
-           pool.by_type[4], (unsigned long long)pool.type_base);
-    check(pool.allocs == pool.frees && pool.nlive == 0 && !pool.bad_align,
-          "every ring given back to the allocator, page-aligned requests");
-
-    /* a QP with its own receive queue: the RQ ring from the pool too */
-    {
-        struct ibv_cq_ex *cqx = make_cq(par, 8);
-        struct ibv_qp *qp = cqx ? make_pqp(par, ibv_cq_ex_to_cq(cqx), NULL) :
-                            NULL;
-        int live = pool.nlive;
-
-        check(qp && pool.by_type[2] == 1 && live == 3,
-              "a QP without an SRQ: send and receive rings and the CQ's "
-              "from the pool");
-        if (qp) {
-            ibv_destroy_qp(qp);
-        }
-        if (cqx) {
-            ibv_destroy_cq(ibv_cq_ex_to_cq(cqx));
-        }
-        check(pool.nlive == 0, "... and all three given back");
-    }
-
-    /* 2: the allocator answers "use your own" */
-    pool.mode = 1;
-    {
-        int fb = pool.frees;
-
-        rings(par, 1, "IBV_ALLOCATOR_USE_DEFAULT");
-        check(pool.frees == fb && pool.nlive == 0,
-              "IBV_ALLOCATOR_USE_DEFAULT: the provider's memory, free never "
-              "called");
-    }
-
-    /* 3: NULL, and memory off a page boundary */
-    pool.mode = 2;
-    errno = 0;
-    {
-        struct ibv_cq_ex *cqx = make_cq(par, 8);
-
-        check(!cqx && errno == ENOMEM, "an allocator that returns NULL: "
-              "ibv_create_cq_ex fails with ENOMEM");
-        if (cqx) {
-            ibv_destroy_cq(ibv_cq_ex_to_cq(cqx));
-        }
-    }
-    pool.mode = 3;
-    errno = 0;
-    {
-        struct ibv_cq_ex *cqx = make_cq(par, 8);
-
-        check(!cqx && errno == EINVAL && pool.nlive == 0,
-              "memory off a page boundary: EINVAL, and it is given back");
-        if (cqx) {
-            ibv_destroy_cq(ibv_cq_ex_to_cq(cqx));
-        }
-    }
-    pool.mode = 0;
-
-    /* 4: what must be refused */
-    {
-        struct ibv_parent_domain_init_attr a = { .pd = par };
-        struct ibv_cq_init_attr_ex ca = {
-            .cqe = 8, .wc_flags = IBV_WC_STANDARD_FLAGS,
-            .comp_mask = IBV_CQ_INIT_ATTR_MASK_PD, .parent_domain = pd,
-        };
-        struct ibv_cq_ex *cqx;
-
-        errno = 0;
-        par2 = ibv_alloc_parent_domain(ctx, &a);
-        check(!par2 && errno == EINVAL,
-              "a parent domain over a parent domain: EINVAL");
-        a.pd = pd;
-        a.comp_mask = 1u << 7;
-        errno = 0;
-        par2 = ibv_alloc_parent_domain(ctx, &a);
-        check(!par2 && errno == EOPNOTSUPP,
-              "an unknown comp_mask bit: EOPNOTSUPP");
-        errno = 0;
-        cqx = ibv_create_cq_ex(ctx, &ca);
-        check(!cqx && errno == EINVAL,
-              "a CQ whose domain is a plain PD: EINVAL");
-        if (cqx) {
-            ibv_destroy_cq(ibv_cq_ex_to_cq(cqx));
-        }
-        tda.comp_mask = 1;
-        errno = 0;
-        check(!ibv_alloc_td(ctx, &tda) && errno == EOPNOTSUPP,
-              "ibv_alloc_td with an unknown comp_mask bit: EOPNOTSUPP");
-    }
-    /* a parent domain without allocator or TD: plain rings, with locks */
-    {
-        struct ibv_parent_domain_init_attr a = { .pd = pd };
-
-        par2 = ibv_alloc_parent_domain(ctx, &a);
-        check(par2 != NULL, "a parent domain with neither TD nor allocator");
-        if (par2) {
-            int ab = pool.allocs;
-
-            rings(par2, 0, "no allocator");
-            check(pool.allocs == ab, "... the pool never asked");
-        }
-    }
-
+    pool_gives_rings(par);
+    pool_gives_rq_ring(par);
+    allocator_use_default(par);
+    allocator_failures(par);
+    refusals(par);
+    par2 = plain_parent();
     /* a parent domain stays while what was made through it does */
     busy_parent();
-
-    /* 5: a PD or TD a parent domain names stays until the parent goes */
-    if (ibv_dereg_mr(mr)) {
-        die("ibv_dereg_mr");
-    }
-    check(ibv_dealloc_pd(pd) == EBUSY,
-          "ibv_dealloc_pd of a PD that parent domains name: EBUSY");
-    check(ibv_dealloc_td(td) == EBUSY,
-          "ibv_dealloc_td of a TD that a parent domain names: EBUSY");
-    check(ibv_dealloc_pd(par) == 0 && (!par2 || ibv_dealloc_pd(par2) == 0),
-          "the parent domains deallocated");
-    check(ibv_dealloc_td(td) == 0 && ibv_dealloc_pd(pd) == 0,
-          "then the TD and the PD");
+    release_domains(par, par2, td);
     ibv_close_device(ctx);
     return failed;
 }
