@@ -169,10 +169,10 @@ test-rdma-core: all pyverbs $(PYV_INITRD)
 	sh tests/rdma-core-suite.sh
 
 # the kernel's storage ULPs: SRP, iSER, and recovery of those, NVMe-oF and
-# NFS over RDMA under link and QP faults (tests/u-*.sh)
+# NFS over RDMA under link and QP faults (tests/ulp/u-*.sh)
 .PHONY: test-ulp
 test-ulp: all
-	sh tests/run-ulp.sh
+	sh tests/ulp/run-ulp.sh
 
 # --- guest test programs and the initramfs ------------------------------
 GUEST_SRCS := $(wildcard tests/guest/*.c)
@@ -206,9 +206,9 @@ tools: $(TOOLS)
 # --- the two commands of the README --------------------------------------
 # DEMO_OPTS: more qr_boot options for the demo's guests, e.g. mgmt
 demo: all
-	QR_DEMO_OPTS="$(DEMO_OPTS)" sh tests/demo.sh
+	QR_DEMO_OPTS="$(DEMO_OPTS)" sh tests/demo/demo.sh
 
-# TAP, a group per test file (docs/harness.md); QR_ONLY="tests/t-srq.sh"
+# TAP, a group per test file (docs/harness.md); QR_ONLY="tests/suite/t-srq.sh"
 # (or gates, qtest) runs only those groups
 test: all
 	sh tests/run.sh
@@ -230,47 +230,47 @@ pingpong:
 	(cd $(OVERLAY)/root && find . | cpio -o -H newc --quiet | gzip -1) >$(OVERLAY)/overlay.cpio.gz && \
 	cat $(INITRD) $(OVERLAY)/overlay.cpio.gz >$(OVERLAY)/initramfs.cpio.gz && \
 	echo "pingpong: driver and provider built in $$(( $$(date +%s) - start )) s" && \
-	sh tests/pingpong.sh $(OVERLAY)/initramfs.cpio.gz $$start
+	sh tests/demo/pingpong.sh $(OVERLAY)/initramfs.cpio.gz $$start
 
 # docs/walkthrough.md: one ibv_rc_pingpong -n 2, traced and captured
 .PHONY: walkthrough
 walkthrough: all
-	sh tests/walkthrough.sh docs/walkthrough.md
+	sh tests/demo/walkthrough.sh docs/walkthrough.md
 
 # Benchmarks print ratios against a peer run in the same invocation; they
 # are not part of 'make test'.
 bench: all
-	sh tests/bench.sh
+	sh tests/bench/bench.sh
 
 bench-pingpong: all
-	sh tests/bench-pingpong.sh 4096 1000 3
+	sh tests/bench/bench-pingpong.sh 4096 1000 3
 
-# On-demand paging against a pinned MR in one guest (tests/bench-odp.sh):
+# On-demand paging against a pinned MR in one guest (tests/bench/bench-odp.sh):
 # first-touch, again and prefetched MB/s, odp_faults and faults/s
 bench-odp: all
-	sh tests/bench-odp.sh
+	sh tests/bench/bench-odp.sh
 
 # NVMe over Fabrics with dd: nvme-rdma over qroce and over rxe, same guests.
 .PHONY: bench-nvmeof
 bench-nvmeof: all
-	sh tests/bench-nvmeof.sh
+	sh tests/bench/bench-nvmeof.sh
 
 # live migration of a guest, idle and under qroce and rxe traffic
-# (tests/bench-migrate.sh): move times, downtime, the peer's stall
+# (tests/bench/bench-migrate.sh): move times, downtime, the peer's stall
 .PHONY: bench-migrate
 bench-migrate: all
-	sh tests/bench-migrate.sh
+	sh tests/bench/bench-migrate.sh
 
 # Many flows on one segment (ring, incast), qroce and rxe, switch and hub.
 .PHONY: bench-fabric
 bench-fabric: all
-	sh tests/bench-fabric.sh
+	sh tests/bench/bench-fabric.sh
 
-# Many QPs at once (tests/bench-scale.sh): ib_write_bw -q 1 to 1000, a
+# Many QPs at once (tests/bench/bench-scale.sh): ib_write_bw -q 1 to 1000, a
 # stream on 1 and 1000 QPs with per-QP fairness, QP create+destroy rate,
 # memory per idle QP; qroce and rxe in the same guests, medians of 3
 bench-scale: all
-	sh tests/bench-scale.sh
+	sh tests/bench/bench-scale.sh
 
 check-headers:
 	@sh scripts/check-headers.sh

@@ -1,9 +1,9 @@
 #!/bin/sh
 # The style and structure gates (make check; make test runs them first).
-# TAP (tests/tap.sh): one test per gate, the output of a failing gate as
+# TAP (tests/lib/tap.sh): one test per gate, the output of a failing gate as
 # comments, the plan at the end.  Exit status 0 only if every gate passed.
 cd "$(dirname "$0")/.." || exit 2
-. tests/tap.sh
+. tests/lib/tap.sh
 gate() {
 	name=$1
 	shift

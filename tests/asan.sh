@@ -12,9 +12,9 @@ TOP=$(cd "$(dirname "$0")/.." && pwd)
 B=$TOP/build
 A=$B/qemu-asan
 LOGS=$B/asan-logs
-TESTS=${ASAN_TESTS:-"tests/t-rc-pingpong.sh tests/t-rdma-write.sh tests/t-rdma-read-atomic.sh"}
+TESTS=${ASAN_TESTS:-"tests/suite/t-rc-pingpong.sh tests/suite/t-rdma-write.sh tests/suite/t-rdma-read-atomic.sh"}
 cd "$TOP" || exit 2
-. tests/tap.sh
+. tests/lib/tap.sh
 start=$(date +%s)
 
 for f in "$A/qemu-system-x86_64" "$A/tests/qtest/qos-test"; do

@@ -14,7 +14,7 @@
 # QEMU runs the device's engine in an IOThread (-device qroce,iothread=).
 # Exit status 0 only if every test passed and at least one ran.
 set -u
-. "$(dirname "$0")/tap.sh"
+. "$(dirname "$0")/lib/tap.sh"
 qt=$1/tests/qtest/qos-test
 out=$2
 export QTEST_QEMU_BINARY="$1/qemu-system-x86_64"

@@ -23,14 +23,14 @@ TOP=$(cd "$(dirname "$0")/.." && pwd)
 # the outer run: the inner one's checks as a group, then the totals line
 # of run.sh
 if [ "${1-}" != inner ]; then
-	. "$TOP/tests/tap.sh"
+	. "$TOP/tests/lib/tap.sh"
 	tap_plan 1
 	tap_group rdma-core-suite 1800 sh "$0" inner
 	tap_total
 	exit
 fi
 
-. "$TOP/tests/lib.sh"
+. "$TOP/tests/lib/lib.sh"
 QR_INITRD=$QR_B/initramfs-pyverbs.cpio.gz
 SUITE=$QR_B/test-logs/rdma-core-suite
 TABLE=$QR_B/test-logs/rdma-core-table.md

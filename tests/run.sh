@@ -1,6 +1,6 @@
 #!/bin/sh
-# Run the gates of make check, the qtests and every tests/t-*.sh; print
-# TAP (tests/tap.sh: one test per group, each group's checks nested under
+# Run the gates of make check, the qtests and every tests/suite/t-*.sh;
+# print TAP (tests/lib/tap.sh: one test per group, each group's checks nested under
 # it) and end with "N passed, N failed", counting the checks.  Exit status
 # 0 only if nothing failed.
 #
@@ -8,14 +8,14 @@
 #             "qtest", "qtest-iothread" (the transfer, migration and
 #             hostile-input qtests again, the engine in an IOThread) or a
 #             test file, e.g.
-#             QR_ONLY="tests/t-headers.sh tests/t-harness.sh" sh tests/run.sh
+#             QR_ONLY="tests/suite/t-headers.sh tests/suite/t-harness.sh" sh tests/run.sh
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 B=$TOP/build
 cd "$TOP" || exit 2
-. tests/tap.sh
+. tests/lib/tap.sh
 
-groups=${QR_ONLY:-gates qtest qtest-iothread tests/t-*.sh}
+groups=${QR_ONLY:-gates qtest qtest-iothread tests/suite/t-*.sh}
 # shellcheck disable=SC2086
 set -- $groups
 tap_plan $#
