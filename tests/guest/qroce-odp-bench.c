@@ -300,19 +300,9 @@ static void options(int argc, char **argv, const char **dev)
     chunk = kib > len / 1024 ? len : kib * 1024;
 }
 
-int main(int argc, char **argv)
+/* The QP pair of the passes, connected, and the pinned, touched source. */
+static void bench_setup(void)
 {
-    const char *dev = "qroce_0";
-    double secs, pin, first, again, pre, pre_ms;
-    long long f0, f1, nf;
-    struct ibv_sge sge;
-    struct ibv_mr *tm;
-    uint8_t *t;
-    int r;
-
-    options(argc, argv, &dev);
-    open_dev(dev);
-    need_odp();
     qp_access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
     bp.cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
     if (!bp.cq) {
@@ -326,12 +316,15 @@ int main(int argc, char **argv)
     src = fresh();
     pattern(1);                 /* touches every page of the source */
     src_mr = reg(src, IBV_ACCESS_LOCAL_WRITE, "ibv_reg_mr of the source");
-    printf("# odp-bench: %s, GID index %d, region %zu MiB, WRITEs of %zu "
-           "KiB one at a time, path MTU %d\n", dev, gid_index, len / MIB,
-           chunk / 1024, 128 << path_mtu);
-    fflush(stdout);
+}
 
-    /* pinned: memory touched before registration */
+/* pinned: memory touched before registration; its MB/s */
+static double pass_pinned(void)
+{
+    struct ibv_mr *tm;
+    double secs, pin;
+    uint8_t *t;
+
     t = fresh();
     memset(t, 0, len);
     tm = reg(t, PIN_ACC, "ibv_reg_mr of the pinned target");
@@ -347,8 +340,18 @@ int main(int argc, char **argv)
     printf("odp-bench pinned mbps %.1f\n", pin);
     fflush(stdout);
     drop(tm, t);
+    return pin;
+}
 
-    /* odp-first: every page faults in; then odp-again over the same */
+/* odp-first: every page faults in; then odp-again over the same; the MB/s
+ * of the first pass, of the second in *@again */
+static double pass_odp_first_again(double *again)
+{
+    struct ibv_mr *tm;
+    long long f0, f1, nf;
+    double secs, first;
+    uint8_t *t;
+
     t = fresh();
     tm = reg(t, ODP_ACC, "ibv_reg_mr of the ODP target");
     pattern(2);
@@ -365,12 +368,23 @@ int main(int argc, char **argv)
     pattern(3);
     secs = write_all("odp-again", t, tm->rkey);
     verify("odp-again", t);
-    again = mbps(secs);
-    printf("odp-bench odp-again mbps %.1f\n", again);
+    *again = mbps(secs);
+    printf("odp-bench odp-again mbps %.1f\n", *again);
     fflush(stdout);
     drop(tm, t);
+    return first;
+}
 
-    /* odp-prefetched: the whole region mapped by ibv_advise_mr first */
+/* odp-prefetched: the whole region mapped by ibv_advise_mr first; its
+ * MB/s.  A failed prefetch is a FAIL: exit 1. */
+static double pass_odp_prefetched(void)
+{
+    struct ibv_sge sge;
+    struct ibv_mr *tm;
+    double secs, pre, pre_ms;
+    uint8_t *t;
+    int r;
+
     t = fresh();
     tm = reg(t, ODP_ACC, "ibv_reg_mr of the ODP target to prefetch");
     sge = (struct ibv_sge){ .addr = (uintptr_t)t, .length = len,
@@ -382,7 +396,7 @@ int main(int argc, char **argv)
     if (r) {
         printf("FAIL odp-prefetched: ibv_advise_mr PREFETCH_WRITE: %d (%s)\n",
                r, strerror(r));
-        return 1;
+        exit(1);
     }
     pattern(4);
     secs = write_all("odp-prefetched", t, tm->rkey);
@@ -391,7 +405,26 @@ int main(int argc, char **argv)
     printf("odp-bench odp-prefetched mbps %.1f prefetch_ms %.1f\n", pre,
            pre_ms);
     drop(tm, t);
+    return pre;
+}
 
+int main(int argc, char **argv)
+{
+    const char *dev = "qroce_0";
+    double pin, first, again, pre;
+
+    options(argc, argv, &dev);
+    open_dev(dev);
+    need_odp();
+    bench_setup();
+    printf("# odp-bench: %s, GID index %d, region %zu MiB, WRITEs of %zu "
+           "KiB one at a time, path MTU %d\n", dev, gid_index, len / MIB,
+           chunk / 1024, 128 << path_mtu);
+    fflush(stdout);
+
+    pin = pass_pinned();
+    first = pass_odp_first_again(&again);
+    pre = pass_odp_prefetched();
     printf("odp-bench ratio first/pinned %.2f again/pinned %.2f "
            "prefetched/pinned %.2f\n", pin > 0 ? first / pin : 0,
            pin > 0 ? again / pin : 0, pin > 0 ? pre / pin : 0);
