@@ -29,7 +29,7 @@ qroce_pci
 qroce_migration
 qroce_regs
 qroce_ctrl
-qroce_odp
+qroce_cmd_addr qroce_cmd_cq qroce_cmd_mr qroce_cmd_odp qroce_cmd_qp qroce_cmd_srq
 qroce_eth
 qroce_data
 qroce_data_rc_comp qroce_data_uc qroce_data_ud
@@ -39,6 +39,8 @@ qroce_data_common
 qroce_data_cc
 qroce_objects
 qroce_ring
+qroce_odp
+qroce_dma
 qroce_port
 roce_wire
 '

@@ -483,10 +483,6 @@ struct QRoceState {
 
     /* buffer tables and object numbers */
     uint64_t bt_pages;      /* pages held by all buffer tables now */
-    /* the last ODP miss (qroce_odp.c), for the fault it raises */
-    uint32_t odp_miss_key;
-    uint64_t odp_miss_off, odp_miss_va;
-    bool odp_miss_write;
     uint32_t pf_token;      /* the last page fault's token */
     uint32_t bt_work;       /* pages loaded in this command-queue run */
     uint32_t next_qpn, next_mr;     /* allocation cursors: late reuse */

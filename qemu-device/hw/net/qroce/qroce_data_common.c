@@ -251,6 +251,7 @@ int qroce_dp_wqe_copy(QRoceState *s, QRoceQP *qp, QRoceWqe *w, uint32_t off,
         uint64_t addr = le64_to_cpu(w->sge[i].addr);
         QRoceMR *mr;
         uint32_t k;
+        QRoceOdpMiss miss;
 
         if (off >= len) {
             off -= len;
@@ -261,9 +262,10 @@ int qroce_dp_wqe_copy(QRoceState *s, QRoceQP *qp, QRoceWqe *w, uint32_t off,
                            addr + off, k, access, &mr)) {
             return -1;
         }
-        ret = qroce_mr_rw(s, mr, addr + off, buf, k, to_guest);
+        ret = qroce_mr_rw(s, mr, addr + off, buf, k, to_guest, &miss);
         if (ret == QROCE_RW_FAULT) {
-            return qroce_odp_fault(s, qp, QROCE_PF_REQ, addr + len) ?
+            miss.end = addr + len;
+            return qroce_dp_odp_fault(s, qp, QROCE_PF_REQ, &miss) ?
                    QROCE_RW_FAULT : -1;
         }
         if (ret) {
@@ -454,11 +456,12 @@ bool qroce_dp_op_last(uint8_t op)
  * taken all the same and completes in error (its status is kept).
  */
 int qroce_dp_write_place(QRoceState *s, QRoceQP *qp, const RocePktIn *p,
-                         uint64_t *end)
+                         QRoceOdpMiss *miss)
 {
     QRoceQPXport *r = &qp->xp;
     uint64_t va = r->wr_va + r->recv_off;
     QRoceMR *mr;
+    int ret;
 
     if (!p->paylen) {
         return 0;
@@ -467,8 +470,9 @@ int qroce_dp_write_place(QRoceState *s, QRoceQP *qp, const RocePktIn *p,
                          QROCE_ACCESS_REMOTE_WRITE, &mr)) {
         return -1;
     }
-    *end = va + (r->wr_len - r->recv_off);
-    return qroce_mr_rw(s, mr, va, (void *)p->payload, p->paylen, true);
+    ret = qroce_mr_rw(s, mr, va, (void *)p->payload, p->paylen, true, miss);
+    miss->end = va + (r->wr_len - r->recv_off);
+    return ret;
 }
 
 uint64_t qroce_dp_recv_room(const QRoceQP *qp)
@@ -549,6 +553,7 @@ int qroce_dp_scatter(QRoceState *s, QRoceQP *qp, uint32_t off,
         uint64_t addr = le64_to_cpu(r->rwqe_sge[i].addr);
         QRoceMR *mr;
         uint32_t k;
+        QRoceOdpMiss miss;
         int st;
 
         if (off >= len) {
@@ -562,9 +567,10 @@ int qroce_dp_scatter(QRoceState *s, QRoceQP *qp, uint32_t off,
         if (st) {
             return st;
         }
-        st = qroce_mr_rw(s, mr, addr + off, (void *)src, k, true);
+        st = qroce_mr_rw(s, mr, addr + off, (void *)src, k, true, &miss);
+        miss.end = addr + len;
         if (st == QROCE_RW_FAULT &&
-            qroce_odp_fault(s, qp, QROCE_PF_RESP, addr + len)) {
+            qroce_dp_odp_fault(s, qp, QROCE_PF_RESP, &miss)) {
             return QROCE_RW_FAULT;
         }
         if (st) {
@@ -683,38 +689,13 @@ void qroce_qp_set_error(QRoceState *s, QRoceQP *qp, uint8_t event)
     qroce_dp_qp_to_err(s, qp, old);
 }
 
-/* ------------------------------------------------------------------ */
-/* ODP page faults (hw-spec §4b)                                       */
-/* ------------------------------------------------------------------ */
-
-bool qroce_odp_fault(QRoceState *s, QRoceQP *qp, int side, uint64_t end)
+bool qroce_dp_odp_fault(QRoceState *s, QRoceQP *qp, int side,
+                        const QRoceOdpMiss *miss)
 {
-    QRocePF *f = &qp->pf[side];
-    uint64_t va = s->odp_miss_va;
+    int f = qroce_odp_fault(s, qp, side, miss);
 
-    if (f->state == QROCE_PF_PENDING) {
-        return true;
+    if (f == QROCE_ODP_RAISE) {
+        qroce_async_event(s, QROCE_EQE_PAGE_FAULT, qp->qpn, side);
     }
-    if (f->state == QROCE_PF_FAILED && f->key == s->odp_miss_key &&
-        va >= f->va && va - f->va < f->len) {
-        f->state = QROCE_PF_NONE;
-        trace_qroce_odp_fail(qp->qpn, side, f->key, va);
-        return false;
-    }
-    f->state = QROCE_PF_PENDING;
-    f->key = s->odp_miss_key;
-    f->va = va;
-    f->len = end > va ? MIN(end - va, UINT32_MAX) : 1;
-    f->write = s->odp_miss_write;
-    s->pf_token = (s->pf_token + 1) & QROCE_PF_TOKEN_MASK;
-    f->token = s->pf_token;
-    qroce_count(s, QROCE_CNT_ODP_FAULTS);
-    trace_qroce_odp_fault(qp->qpn, side, f->key, f->va, f->len, f->write);
-    qroce_async_event(s, QROCE_EQE_PAGE_FAULT, qp->qpn, side);
-    return true;
-}
-
-void qroce_odp_qp_reset(QRoceQP *qp)
-{
-    memset(qp->pf, 0, sizeof(qp->pf));
+    return f != QROCE_ODP_FAILED;
 }

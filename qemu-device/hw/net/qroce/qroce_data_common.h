@@ -15,6 +15,7 @@
 #include "roce_wire.h"
 
 #include "qroce_data_state.h"
+#include "qroce_odp.h"
 
 /*
  * FLUSH and ATOMIC_WRITE (RC only): no SGEs, answered with an empty READ
@@ -90,11 +91,18 @@ bool qroce_dp_recv_take(QRoceState *s, QRoceQP *qp);
 /*
  * The payload of an RDMA WRITE packet, placed where the message has got
  * to (wr_va + recv_off through wr_rkey): 0, -1 (the key, range or access
- * refuses it) or QROCE_RW_FAULT, with *@end the MR address where the
- * message ends, for the page fault.
+ * refuses it) or QROCE_RW_FAULT, with *@miss saying where (its end: where
+ * the message ends), for the page fault.
  */
 int qroce_dp_write_place(QRoceState *s, QRoceQP *qp, const RocePktIn *p,
-                         uint64_t *end);
+                         QRoceOdpMiss *miss);
+/*
+ * The ODP access @miss stopped @side of @qp: true if the QP waits for the
+ * page fault (raised now, as a PAGE_FAULT event, or outstanding already),
+ * false if the driver could not resolve it (the access fails).
+ */
+bool qroce_dp_odp_fault(QRoceState *s, QRoceQP *qp, int side,
+                        const QRoceOdpMiss *miss);
 /* The bytes the RECV WQE taken into the QP holds (its SGEs' lengths). */
 uint64_t qroce_dp_recv_room(const QRoceQP *qp);
 int qroce_dp_scatter(QRoceState *s, QRoceQP *qp, uint32_t off,

@@ -123,13 +123,15 @@ static bool rc_rsp_one(QRoceState *s, QRoceQP *qp, QRoceRcRsp *e)
                                roce_hdr_len(o.opcode, !roce_gid_is_v4(o.dgid));
             uint64_t va = e->va + e->off;
 
+            QRoceOdpMiss miss;
             /* the MR may have gone since the request was checked */
             int ret = qroce_rkey_check(s, qp, e->rkey, &va, n,
                                        QROCE_ACCESS_REMOTE_READ, &mr) ? -1 :
-                      qroce_mr_rw(s, mr, va, payload, n, false);
+                      qroce_mr_rw(s, mr, va, payload, n, false, &miss);
 
+            miss.end = va + e->len - e->off;
             if (ret == QROCE_RW_FAULT &&
-                qroce_odp_fault(s, qp, QROCE_PF_RESP, va + e->len - e->off)) {
+                qroce_dp_odp_fault(s, qp, QROCE_PF_RESP, &miss)) {
                 return false;   /* ODP page gone since: wait for it here */
             }
             if (ret) {
@@ -224,15 +226,14 @@ static void rc_push_ack(QRoceState *s, QRoceQP *qp, uint8_t syndrome,
  * request asked again restarts it there (after a lost response).
  */
 /*
- * An ODP page request @psn needs is absent (s->odp_miss_*; the request
- * goes up to @end): an RNR NAK while the page fault is outstanding, the
- * requester asks again (true).  If the driver could not resolve it: an
- * access NAK, the QP to ERR (false).
+ * An ODP page request @psn needs is absent (@miss): an RNR NAK while the
+ * page fault is outstanding, the requester asks again (true).  If the
+ * driver could not resolve it: an access NAK, the QP to ERR (false).
  */
 static bool rc_resp_fault(QRoceState *s, QRoceQP *qp, uint32_t psn,
-                          uint64_t end)
+                          const QRoceOdpMiss *miss)
 {
-    if (qroce_odp_fault(s, qp, QROCE_PF_RESP, end)) {
+    if (qroce_dp_odp_fault(s, qp, QROCE_PF_RESP, miss)) {
         rc_push_ack(s, qp, ROCE_AETH_RNR | qp->min_rnr_timer, psn);
         return true;
     }
@@ -306,6 +307,7 @@ static uint8_t rc_flush_exec(QRoceState *s, QRoceQP *qp, RocePktIn *p)
 static uint8_t rc_atomic_write_exec(QRoceState *s, QRoceQP *qp, RocePktIn *p)
 {
     uint64_t va = p->reth_va;
+    QRoceOdpMiss miss;
     QRoceMR *mr;
     int ret;
 
@@ -315,9 +317,9 @@ static uint8_t rc_atomic_write_exec(QRoceState *s, QRoceQP *qp, RocePktIn *p)
     }
     ret = qroce_rkey_check(s, qp, p->reth_rkey, &va, 8,
                            QROCE_ACCESS_REMOTE_WRITE, &mr) ? -1 :
-          qroce_mr_rw(s, mr, va, (void *)p->payload, 8, true);
+          qroce_mr_rw(s, mr, va, (void *)p->payload, 8, true, &miss);
     if (ret == QROCE_RW_FAULT &&
-        qroce_odp_fault(s, qp, QROCE_PF_RESP, va + 8)) {
+        qroce_dp_odp_fault(s, qp, QROCE_PF_RESP, &miss)) {
         return ROCE_AETH_RNR | qp->min_rnr_timer;
     }
     return ret ? ROCE_AETH_NAK_ACCESS : 0;
@@ -381,6 +383,7 @@ static bool rc_rd_atomic_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p,
                      .first_psn = p->psn, .psn = p->psn, .va = p->reth_va,
                      .rkey = p->reth_rkey, .len = read ? p->reth_len : 1 };
     uint64_t va = p->reth_va;
+    QRoceOdpMiss miss;
     QRoceMR *mr;
     uint8_t v[8];
     uint64_t orig;
@@ -431,13 +434,12 @@ static bool rc_rd_atomic_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p,
     }
     /* ODP: every page it reads (or the atomic writes) there first */
     ret = e.len ? qroce_mr_rw(s, mr, va, NULL, read ? p->reth_len : 8,
-                              !read) : 0;
+                              !read, &miss) : 0;
     if (ret == QROCE_RW_FAULT) {
-        return rc_resp_fault(s, qp, p->psn,
-                             va + (read ? p->reth_len : 8));
+        return rc_resp_fault(s, qp, p->psn, &miss);
     }
     if (!read) {
-        if (qroce_mr_rw(s, mr, va, v, 8, false)) {
+        if (qroce_mr_rw(s, mr, va, v, 8, false, NULL)) {
             rc_resp_fatal(s, qp, ROCE_AETH_NAK_ACCESS, p->psn,
                           QROCE_EQE_QP_ACCESS_ERR);
             return false;
@@ -449,7 +451,7 @@ static bool rc_rd_atomic_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p,
             stq_le_p(v, p->atomic_swap_add);
         }
         if (ldq_le_p(v) != orig &&
-            qroce_mr_rw(s, mr, va, v, 8, true)) {
+            qroce_mr_rw(s, mr, va, v, 8, true, NULL)) {
             rc_resp_fatal(s, qp, ROCE_AETH_NAK_ACCESS, p->psn,
                           QROCE_EQE_QP_ACCESS_ERR);
             return false;
@@ -561,11 +563,11 @@ static bool rc_responder_place(QRoceState *s, QRoceQP *qp, RocePktIn *p,
     int st;
 
     if (write) {
-        uint64_t end;
+        QRoceOdpMiss miss;
 
-        st = qroce_dp_write_place(s, qp, p, &end);
+        st = qroce_dp_write_place(s, qp, p, &miss);
         if (st == QROCE_RW_FAULT) {
-            rc_resp_fault(s, qp, p->psn, end);
+            rc_resp_fault(s, qp, p->psn, &miss);
             return false;
         }
         if (st) {

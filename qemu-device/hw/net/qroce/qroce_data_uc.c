@@ -167,12 +167,12 @@ void qroce_uc_rx(QRoceState *s, QRoceQP *qp, RocePktIn *p)
         return;
     }
     if (write) {
-        uint64_t end;
+        QRoceOdpMiss miss;
 
-        st = qroce_dp_write_place(s, qp, p, &end);
+        st = qroce_dp_write_place(s, qp, p, &miss);
         if (st == QROCE_RW_FAULT) {
             /* UC is unreliable: the message is lost, the page comes in */
-            qroce_odp_fault(s, qp, QROCE_PF_RESP, end);
+            qroce_dp_odp_fault(s, qp, QROCE_PF_RESP, &miss);
         }
         if (st) {
             r->in_msg = false;

@@ -502,9 +502,10 @@ static void qroce_mr_new_gen(QRoceMR *mr)
 }
 
 int qroce_mr_rw(QRoceState *s, QRoceMR *mr, uint64_t va, void *buf,
-                uint64_t len, bool to_guest)
+                uint64_t len, bool to_guest, QRoceOdpMiss *miss)
 {
     uint64_t off = va - mr->iova + mr->first_page_offset;
+    uint64_t at;
     int ret;
 
     if (!buf && !mr->bt.is_odp) {
@@ -513,10 +514,18 @@ int qroce_mr_rw(QRoceState *s, QRoceMR *mr, uint64_t va, void *buf,
     if (mr->bt.phys) {
         return qroce_bt_rw(s, &mr->bt, va, buf, len, to_guest);
     }
-    ret = qroce_bt_rw(s, &mr->bt, off, buf, len, to_guest);
-    if (ret == QROCE_RW_FAULT) {
-        s->odp_miss_key = mr->key;
-        s->odp_miss_va = va + (s->odp_miss_off - off);
+    if (!mr->bt.is_odp) {
+        return qroce_bt_rw(s, &mr->bt, off, buf, len, to_guest);
+    }
+    if (!mr->bt.odp) {
+        return -1;
+    }
+    ret = qroce_odp_rw(s, &mr->bt, off, buf, len, to_guest, &at);
+    if (ret == QROCE_RW_FAULT && miss) {
+        *miss = (QRoceOdpMiss) {
+            .key = mr->key, .write = to_guest, .va = va + (at - off),
+            .end = va + len,
+        };
     }
     return ret;
 }

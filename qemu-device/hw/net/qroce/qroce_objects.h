@@ -10,6 +10,7 @@
 #define HW_NET_QROCE_OBJECTS_H
 
 #include "qroce.h"
+#include "qroce_odp.h"
 
 /* Buffer tables: load a guest table (a QROCE_CMD_* status), free one. */
 int qroce_bt_load(QRoceState *s, const struct qroce_bt *gbt,
@@ -84,11 +85,13 @@ int qroce_rkey_check(QRoceState *s, QRoceQP *qp, uint32_t key, uint64_t *va,
                      uint64_t len, uint32_t need_access, QRoceMR **out);
 /*
  * Copy @len bytes at @va of @mr (checked) to or from @buf: 0, -1, or
- * QROCE_RW_FAULT (an ODP page is absent: s->odp_miss_* name it).  @buf
- * NULL only checks that the pages are there (and writable, @to_guest).
+ * QROCE_RW_FAULT (an ODP page is absent: *@miss, if not NULL, says where;
+ * its end is va + len, which the caller may widen to its whole request).
+ * @buf NULL only checks that the pages are there (and writable,
+ * @to_guest).
  */
 int qroce_mr_rw(QRoceState *s, QRoceMR *mr, uint64_t va, void *buf,
-                uint64_t len, bool to_guest);
+                uint64_t len, bool to_guest, QRoceOdpMiss *miss);
 /* The window in the slot @key's index names, whatever its variant. */
 QRoceMR *qroce_mw_get(QRoceState *s, uint32_t key);
 /*

@@ -1,189 +1,250 @@
 /*
- * qroce: the on-demand paging commands (docs/hw-spec.md §4b): ODP_MAP and
- * ODP_UNMAP fill and clear an ODP MR's table (kept in qroce_ring.c),
- * ODP_QUERY and ODP_RESUME read and end a QP's page fault (raised by the
- * data path, qroce_data_common.c).  Commands and the engine both run
- * under the device's lock, so once ODP_UNMAP completes no access uses
- * what it removed.
+ * qroce: on-demand paging (docs/hw-spec.md §4b), in one room below the
+ * rings.  An ODP MR's table starts empty; an access that meets an absent
+ * entry stops where it is and says where (a QRoceOdpMiss); the QP's page
+ * fault state is kept here and the data path raises the fault for the
+ * driver, which fills the table (ODP_MAP, qroce_cmd_odp.c) and lets the
+ * QP go on (ODP_RESUME).  Guest pages are reached through qroce_dma.c.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 
 #include "qemu/osdep.h"
-#include "qemu/log.h"
-#include "qroce.h"
-#include "qroce_objects.h"
-#include "qroce_ring.h"
-#include "qroce_data.h"
+#include "qroce_dma.h"
 #include "qroce_odp.h"
 #include "trace.h"
 
 /* ------------------------------------------------------------------ */
-/* Commands                                                            */
+/* On-demand paging tables (hw-spec §4b)                               */
 /* ------------------------------------------------------------------ */
 
-static int odp_bad(const struct qroce_cmd *c, const char *field,
-                   uint64_t val, const char *why, int st)
+/*
+ * An ODP MR's table is sparse: chunks of 512 entries in a hash table,
+ * made when a chunk gets its first entry and dropped when it loses its
+ * last, charged to max-bt-pages as other tables are.  An entry is a
+ * page's bus address with QROCE_ODP_PRESENT (and QROCE_ODP_WRITE), or 0.
+ */
+#define ODP_CHUNK_SHIFT 9
+#define ODP_CHUNK       (1u << ODP_CHUNK_SHIFT)
+#define ODP_PSIZE       (1ull << QROCE_ODP_PAGE_SHIFT)
+/* the pages of an implicit MR: the whole 64-bit space */
+#define ODP_ALL_PAGES   (1ull << (64 - QROCE_ODP_PAGE_SHIFT))
+
+typedef struct QRoceOdpChunk {
+    uint64_t no;            /* first page >> ODP_CHUNK_SHIFT: the hash key */
+    uint32_t present;       /* entries that are not 0 */
+    uint64_t e[ODP_CHUNK];
+} QRoceOdpChunk;
+
+typedef struct QRoceOdp {
+    GHashTable *chunks;     /* &chunk->no -> chunk */
+} QRoceOdp;
+
+int qroce_odp_init(QRoceState *s, QRoceBT *bt, uint64_t npages)
 {
-    static const char *const names[] = { "ODP_MAP", "ODP_UNMAP",
-                                         "ODP_QUERY", "ODP_RESUME" };
+    QRoceOdp *odp = g_new0(QRoceOdp, 1);
 
-    trace_qroce_ub_cmd_field(names[(c->hdr.opcode - QROCE_CMD_ODP_MAP) & 3],
-                             field, val, why);
-    return st;
-}
-
-/* The ODP MR @key names, pages [@first, @first + @n) inside it. */
-static int odp_mr(QRoceState *s, const struct qroce_cmd *c, uint32_t key,
-                  uint64_t first, uint64_t n, QRoceMR **out)
-{
-    QRoceMR *mr = qroce_mr_get(s, key);
-
-    if (!mr) {
-        return odp_bad(c, "key", key, "names no MR", QROCE_CMD_ERR_HANDLE);
-    }
-    if (!mr->bt.is_odp || !mr->bt.odp) {
-        return odp_bad(c, "key", key, "not an ODP MR", QROCE_CMD_ERR_PARAM);
-    }
-    if (first >= mr->bt.odp_npages || n > mr->bt.odp_npages - first) {
-        return odp_bad(c, "first", first, "past the MR's pages",
-                       QROCE_CMD_ERR_PARAM);
-    }
-    *out = mr;
+    odp->chunks = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL,
+                                        g_free);
+    memset(bt, 0, sizeof(*bt));
+    bt->is_odp = true;
+    bt->odp_npages = npages;
+    bt->page_shift = QROCE_ODP_PAGE_SHIFT;
+    bt->odp = odp;
     return QROCE_CMD_OK;
 }
 
-int qroce_cmd_odp_map(QRoceState *s, const struct qroce_cmd *c,
-                      uint32_t *out)
+void qroce_odp_clear(QRoceState *s, QRoceBT *bt, bool free)
 {
-    const struct qroce_cmd_odp_map *p = &c->odp_map;
-    uint32_t n = le32_to_cpu(p->npages), i, mapped = 0;
-    uint64_t first = le64_to_cpu(p->first);
-    uint64_t e[QROCE_ODP_MAX_MAP];
-    QRoceMR *mr;
-    int st;
+    QRoceOdp *odp = bt->odp;
 
-    if (!n || n > QROCE_ODP_MAX_MAP) {
-        return odp_bad(c, "npages", n, "out of range", QROCE_CMD_ERR_PARAM);
+    if (!odp) {
+        return;
     }
-    st = odp_mr(s, c, le32_to_cpu(p->key), first, n, &mr);
-    if (st != QROCE_CMD_OK) {
-        return st;
+    s->bt_pages -= (uint64_t)g_hash_table_size(odp->chunks) * ODP_CHUNK;
+    g_hash_table_remove_all(odp->chunks);
+    if (free) {
+        g_hash_table_destroy(odp->chunks);
+        g_free(odp);
+        bt->odp = NULL;
     }
-    if (!qroce_dma_copy(s, le64_to_cpu(p->list), e, n * sizeof(e[0]),
-                        false)) {
-        return odp_bad(c, "list", le64_to_cpu(p->list), "not guest RAM",
-                       QROCE_CMD_ERR_DMA);
-    }
-    for (i = 0; i < n; i++) {
-        e[i] = le64_to_cpu(e[i]);
-        if ((e[i] & ((1ull << QROCE_ODP_PAGE_SHIFT) - 1) & ~QROCE_ODP_FLAGS) ||
-            (e[i] && !(e[i] & QROCE_ODP_PRESENT))) {
-            return odp_bad(c, "entry", e[i], "bad low bits",
-                           QROCE_CMD_ERR_PARAM);
+}
+
+static QRoceOdpChunk *odp_chunk(const QRoceBT *bt, uint64_t page)
+{
+    uint64_t no = page >> ODP_CHUNK_SHIFT;
+
+    return g_hash_table_lookup(bt->odp->chunks, &no);
+}
+
+/*
+ * The entry of @page, 0 if absent; *@c caches the chunk of the last call
+ * (NULL at first), so that a walk looks each chunk up once.
+ */
+static uint64_t odp_entry(const QRoceBT *bt, uint64_t page,
+                          QRoceOdpChunk **c)
+{
+    if (!*c || (*c)->no != page >> ODP_CHUNK_SHIFT) {
+        *c = odp_chunk(bt, page);
+        if (!*c) {
+            return 0;
         }
     }
-    for (i = 0; i < n; i++) {
-        int m = qroce_odp_set(s, &mr->bt, first + i, e[i]);
+    return (*c)->e[page & (ODP_CHUNK - 1)];
+}
 
-        if (m < 0) {
-            st = QROCE_CMD_ERR_NORES;   /* the entries before stay */
-            break;
+int qroce_odp_rw(QRoceState *s, const QRoceBT *bt, uint64_t off, void *buf,
+                 uint64_t len, bool to_guest, uint64_t *miss_off)
+{
+    uint64_t need = QROCE_ODP_PRESENT | (to_guest ? QROCE_ODP_WRITE : 0);
+    QRoceOdpChunk *c = NULL;
+    uint8_t *p = buf;
+
+    /* the last byte inside the table (an implicit one ends at 2^64) */
+    if (len && (off + len - 1 < off ||
+                (off + len - 1) >> QROCE_ODP_PAGE_SHIFT >= bt->odp_npages)) {
+        return -1;
+    }
+    while (len) {
+        uint64_t in = off & (ODP_PSIZE - 1);
+        uint64_t n = MIN(len, ODP_PSIZE - in);
+        uint64_t e = odp_entry(bt, off >> QROCE_ODP_PAGE_SHIFT, &c);
+
+        if ((e & need) != need) {
+            if (miss_off) {
+                *miss_off = off;
+            }
+            return QROCE_RW_FAULT;
         }
-        mapped += m;
+        if (p && !qroce_dma_copy(s, (e & ~(ODP_PSIZE - 1)) + in, p, n,
+                                 to_guest)) {
+            return -1;
+        }
+        if (p) {
+            p += n;
+        }
+        off += n;
+        len -= n;
     }
-    s->cnt[QROCE_CNT_ODP_PAGES_MAPPED] += mapped;
-    trace_qroce_odp_map(mr->key, first, n, mapped);
-    return st;
+    return 0;
 }
 
-int qroce_cmd_odp_unmap(QRoceState *s, const struct qroce_cmd *c,
-                        uint32_t *out)
-{
-    const struct qroce_cmd_odp_unmap *p = &c->odp_unmap;
-    uint64_t first = le64_to_cpu(p->first), n = le64_to_cpu(p->npages);
-    uint64_t cleared;
-    QRoceMR *mr;
-    int st;
 
-    if (p->rsvd) {
-        return odp_bad(c, "rsvd", p->rsvd, "must be zero",
-                       QROCE_CMD_ERR_PARAM);
+int qroce_odp_set(QRoceState *s, QRoceBT *bt, uint64_t page, uint64_t e)
+{
+    QRoceOdpChunk *ch = odp_chunk(bt, page);
+    uint64_t *slot;
+    int mapped;
+
+    if (!ch && !e) {
+        return 0;
     }
-    if (!n) {
-        return QROCE_CMD_OK;
+    if (!ch) {
+        if (s->bt_pages + ODP_CHUNK > s->params.max_bt_pages) {
+            trace_qroce_ub_bt("translation memory full", ODP_CHUNK,
+                              s->bt_pages);
+            return -1;
+        }
+        ch = g_new0(QRoceOdpChunk, 1);
+        ch->no = page >> ODP_CHUNK_SHIFT;
+        g_hash_table_insert(bt->odp->chunks, &ch->no, ch);
+        s->bt_pages += ODP_CHUNK;
     }
-    st = odp_mr(s, c, le32_to_cpu(p->key), first, n, &mr);
-    if (st != QROCE_CMD_OK) {
-        return st;
-    }
-    cleared = qroce_odp_clear_range(s, &mr->bt, first, first + n - 1);
-    s->cnt[QROCE_CNT_ODP_PAGES_UNMAPPED] += cleared;
-    trace_qroce_odp_unmap(mr->key, first, n, cleared);
-    return QROCE_CMD_OK;
+    slot = &ch->e[page & (ODP_CHUNK - 1)];
+    ch->present += (e != 0) - (*slot != 0);
+    mapped = e && !*slot;
+    *slot = e;
+    return mapped;
 }
 
-static int odp_pf(QRoceState *s, const struct qroce_cmd *c, QRoceQP **qp,
-                  QRocePF **f)
+/* Clear pages [@first, @last] of chunk @ch; how many were present. */
+static uint32_t odp_chunk_clear(QRoceOdpChunk *ch, uint64_t first,
+                                uint64_t last)
 {
-    const struct qroce_cmd_odp_pf *p = &c->odp_pf;
-    uint32_t side = le32_to_cpu(p->side);
+    uint64_t base = ch->no << ODP_CHUNK_SHIFT;
+    uint64_t a = MAX(first, base) - base;
+    uint64_t b = MIN(last, base + ODP_CHUNK - 1) - base;
+    uint32_t n = 0;
 
-    *qp = qroce_qp_get(s, le32_to_cpu(p->qpn));
-    if (!*qp) {
-        return odp_bad(c, "qpn", le32_to_cpu(p->qpn), "names no QP",
-                       QROCE_CMD_ERR_HANDLE);
+    for (; a <= b; a++) {
+        n += ch->e[a] != 0;
+        ch->e[a] = 0;
     }
-    if (side > QROCE_PF_RESP) {
-        return odp_bad(c, "side", side, "out of range", QROCE_CMD_ERR_PARAM);
-    }
-    *f = &(*qp)->pf[side];
-    return QROCE_CMD_OK;
+    ch->present -= n;
+    return n;
 }
 
-int qroce_cmd_odp_query(QRoceState *s, const struct qroce_cmd *c,
-                        uint32_t *out)
+uint64_t qroce_odp_clear_range(QRoceState *s, QRoceBT *bt, uint64_t first,
+                               uint64_t last)
 {
-    QRoceQP *qp;
-    QRocePF *f;
-    int st = odp_pf(s, c, &qp, &f);
+    GHashTable *h = bt->odp->chunks;
+    uint64_t no, cleared = 0;
+    GHashTableIter it;
+    QRoceOdpChunk *ch;
 
-    if (st != QROCE_CMD_OK) {
-        return st;
+    if ((last >> ODP_CHUNK_SHIFT) - (first >> ODP_CHUNK_SHIFT) <
+        g_hash_table_size(h)) {
+        /* a range shorter than the table: look its chunks up */
+        for (no = first >> ODP_CHUNK_SHIFT; no <= last >> ODP_CHUNK_SHIFT;
+             no++) {
+            ch = g_hash_table_lookup(h, &no);
+            if (ch) {
+                cleared += odp_chunk_clear(ch, first, last);
+                if (!ch->present) {
+                    g_hash_table_remove(h, &no);
+                    s->bt_pages -= ODP_CHUNK;
+                }
+            }
+        }
+        return cleared;
     }
-    out[0] = f->state;
-    out[1] = f->key;
-    out[2] = (uint32_t)f->va;
-    out[3] = f->va >> 32;
-    out[4] = f->len;
-    out[5] = f->token | (f->write ? QROCE_PF_WRITE : 0);
-    return QROCE_CMD_OK;
+    g_hash_table_iter_init(&it, h);
+    while (g_hash_table_iter_next(&it, NULL, (void **)&ch)) {
+        uint64_t base = ch->no << ODP_CHUNK_SHIFT;
+
+        if (base + ODP_CHUNK - 1 < first || base > last) {
+            continue;
+        }
+        cleared += odp_chunk_clear(ch, first, last);
+        if (!ch->present) {
+            g_hash_table_iter_remove(&it);
+            s->bt_pages -= ODP_CHUNK;
+        }
+    }
+    return cleared;
 }
 
-int qroce_cmd_odp_resume(QRoceState *s, const struct qroce_cmd *c,
-                         uint32_t *out)
-{
-    const struct qroce_cmd_odp_pf *p = &c->odp_pf;
-    uint32_t status = le32_to_cpu(p->status);
-    QRoceQP *qp;
-    QRocePF *f;
-    int st = odp_pf(s, c, &qp, &f);
+/* ------------------------------------------------------------------ */
+/* ODP page faults (hw-spec §4b)                                       */
+/* ------------------------------------------------------------------ */
 
-    if (st != QROCE_CMD_OK) {
-        return st;
+int qroce_odp_fault(QRoceState *s, QRoceQP *qp, int side,
+                    const QRoceOdpMiss *m)
+{
+    QRocePF *f = &qp->pf[side];
+
+    if (f->state == QROCE_PF_PENDING) {
+        return QROCE_ODP_WAIT;
     }
-    if (status > QROCE_PF_RESUME_ERR) {
-        return odp_bad(c, "status", status, "out of range",
-                       QROCE_CMD_ERR_PARAM);
+    if (f->state == QROCE_PF_FAILED && f->key == m->key &&
+        m->va >= f->va && m->va - f->va < f->len) {
+        f->state = QROCE_PF_NONE;
+        trace_qroce_odp_fail(qp->qpn, side, f->key, m->va);
+        return QROCE_ODP_FAILED;
     }
-    if (f->state != QROCE_PF_PENDING ||
-        f->token != le32_to_cpu(p->token)) {
-        /* gone (the QP left RTS, was reset) or a fault since: no harm */
-        return odp_bad(c, "token", le32_to_cpu(p->token),
-                       "no such fault outstanding", QROCE_CMD_ERR_STATE);
-    }
-    f->state = status ? QROCE_PF_FAILED : QROCE_PF_NONE;
-    trace_qroce_odp_resume(qp->qpn, le32_to_cpu(p->side), f->token, status);
-    qroce_data_odp_resumed(s, qp);
-    return QROCE_CMD_OK;
+    f->state = QROCE_PF_PENDING;
+    f->key = m->key;
+    f->va = m->va;
+    f->len = m->end > m->va ? MIN(m->end - m->va, UINT32_MAX) : 1;
+    f->write = m->write;
+    s->pf_token = (s->pf_token + 1) & QROCE_PF_TOKEN_MASK;
+    f->token = s->pf_token;
+    qroce_count(s, QROCE_CNT_ODP_FAULTS);
+    trace_qroce_odp_fault(qp->qpn, side, f->key, f->va, f->len, f->write);
+    return QROCE_ODP_RAISE;
+}
+
+void qroce_odp_qp_reset(QRoceQP *qp)
+{
+    memset(qp->pf, 0, sizeof(qp->pf));
 }

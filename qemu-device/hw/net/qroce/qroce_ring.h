@@ -1,7 +1,6 @@
 /*
- * qroce: rings and DMA (qroce_ring.c) -- guest memory access restricted to
- * guest RAM, buffer-table reads and writes, CQ and EQ posting with the
- * owner bit, interrupts and asynchronous events.  Below the control and
+ * qroce: rings (qroce_ring.c) -- buffer-table reads and writes, CQ and
+ * EQ posting with the owner bit, interrupts and asynchronous events.  Below the control and
  * data paths; calls nothing above it.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -10,25 +9,7 @@
 #define HW_NET_QROCE_RING_H
 
 #include "qroce.h"
-
-/*
- * Payload to or from guest memory (guest RAM only); false if any part of
- * the range is not guest RAM.
- */
-bool qroce_dma_copy(QRoceState *s, uint64_t addr, void *buf, uint64_t len,
-                    bool to_guest);
-
-static inline bool qroce_dma_read(QRoceState *s, uint64_t addr, void *buf,
-                                  uint64_t len)
-{
-    return qroce_dma_copy(s, addr, buf, len, false);
-}
-
-static inline bool qroce_dma_write(QRoceState *s, uint64_t addr,
-                                   const void *buf, uint64_t len)
-{
-    return qroce_dma_copy(s, addr, (void *)buf, len, true);
-}
+#include "qroce_dma.h"
 
 /* MSI-X vector @vector, if MSI-X is enabled. */
 void qroce_irq(QRoceState *s, unsigned vector);
