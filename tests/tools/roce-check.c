@@ -147,110 +147,177 @@ static int usage(void)
     return 2;
 }
 
-int main(int argc, char **argv)
+/* The arguments into *@path and *@min_roce: 0, or usage()'s 2. */
+static int parse_args(int argc, char **argv, const char **path,
+                      unsigned long *min_roce)
 {
-    unsigned long frames = 0, roce = 0, bad = 0, min_roce = 0;
-    static uint8_t buf[262144];
-    uint8_t gh[24], rh[16];
-    const char *path = NULL;
-    int swap, i;
-    FILE *f;
+    int i;
 
     for (i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--min-roce") && i + 1 < argc) {
             char *end;
 
-            min_roce = strtoul(argv[++i], &end, 10);
+            *min_roce = strtoul(argv[++i], &end, 10);
             if (*end) {
                 return usage();
             }
-        } else if (argv[i][0] == '-' || path) {
+        } else if (argv[i][0] == '-' || *path) {
             return usage();
         } else {
-            path = argv[i];
+            *path = argv[i];
         }
     }
-    if (!path) {
+    if (!*path) {
         return usage();
     }
+    return 0;
+}
+
+/*
+ * @path opened past its global header, which must be a classic pcap's
+ * of Ethernet frames, in either byte order (*@swap: the other one).  NULL,
+ * said on stderr, if it is not.
+ */
+static FILE *open_pcap(const char *path, int *swap)
+{
+    uint8_t gh[24];
+    FILE *f;
+
     f = fopen(path, "rb");
     if (!f) {
         perror(path);
-        return 2;
+        return NULL;
     }
     if (fread(gh, 1, sizeof(gh), f) != sizeof(gh)) {
         fprintf(stderr, "%s: not a pcap file\n", path);
-        return 2;
+        return NULL;
     }
     if (rd32(gh, 0) == 0xa1b2c3d4 || rd32(gh, 0) == 0xa1b23c4d) {
-        swap = 0;
+        *swap = 0;
     } else if (rd32(gh, 1) == 0xa1b2c3d4 || rd32(gh, 1) == 0xa1b23c4d) {
-        swap = 1;
+        *swap = 1;
     } else {
         fprintf(stderr, "%s: not a classic pcap file\n", path);
-        return 2;
+        return NULL;
     }
-    if (rd32(gh + 20, swap) != 1) {
+    if (rd32(gh + 20, *swap) != 1) {
         fprintf(stderr, "%s: link type %u is not Ethernet\n", path,
-                rd32(gh + 20, swap));
-        return 2;
+                rd32(gh + 20, *swap));
+        return NULL;
     }
+    return f;
+}
+
+/*
+ * The ICRC of RoCE frame @frame (@buf, parsed into @p) recomputed here,
+ * then its header lengths: NULL if both are right, else why not.  A
+ * disagreement with the device's ICRC code is printed too.
+ */
+static const char *icrc_problem(const uint8_t *buf, const RocePktIn *p,
+                                unsigned long frame)
+{
+    const uint8_t *l3 = buf + ROCE_ETH_HLEN;
+    size_t l3len = p->ipv6 ? 40 + ((size_t)l3[4] << 8 | l3[5]) :
+                             ((size_t)l3[2] << 8 | l3[3]);
+    const uint8_t *w = l3 + l3len - 4;
+    uint32_t wire = w[0] | w[1] << 8 | w[2] << 16 |
+                    (uint32_t)w[3] << 24;
+    int ok = icrc_ref(l3, l3len - 4, p->ipv6) == wire;
+    const char *why = NULL;
+
+    if (!ok) {
+        why = "bad ICRC";
+    }
+    if (!why) {
+        why = hdr_check(l3, p->ipv6, p);
+    }
+    if (ok != p->icrc_ok) {
+        printf("frame %lu: the device's ICRC code says %s, this "
+               "checker %s\n", frame, p->icrc_ok ? "good" : "bad",
+               ok ? "good" : "bad");
+        why = why ? why : "ICRC implementations disagree";
+    }
+    return why;
+}
+
+/*
+ * What is wrong with RoCE frame @frame, @caplen of its @origlen bytes in
+ * @buf, which roce_parse() returned @ret for and parsed into @p: NULL if
+ * nothing.
+ */
+static const char *frame_problem(const uint8_t *buf, uint32_t caplen,
+                                 uint32_t origlen, int ret,
+                                 const RocePktIn *p, unsigned long frame)
+{
+    if (caplen != origlen) {
+        return "frame truncated in the capture";
+    } else if (ret == ROCE_ERR_LEN) {
+        return "IP/UDP lengths disagree with the frame";
+    } else if (ret == ROCE_ERR_OPCODE) {
+        return "unknown opcode or missing headers";
+    } else if (!p->ipv6 && roce_ip_csum(buf + ROCE_ETH_HLEN,
+                                        ROCE_IP4_HLEN) != 0) {
+        return "bad IPv4 header checksum";
+    } else if (p->tver) {
+        return "BTH TVer is not 0";
+    }
+    return icrc_problem(buf, p, frame);
+}
+
+struct counts {
+    unsigned long frames, roce, bad;
+};
+
+/* Every frame of @f (@path) checked and counted into @c: 0, or 2 if the
+ * file is truncated. */
+static int check_frames(FILE *f, int swap, const char *path, struct counts *c)
+{
+    static uint8_t buf[262144];
+    uint8_t rh[16];
+
     while (fread(rh, 1, sizeof(rh), f) == sizeof(rh)) {
         uint32_t caplen = rd32(rh + 8, swap), origlen = rd32(rh + 12, swap);
         RocePktIn p;
-        const char *why = NULL;
+        const char *why;
         int ret;
 
         if (caplen > sizeof(buf) || fread(buf, 1, caplen, f) != caplen) {
-            fprintf(stderr, "%s: truncated at frame %lu\n", path, frames + 1);
+            fprintf(stderr, "%s: truncated at frame %lu\n", path,
+                    c->frames + 1);
             return 2;
         }
-        frames++;
+        c->frames++;
         ret = roce_parse(buf, caplen, &p);
         if (ret == ROCE_NOT_ROCE) {
             continue;
         }
-        roce++;
-        if (caplen != origlen) {
-            why = "frame truncated in the capture";
-        } else if (ret == ROCE_ERR_LEN) {
-            why = "IP/UDP lengths disagree with the frame";
-        } else if (ret == ROCE_ERR_OPCODE) {
-            why = "unknown opcode or missing headers";
-        } else if (!p.ipv6 && roce_ip_csum(buf + ROCE_ETH_HLEN,
-                                           ROCE_IP4_HLEN) != 0) {
-            why = "bad IPv4 header checksum";
-        } else if (p.tver) {
-            why = "BTH TVer is not 0";
-        } else {
-            const uint8_t *l3 = buf + ROCE_ETH_HLEN;
-            size_t l3len = p.ipv6 ? 40 + ((size_t)l3[4] << 8 | l3[5]) :
-                                    ((size_t)l3[2] << 8 | l3[3]);
-            const uint8_t *w = l3 + l3len - 4;
-            uint32_t wire = w[0] | w[1] << 8 | w[2] << 16 |
-                            (uint32_t)w[3] << 24;
-            int ok = icrc_ref(l3, l3len - 4, p.ipv6) == wire;
-
-            if (!ok) {
-                why = "bad ICRC";
-            }
-            if (!why) {
-                why = hdr_check(l3, p.ipv6, &p);
-            }
-            if (ok != p.icrc_ok) {
-                printf("frame %lu: the device's ICRC code says %s, this "
-                       "checker %s\n", frames, p.icrc_ok ? "good" : "bad",
-                       ok ? "good" : "bad");
-                why = why ? why : "ICRC implementations disagree";
-            }
-        }
+        c->roce++;
+        why = frame_problem(buf, caplen, origlen, ret, &p, c->frames);
         if (why) {
-            bad++;
-            printf("frame %lu: opcode 0x%02x psn %u: %s\n", frames, p.opcode,
-                   p.psn, why);
+            c->bad++;
+            printf("frame %lu: opcode 0x%02x psn %u: %s\n", c->frames,
+                   p.opcode, p.psn, why);
         }
     }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    unsigned long min_roce = 0;
+    struct counts c = { 0, 0, 0 };
+    const char *path = NULL;
+    int swap;
+    FILE *f;
+
+    if (parse_args(argc, argv, &path, &min_roce)) {
+        return 2;
+    }
+    f = open_pcap(path, &swap);
+    if (!f || check_frames(f, swap, path, &c)) {
+        return 2;
+    }
     fclose(f);
-    printf("frames=%lu roce=%lu bad=%lu\n", frames, roce, bad);
-    return bad || roce < min_roce ? 1 : 0;
+    printf("frames=%lu roce=%lu bad=%lu\n", c.frames, c.roce, c.bad);
+    return c.bad || c.roce < min_roce ? 1 : 0;
 }
