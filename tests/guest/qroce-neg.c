@@ -166,14 +166,7 @@ int main(int argc, char **argv)
     int c;
 
     while ((c = getopt(argc, argv, "d:g:")) != -1) {
-        switch (c) {
-        case 'd':
-            dev = optarg;
-            break;
-        case 'g':
-            gid_index = atoi(optarg);
-            break;
-        default:
+        if (!qr_common_opt(c, &dev)) {
             fprintf(stderr, "usage: qroce-neg [-d DEVICE] [-g GID_INDEX]\n");
             return 2;
         }

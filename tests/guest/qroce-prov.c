@@ -522,11 +522,7 @@ int main(int argc, char **argv)
     int opt;
 
     while ((opt = getopt(argc, argv, "d:g:")) != -1) {
-        if (opt == 'd') {
-            dev = optarg;
-        } else if (opt == 'g') {
-            gid_index = atoi(optarg);
-        }
+        qr_common_opt(opt, &dev);       /* -d, -g; any other is ignored */
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
     open_dev(dev);
