@@ -157,6 +157,12 @@ int qroce_dp_read_wqe(QRoceState *s, QRoceQP *qp, uint32_t idx, QRoceWqe *w)
                                 QROCE_WC_LOC_QP_OP_ERR);
     }
     w->len = 0;
+    if (!wr_op_has(w->hdr.opcode, qp->type == QROCE_QPT_RC ? QROCE_WROP_RC :
+                                  qp->type == QROCE_QPT_UC ? QROCE_WROP_UC :
+                                  QROCE_WROP_UD)) {
+        return qroce_dp_wqe_bad(qp, idx, "opcode (for the QP's type)",
+                                w->hdr.opcode, QROCE_WC_LOC_QP_OP_ERR);
+    }
     if (qroce_dp_op_local(w->hdr.opcode)) {
         return QROCE_WC_SUCCESS;    /* no SGEs: qroce_dp_local_exec() */
     }
@@ -216,7 +222,7 @@ int qroce_dp_read_wqe(QRoceState *s, QRoceQP *qp, uint32_t idx, QRoceWqe *w)
         total += le32_to_cpu(w->sge[i].length);
     }
     if (total > QROCE_DEF_MAX_MSG ||
-        (w->hdr.opcode >= QROCE_WR_ATOMIC_CMP_SWP && total != 8)) {
+        (wr_op_has(w->hdr.opcode, QROCE_WROP_ATOMIC) && total != 8)) {
         return qroce_dp_wqe_bad(qp, idx, "sge lengths", total,
                                 QROCE_WC_LOC_LEN_ERR);
     }
@@ -293,10 +299,6 @@ void qroce_dp_sq_error(QRoceState *s, QRoceQP *qp, uint32_t idx, int status)
 int qroce_dp_local_exec(QRoceState *s, QRoceQP *qp, uint32_t idx,
                         const QRoceWqe *w)
 {
-    static const char *const names[] = {
-        [QROCE_WR_REG_MR] = "REG_MR", [QROCE_WR_LOCAL_INV] = "LOCAL_INV",
-        [QROCE_WR_BIND_MW] = "BIND_MW",
-    };
     uint8_t op = w->hdr.opcode;
     uint32_t key;
     const char *why = NULL;
@@ -326,7 +328,7 @@ int qroce_dp_local_exec(QRoceState *s, QRoceQP *qp, uint32_t idx,
         st = qroce_key_inv(s, qp, key, &why);
     }
     if (st != QROCE_WC_SUCCESS) {
-        trace_qroce_ub_wqe_field(qp->qpn, idx, names[op], key,
+        trace_qroce_ub_wqe_field(qp->qpn, idx, qroce_wr_ops[op].name, key,
                                  why ? why : "?");
     }
     return st;
@@ -345,7 +347,7 @@ bool qroce_dp_sq_local(QRoceState *s, QRoceQP *qp, uint32_t idx,
     if ((w->hdr.flags & QROCE_WQE_SIGNALED) ||
         (qp->flags & QROCE_CREATE_QP_SIG_ALL)) {
         qroce_dp_cqe(s, qp, true, idx,
-                     qroce_dp_local_cqe_opcode(w->hdr.opcode),
+                     qroce_dp_cqe_opcode(w->hdr.opcode),
                      QROCE_WC_SUCCESS, 0, false, 0, false);
     }
     qp->sq.ci = idx + 1;
@@ -396,11 +398,9 @@ int qroce_dp_fetch_wqe(QRoceState *s, QRoceQP *qp, uint32_t idx, bool first,
 void qroce_dp_seg_opcode(const QRoceWqe *w, uint32_t off, uint32_t n,
                          RocePktOut *o)
 {
-    bool imm = w->hdr.opcode == QROCE_WR_SEND_IMM ||
-               w->hdr.opcode == QROCE_WR_RDMA_WRITE_IMM;
-    bool write = w->hdr.opcode == QROCE_WR_RDMA_WRITE ||
-                 w->hdr.opcode == QROCE_WR_RDMA_WRITE_IMM;
-    bool inv = w->hdr.opcode == QROCE_WR_SEND_INV;
+    bool imm = wr_op_has(w->hdr.opcode, QROCE_WROP_IMM);
+    bool write = wr_op_has(w->hdr.opcode, QROCE_WROP_REMOTE);
+    bool inv = wr_op_has(w->hdr.opcode, QROCE_WROP_INV);
     bool first = off == 0, last = off + n == w->len;
 
     if (first && last) {

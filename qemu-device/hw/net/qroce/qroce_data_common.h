@@ -18,31 +18,41 @@
 #include "qroce_odp.h"
 
 /*
+ * A work-request opcode's properties, from the one table of them
+ * (qroce_wr_ops[], include/qroce_hw.h).
+ */
+static inline bool wr_op_has(uint8_t op, unsigned int flags)
+{
+    return qroce_wr_op_flags(op) & flags;
+}
+
+/*
  * FLUSH and ATOMIC_WRITE (RC only): no SGEs, answered with an empty READ
  * response, and like a READ they count against max_rd_atomic.
  */
 static inline bool wr_op_empty_read(uint8_t op)
 {
-    return op == QROCE_WR_FLUSH || op == QROCE_WR_ATOMIC_WRITE;
+    return (qroce_wr_op_flags(op) & (QROCE_WROP_RD_ATOMIC |
+                                     QROCE_WROP_NO_SGE)) ==
+           (QROCE_WROP_RD_ATOMIC | QROCE_WROP_NO_SGE);
 }
 
+/* Answered by a READ or atomic response: counts against max_rd_atomic. */
 static inline bool wr_op_reads(uint8_t op)
 {
-    return op == QROCE_WR_RDMA_READ || op == QROCE_WR_ATOMIC_CMP_SWP ||
-           op == QROCE_WR_ATOMIC_FETCH_ADD || wr_op_empty_read(op);
+    return wr_op_has(op, QROCE_WROP_RD_ATOMIC);
 }
 
 /* A local operation: executed by the device, nothing goes on the wire. */
 static inline bool qroce_dp_op_local(uint8_t op)
 {
-    return op == QROCE_WR_REG_MR || op == QROCE_WR_LOCAL_INV ||
-           op == QROCE_WR_BIND_MW;
+    return wr_op_has(op, QROCE_WROP_LOCAL);
 }
 
-static inline uint8_t qroce_dp_local_cqe_opcode(uint8_t op)
+/* The CQE opcode of a send WQE of opcode @op. */
+static inline uint8_t qroce_dp_cqe_opcode(uint8_t op)
 {
-    return op == QROCE_WR_REG_MR ? QROCE_CQE_REG_MR :
-           op == QROCE_WR_BIND_MW ? QROCE_CQE_BIND_MW : QROCE_CQE_LOCAL_INV;
+    return op < QROCE_WR_MAX ? qroce_wr_ops[op].cqe_opcode : QROCE_CQE_SEND;
 }
 
 /* Put @qp on the run queue; qroce_data.c's bottom half runs it. */

@@ -164,9 +164,7 @@ QRoceInflight *qroce_rc_cur_inflight(QRoceQP *qp)
 
 static bool rc_op_sends(uint8_t op)
 {
-    return op == QROCE_WR_SEND || op == QROCE_WR_SEND_IMM ||
-           op == QROCE_WR_SEND_INV || op == QROCE_WR_RDMA_WRITE ||
-           op == QROCE_WR_RDMA_WRITE_IMM;
+    return wr_op_has(op, QROCE_WROP_PAYLOAD);
 }
 
 /* Ask again for the part of READ @e that has not arrived. */
@@ -220,8 +218,6 @@ static bool rc_send_seg(QRoceState *s, QRoceQP *qp, uint32_t idx, QRoceWqe *w,
                         bool first, RocePktOut *o)
 {
     QRoceQPXport *r = &qp->xp;
-    bool write = w->hdr.opcode == QROCE_WR_RDMA_WRITE ||
-                 w->hdr.opcode == QROCE_WR_RDMA_WRITE_IMM;
     uint32_t n = MIN(qp_mtu(qp), w->len - r->wqe_off);
     uint8_t *payload;
     int ret;
@@ -238,8 +234,8 @@ static bool rc_send_seg(QRoceState *s, QRoceQP *qp, uint32_t idx, QRoceWqe *w,
         return false;
     }
     if (first) {
-        rc_inflight_add(qp, idx, w, write ? QROCE_CQE_RDMA_WRITE :
-                        QROCE_CQE_SEND, INFL_PLAIN);
+        rc_inflight_add(qp, idx, w, qroce_dp_cqe_opcode(w->hdr.opcode),
+                        INFL_PLAIN);
     }
     r->wqe_off += n;
     if (r->wqe_off == w->len) {
@@ -301,7 +297,7 @@ static bool rc_local_op(QRoceState *s, QRoceQP *qp, uint32_t idx,
         rc_sq_fail(s, qp, idx, st);
         return false;
     }
-    e = rc_inflight_add(qp, idx, w, qroce_dp_local_cqe_opcode(w->hdr.opcode),
+    e = rc_inflight_add(qp, idx, w, qroce_dp_cqe_opcode(w->hdr.opcode),
                         INFL_LOCAL);
     e->first_psn = r->npsn;
     e->last_psn = psn_sub(r->npsn, 1);

@@ -31,7 +31,7 @@ bool qroce_uc_sq_process(QRoceState *s, QRoceQP *qp, int *budget)
     while (qp->state == QROCE_QPS_RTS && qp->sq.ci != qp->sq.pi &&
            !qroce_odp_waiting(qp, QROCE_PF_REQ)) {
         uint32_t idx = qp->sq.ci, n;
-        bool write, first = r->wqe_off == 0;
+        bool first = r->wqe_off == 0;
         RocePktOut o = {};
         uint8_t sgid[16];
         uint8_t *payload;
@@ -51,10 +51,8 @@ bool qroce_uc_sq_process(QRoceState *s, QRoceQP *qp, int *budget)
             (*budget)--;
             continue;
         }
-        if (st == QROCE_WC_SUCCESS && w->hdr.opcode != QROCE_WR_SEND &&
-            w->hdr.opcode != QROCE_WR_SEND_IMM &&
-            w->hdr.opcode != QROCE_WR_RDMA_WRITE &&
-            w->hdr.opcode != QROCE_WR_RDMA_WRITE_IMM) {
+        if (st == QROCE_WC_SUCCESS &&
+            !wr_op_has(w->hdr.opcode, QROCE_WROP_UC)) {
             st = QROCE_WC_LOC_QP_OP_ERR;    /* no READ or atomics on UC */
         }
         if (st == QROCE_WC_SUCCESS && !qroce_dp_addr(s, qp, &o, sgid)) {
@@ -68,8 +66,6 @@ bool qroce_uc_sq_process(QRoceState *s, QRoceQP *qp, int *budget)
         if (first) {
             trace_qroce_sq_wqe(qp->qpn, idx, w->hdr.opcode, w->len);
         }
-        write = w->hdr.opcode == QROCE_WR_RDMA_WRITE ||
-                w->hdr.opcode == QROCE_WR_RDMA_WRITE_IMM;
         n = MIN(mtu, w->len - r->wqe_off);
         qroce_dp_seg_opcode(w, r->wqe_off, n, &o);
         o.opcode |= ROCE_UC;
@@ -96,9 +92,9 @@ bool qroce_uc_sq_process(QRoceState *s, QRoceQP *qp, int *budget)
         if (!r->wqe_off) {
             if ((w->hdr.flags & QROCE_WQE_SIGNALED) ||
                 (qp->flags & QROCE_CREATE_QP_SIG_ALL)) {
-                qroce_dp_cqe(s, qp, true, idx, write ? QROCE_CQE_RDMA_WRITE :
-                             QROCE_CQE_SEND, QROCE_WC_SUCCESS, w->len, false, 0,
-                             false);
+                qroce_dp_cqe(s, qp, true, idx,
+                             qroce_dp_cqe_opcode(w->hdr.opcode),
+                             QROCE_WC_SUCCESS, w->len, false, 0, false);
             }
             qp->sq.ci = idx + 1;
             r->sq_sent = qp->sq.ci;

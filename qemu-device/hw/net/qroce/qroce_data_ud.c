@@ -70,8 +70,7 @@ bool qroce_ud_sq_process(QRoceState *s, QRoceQP *qp, int *budget)
             (*budget)--;
             continue;
         }
-        if (st == QROCE_WC_SUCCESS && w.hdr.opcode != QROCE_WR_SEND &&
-            w.hdr.opcode != QROCE_WR_SEND_IMM) {
+        if (st == QROCE_WC_SUCCESS && !wr_op_has(w.hdr.opcode, QROCE_WROP_UD)) {
             st = QROCE_WC_LOC_QP_OP_ERR;
         }
         if (st == QROCE_WC_SUCCESS && w.len > ud_mtu(s)) {
@@ -89,7 +88,7 @@ bool qroce_ud_sq_process(QRoceState *s, QRoceQP *qp, int *budget)
             return false;
         }
         trace_qroce_sq_wqe(qp->qpn, idx, w.hdr.opcode, w.len);
-        imm = w.hdr.opcode == QROCE_WR_SEND_IMM;
+        imm = wr_op_has(w.hdr.opcode, QROCE_WROP_IMM);
         o.opcode = imm ? ROCE_UD_SEND_ONLY_IMM : ROCE_UD_SEND_ONLY;
         o.dmac = ah->av.dmac;
         o.smac = qroce_mac(s);
