@@ -58,21 +58,34 @@ deps:
 	@sh scripts/deps.sh
 
 # --- QEMU ---------------------------------------------------------------
-$(QEMU_BLD)/build.ninja: scripts/qemu-prepare.sh
-	sh scripts/qemu-prepare.sh $(QEMU_SRC)
-	mkdir -p $(QEMU_BLD)
-	cd $(QEMU_BLD) && $(QEMU_SRC)/configure $(QEMU_CONFIGURE) >configure.log 2>&1 || \
+# One definition for the three QEMU builds (qemu, qemu-asan, qemu-fuzz):
+#   $(call qemu_build,TARGET,DIR,PREPARE,DEPS,CONFIGURE_ENV,CONFIGURE_FLAGS,NINJA_TARGETS,FIRMWARE)
+# DIR/build.ninja: scripts/PREPARE on the source, then configure with
+# QEMU_CONFIGURE and CONFIGURE_FLAGS (CONFIGURE_ENV before it) in DIR,
+# remade only when it is missing or older than DEPS; TARGET: PREPARE again
+# (it is idempotent), ninja NINJA_TARGETS, and the FIRMWARE files linked
+# into DIR's qemu-bundle, where QEMU looks first (Debian's SeaBIOS and
+# option ROMs).
+define qemu_build
+$(2)/build.ninja: $(4)
+	sh scripts/$(3) $$(QEMU_SRC)
+	mkdir -p $(2)
+	cd $(2) && $(strip $(5) $$(QEMU_SRC)/configure $$(QEMU_CONFIGURE) $(6)) >configure.log 2>&1 || \
 		{ tail -30 configure.log; exit 1; }
 
-qemu: $(QEMU_BLD)/build.ninja
-	@sh scripts/qemu-prepare.sh $(QEMU_SRC)
-	ninja -C $(QEMU_BLD) -j$(JOBS) qemu-system-x86_64 tests/qtest/qos-test
-	@# Firmware: Debian's SeaBIOS and option ROMs, where QEMU looks first.
-	@mkdir -p $(QEMU_BLD)/qemu-bundle/usr/local/share/qemu
-	@for f in /usr/share/seabios/bios-256k.bin /usr/share/qemu/linuxboot_dma.bin \
-		/usr/share/qemu/kvmvapic.bin; do \
-		[ -f $$f ] || { echo "$$f missing: run 'make deps'"; exit 1; }; \
-		ln -sf $$f $(QEMU_BLD)/qemu-bundle/usr/local/share/qemu/; done
+$(1): $(2)/build.ninja
+	@sh scripts/$(3) $$(QEMU_SRC)
+	ninja -C $(2) -j$$(JOBS) $(7)
+	@mkdir -p $(2)/qemu-bundle/usr/local/share/qemu
+	@for f in $(8); do \
+		[ -f $$$$f ] || { echo "$$$$f missing: run 'make deps'"; exit 1; }; \
+		ln -sf $$$$f $(2)/qemu-bundle/usr/local/share/qemu/; done
+endef
+
+QEMU_FW := /usr/share/seabios/bios-256k.bin /usr/share/qemu/linuxboot_dma.bin \
+	/usr/share/qemu/kvmvapic.bin
+
+$(eval $(call qemu_build,qemu,$(QEMU_BLD),qemu-prepare.sh,scripts/qemu-prepare.sh,,,qemu-system-x86_64 tests/qtest/qos-test,$(QEMU_FW)))
 
 # --- guest kernel and driver --------------------------------------------
 $(KERNEL)/.done: $(CACHE)/kernel-version
@@ -300,39 +313,14 @@ export FUZZ_MINUTES FUZZ_TARGETS
 
 .PHONY: qemu-asan test-asan qemu-fuzz fuzz
 
-$(QEMU_ASAN)/build.ninja:
-	sh scripts/qemu-prepare.sh $(QEMU_SRC)
-	mkdir -p $(QEMU_ASAN)
-	cd $(QEMU_ASAN) && $(QEMU_SRC)/configure $(QEMU_CONFIGURE) \
-		--enable-asan --enable-ubsan >configure.log 2>&1 || \
-		{ tail -30 configure.log; exit 1; }
-
-qemu-asan: $(QEMU_ASAN)/build.ninja
-	@sh scripts/qemu-prepare.sh $(QEMU_SRC)
-	ninja -C $(QEMU_ASAN) -j$(JOBS) qemu-system-x86_64 tests/qtest/qos-test
-	@mkdir -p $(QEMU_ASAN)/qemu-bundle/usr/local/share/qemu
-	@for f in /usr/share/seabios/bios-256k.bin /usr/share/qemu/linuxboot_dma.bin \
-		/usr/share/qemu/kvmvapic.bin; do \
-		[ -f $$f ] || { echo "$$f missing: run 'make deps'"; exit 1; }; \
-		ln -sf $$f $(QEMU_ASAN)/qemu-bundle/usr/local/share/qemu/; done
+# the sanitizer builds' build.ninja depend on nothing (a configured
+# tree is not configured again when the prepare scripts change)
+$(eval $(call qemu_build,qemu-asan,$(QEMU_ASAN),qemu-prepare.sh,,,--enable-asan --enable-ubsan,qemu-system-x86_64 tests/qtest/qos-test,$(QEMU_FW)))
 
 test-asan: all qemu-asan
 	sh tests/asan.sh
 
-$(QEMU_FUZZ)/build.ninja:
-	sh scripts/qemu-fuzz-prepare.sh $(QEMU_SRC)
-	mkdir -p $(QEMU_FUZZ)
-	cd $(QEMU_FUZZ) && CC=clang CXX=clang++ $(QEMU_SRC)/configure $(QEMU_CONFIGURE) \
-		--enable-fuzzing --enable-asan --enable-ubsan >configure.log 2>&1 || \
-		{ tail -30 configure.log; exit 1; }
-
-qemu-fuzz: $(QEMU_FUZZ)/build.ninja
-	@sh scripts/qemu-fuzz-prepare.sh $(QEMU_SRC)
-	ninja -C $(QEMU_FUZZ) -j$(JOBS) qemu-fuzz-x86_64
-	@mkdir -p $(QEMU_FUZZ)/qemu-bundle/usr/local/share/qemu
-	@for f in /usr/share/seabios/bios-256k.bin /usr/share/qemu/kvmvapic.bin; do \
-		[ -f $$f ] || { echo "$$f missing: run 'make deps'"; exit 1; }; \
-		ln -sf $$f $(QEMU_FUZZ)/qemu-bundle/usr/local/share/qemu/; done
+$(eval $(call qemu_build,qemu-fuzz,$(QEMU_FUZZ),qemu-fuzz-prepare.sh,,CC=clang CXX=clang++,--enable-fuzzing --enable-asan --enable-ubsan,qemu-fuzz-x86_64,/usr/share/seabios/bios-256k.bin /usr/share/qemu/kvmvapic.bin))
 
 fuzz:
 	@sh scripts/deps.sh fuzz
