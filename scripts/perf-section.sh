@@ -6,7 +6,8 @@
 # "<!-- bench:NAME end -->", which must each appear once, in that order.
 # The document is rewritten to a temporary file beside it and moved over
 # it, so a reader never sees half of it.  QR_PERF_DOC names another
-# document (a copy, for a try).  Fails with one line on stderr.
+# document (a copy, for a try); QR_PERF_DOC=- writes nothing (a run on a
+# busy machine, or a quick look).  Fails with one line on stderr.
 me=perf-section.sh
 die() {
 	echo "$me: $*" >&2
@@ -15,6 +16,7 @@ die() {
 [ $# -eq 2 ] || die "usage: sh scripts/perf-section.sh NAME FILE"
 NAME=$1
 FILE=$2
+[ "${QR_PERF_DOC-}" = - ] && exit 0
 case $NAME in '' | *[!A-Za-z0-9_-]*) die "bad NAME '$NAME' (letters, digits, - and _)" ;; esac
 DOC=${QR_PERF_DOC:-$(dirname "$0")/../docs/performance.md}
 [ -f "$DOC" ] || die "$DOC: no such file"

@@ -28,8 +28,13 @@
 #         device has a dcqcn property, else "default".  rxe is measured in
 #         the first variant's guests.
 #
-# The table is also written to build/bench-fabric.txt.
+# The table is also written to build/bench-fabric.txt, and to
+# docs/performance.md (scripts/perf-section.sh fabric; QR_PERF_DOC=-
+# leaves the document alone).
 . "$(dirname "$0")/../lib/lib.sh"
+# the command, for the table's header in docs/performance.md
+CMDLINE="sh tests/bench/bench-fabric.sh"
+for a; do case $a in '' | *[!A-Za-z0-9_./=:,+-]*) a="'$a'" ;; esac; CMDLINE="$CMDLINE $a"; done
 
 usage() {
 	echo "usage: sh tests/bench/bench-fabric.sh [-n ITERS] [-t SECONDS] [-w WIRES] [-v VARIANTS]" >&2
@@ -86,7 +91,7 @@ cell() {
 	# needed over all guests: every flow's requests and its ACKs
 	need=$(($# * ITERS * (p + 1)))
 	awk -v wire="$cw" -v label="$label" -v pat="$pat" -v need="$need" -v tx="$tx" \
-		-v rtx="$rtx" -v nf=$# '
+		-v rtx="$rtx" -v nf=$# -v md="$MD" '
 		$1 == "flow" { n++; x = ($5 == 0 && $7 ~ /^[0-9.]+$/) ? $7 : 0; if ($5 == 0) done++
 			s += x; s2 += x * x; fl = fl (fl == "" ? "" : " ") (x ? sprintf("%.1f", x) : "x") }
 		$1 == "cnt" && $3 == tx { sent += $4 }
@@ -98,6 +103,10 @@ cell() {
 				wire, label, pat, done + 0 "/" nf, fl, s, j,
 				sent / need, (sent - need) / need,
 				rtx == "-" ? "-" : re + 0, hasdr ? dr : "-"
+			printf "| %s | %s | %s | %s | %s | %.1f | %.2f | %.2f | %.2f | %s | %s |\n",
+				wire, label, pat, done + 0 "/" nf, fl, s, j,
+				sent / need, (sent - need) / need,
+				(rtx == "-" ? "-" : re + 0), (hasdr ? dr : "-") >>md
 		}' "$QR_DIR/$tag.res" | tee -a "$OUT"
 }
 
@@ -108,6 +117,13 @@ cell() {
 	printf '%-6s %-16s %-6s %5s %-20s %7s %5s %6s %6s %8s %8s\n' wire device flows done \
 		"MB/s per flow" sum Jain sent/nd retr/nd qr-retr drops
 } | tee -a "$OUT"
+MD=$QR_DIR/perf.md
+{
+	sed -n '1,2s/$/;/p' "$OUT"
+	printf "\`%s\`\n\n" "$CMDLINE"
+	echo "| wire | device | flows | done | MB/s per flow | sum | Jain | sent/nd | retr/nd | qr-retr | drops |"
+	echo "|---|---|---|---|---|---|---|---|---|---|---|"
+} >"$MD"
 for w in $WIRES; do
 	first=1
 	for v in $VARIANTS; do
@@ -119,6 +135,7 @@ for w in $WIRES; do
 		export QR_DEVOPTS
 		if ! qr_boot 4 "$w" rxe; then
 			echo "$w: guests did not boot ($label)" | tee -a "$OUT"
+			echo "| $w | $label | did not boot | | | | | | | | |" >>"$MD"
 			qr_cleanup
 			continue
 		fi
@@ -133,3 +150,4 @@ for w in $WIRES; do
 	done
 done
 echo "table saved in $OUT"
+sh "$QR_TOP/scripts/perf-section.sh" fabric "$MD" || :

@@ -14,8 +14,14 @@
 # For each: QEMU's total time and downtime of the move (query-migrate), and
 # the peer's stall: the longest WRITE+READ round guest 1 timed (its clock
 # runs through the move; guest 2's stops with its VM), against the mean.
+# The table is also written to build/bench-migrate.txt and to
+# docs/performance.md (scripts/perf-section.sh migrate; QR_PERF_DOC=- leaves
+# the document alone).
 #   sh tests/bench/bench-migrate.sh [-r ROUNDS]     (default 2; medians)
 . "$(dirname "$0")/../lib/lib.sh"
+# the command, for the table's header in docs/performance.md
+CMDLINE="sh tests/bench/bench-migrate.sh"
+for a; do case $a in '' | *[!A-Za-z0-9_./=:,+-]*) a="'$a'" ;; esac; CMDLINE="$CMDLINE $a"; done
 ROUNDS=2
 while getopts r: o; do
 	case $o in
@@ -96,5 +102,12 @@ done
 			printf "| its mean round, ms | - | %.2f | %.2f | %.2f |\n", med("qroce", 5) / 1000, med("rxe", 5) / 1000, (med("rxe", 5) ? med("qroce", 5) / med("rxe", 5) : 0)
 		}' "$QR_DIR/moves"
 } | tee "$QR_B/bench-migrate.txt"
+{
+	sed -n '1s/$/;/p' "$QR_B/bench-migrate.txt"
+	echo "host: $(nproc) CPUs, $(sed -n 's/^model name.*: //p' /proc/cpuinfo | head -1), $(uname -r);"
+	printf "\`%s\`\n\n" "$CMDLINE"
+	sed 1d "$QR_B/bench-migrate.txt"
+} >"$QR_DIR/perf.md"
+sh "$QR_TOP/scripts/perf-section.sh" migrate "$QR_DIR/perf.md" || :
 qr_cleanup
 rm -rf "$QR_DIR"

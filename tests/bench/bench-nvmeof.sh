@@ -9,9 +9,15 @@
 # ib_srp and open-iscsi connect to each in turn and run dd with O_DIRECT,
 # 1 MiB blocks; the table gives MB/s (10^6 B/s, from the guest's clock)
 # and the qroce/rxe ratio.
+# The table is also written to build/bench-nvmeof.txt and to
+# docs/performance.md (scripts/perf-section.sh nvmeof; QR_PERF_DOC=- leaves
+# the document alone).
 #   sh tests/bench/bench-nvmeof.sh [-m MIB] [-r ROUNDS]   (defaults 64, 2)
 . "$(dirname "$0")/../lib/lib.sh"
 . "$(dirname "$0")/../ulp/ulp-lib.sh"
+# the command, for the table's header in docs/performance.md
+CMDLINE="sh tests/bench/bench-nvmeof.sh"
+for a; do case $a in '' | *[!A-Za-z0-9_./=:,+-]*) a="'$a'" ;; esac; CMDLINE="$CMDLINE $a"; done
 MIB=64
 ROUNDS=2
 while getopts m:r: o; do
@@ -132,5 +138,12 @@ done
 			}
 		}' "$QR_DIR/rates"
 } | tee "$QR_B/bench-nvmeof.txt"
+{
+	sed -n '1s/$/;/p' "$QR_B/bench-nvmeof.txt"
+	echo "host: $(nproc) CPUs, $(sed -n 's/^model name.*: //p' /proc/cpuinfo | head -1), $(uname -r);"
+	printf "\`%s\`\n\n" "$CMDLINE"
+	sed 1d "$QR_B/bench-nvmeof.txt"
+} >"$QR_DIR/perf.md"
+sh "$QR_TOP/scripts/perf-section.sh" nvmeof "$QR_DIR/perf.md" || :
 qr_cleanup
 rm -rf "$QR_DIR"

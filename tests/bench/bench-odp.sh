@@ -9,9 +9,14 @@
 # own time apart), and each one's ratio to pinned MB/s within a run.
 # A run that prints a FAIL line (a WRITE failed, or the bytes differ) or
 # exits non-zero gives no figures; the programs' outputs are kept in
-# build/test-logs/bench-odp/.
+# build/test-logs/bench-odp/.  With a good run, the table is written to
+# docs/performance.md (scripts/perf-section.sh odp; QR_PERF_DOC=- leaves
+# the document alone).
 #   sh tests/bench/bench-odp.sh [MIB] [RUNS]
 . "$(dirname "$0")/../lib/lib.sh"
+# the command, for the table's header in docs/performance.md
+CMDLINE="sh tests/bench/bench-odp.sh"
+for a; do case $a in '' | *[!A-Za-z0-9_./=:,+-]*) a="'$a'" ;; esac; CMDLINE="$CMDLINE $a"; done
 MIB=${1:-64}
 RUNS=${2:-3}
 qr_init bench-odp
@@ -46,15 +51,28 @@ while [ $i -le "$RUNS" ]; do
 	i=$((i + 1))
 done
 
+MD=$QR_DIR/perf.md
+# line ROW...: a row of the table, printed and in $MD
+line() {
+	printf '%-15s %10s %8s %10s %12s %10s\n' "$@"
+	printf '| %s | %s | %s | %s | %s | %s |\n' "$@" >>"$MD"
+	if [ "$1" = measure ]; then echo '|---|---|---|---|---|---|' >>"$MD"; fi
+}
 echo "ODP in one guest: $MIB MiB regions, 1 MiB RDMA WRITEs one at a time; medians of $ok good runs of $RUNS"
+{
+	echo "ODP in one guest: $MIB MiB regions, 1 MiB RDMA WRITEs one at a time; medians of $ok good runs of $RUNS; $(date -u '+%Y-%m-%d %H:%M UTC');"
+	echo "host: $(nproc) CPUs, $(sed -n 's/^model name.*: //p' /proc/cpuinfo | head -1), $(uname -r);"
+	printf "\`%s\`\n\n" "$CMDLINE"
+} >"$MD"
 grep -h '^# odp-bench' "$QR_DIR"/run*.out 2>/dev/null | head -1
-printf '%-15s %10s %8s %10s %12s %10s\n' measure "MB/s" faults "faults/s" "prefetch ms" "/pinned"
-printf '%-15s %10s %8s %10s %12s %10s\n' pinned "$(fig pinned mbps)" - - - 1.00
-printf '%-15s %10s %8s %10s %12s %10s\n' odp-first "$(fig odp-first mbps)" \
+line measure "MB/s" faults "faults/s" "prefetch ms" "/pinned"
+line pinned "$(fig pinned mbps)" - - - 1.00
+line odp-first "$(fig odp-first mbps)" \
 	"$(fig odp-first faults)" "$(fig odp-first faults_per_s)" - "$(fig ratio first/pinned)"
-printf '%-15s %10s %8s %10s %12s %10s\n' odp-again "$(fig odp-again mbps)" - - - \
+line odp-again "$(fig odp-again mbps)" - - - \
 	"$(fig ratio again/pinned)"
-printf '%-15s %10s %8s %10s %12s %10s\n' odp-prefetched "$(fig odp-prefetched mbps)" - - \
+line odp-prefetched "$(fig odp-prefetched mbps)" - - \
 	"$(fig odp-prefetched prefetch_ms)" "$(fig ratio prefetched/pinned)"
 qr_cleanup
-[ "$ok" -gt 0 ]
+[ "$ok" -gt 0 ] || exit 1
+sh "$QR_TOP/scripts/perf-section.sh" odp "$MD" || :

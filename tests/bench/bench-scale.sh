@@ -57,8 +57,14 @@
 # for it, and a note says so.  The table is also written to
 # build/bench-scale.txt; the programs' outputs, with the device counters
 # that moved in each ib_write_bw and stream run (`rdma statistic`), are
-# kept in build/test-logs/bench-scale/.
+# kept in build/test-logs/bench-scale/.  At the end the table, its goal
+# lines and notes go to docs/performance.md (scripts/perf-section.sh
+# scale; QR_PERF_DOC=- leaves the document alone).
 . "$(dirname "$0")/../lib/lib.sh"
+# the command, for the table's header in docs/performance.md
+CMDLINE="sh tests/bench/bench-scale.sh"
+for a; do case $a in '' | *[!A-Za-z0-9_./=:,+-]*) a="'$a'" ;; esac; CMDLINE="$CMDLINE $a"; done
+if [ -n "${QR_SCALE_TMO+set}" ]; then CMDLINE="QR_SCALE_TMO=$QR_SCALE_TMO $CMDLINE"; fi
 
 usage() {
 	echo "usage: sh tests/bench/bench-scale.sh [-q] [-r RUNS] [-o \"mem rate bw stream\"] [QPS...]" >&2
@@ -318,6 +324,8 @@ stream() {
 
 row() {
 	printf '%-34s %5s %10s %10s %-7s %9s\n' "$@" | tee -a "$OUT"
+	printf '| %s | %s | %s | %s | %s | %s |\n' "$@" | sed 's/\*/\\*/g' >>"$MD"
+	if [ "$1" = test ]; then echo '|---|---|---|---|---|---|' >>"$MD"; fi
 }
 
 # ratio A B: A / B (a trailing "*" ignored), "-" unless both are numbers
@@ -337,6 +345,8 @@ both() {
 	echo "qroce vs rdma_rxe, many QPs at once; $(date -u '+%Y-%m-%d %H:%M UTC'), medians of $RUNS$([ $QUICK = 1 ] && echo ', quick (-q)')"
 	echo "host: $(nproc) CPUs, $(sed -n 's/^model name.*: //p' /proc/cpuinfo | head -1), $(uname -r); 2 TCG guests, 1 GiB, MTU 9000"
 } | tee -a "$OUT"
+MD=$QR_DIR/perf.md
+{ sed 's/$/;/' "$OUT"; printf "\`%s\`\n\n" "$CMDLINE"; } >"$MD"
 row test qps qroce rxe unit qroce/rxe
 
 if part mem; then
@@ -415,3 +425,8 @@ fi
 echo "took $(($(date +%s) - T0)) s" | tee -a "$OUT"
 qr_cleanup
 echo "table saved in $OUT"
+{
+	echo
+	awk '/^goal \(|^\*: |^note: |^took / { gsub(/\*/, "\\*"); print "- " $0 }' "$OUT"
+} >>"$MD"
+sh "$QR_TOP/scripts/perf-section.sh" scale "$MD" || :

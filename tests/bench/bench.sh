@@ -21,8 +21,14 @@
 #
 # Bandwidth is perftest's "BW average" in MB/s (10^6 bytes/s); latency is
 # its "t_typical" in µs (lower is better, so the ratio is < 1 when qroce
-# wins).  The table is also written to build/bench.txt.
+# wins).  The table is also written to build/bench.txt, and after a run
+# that ends to docs/performance.md (scripts/perf-section.sh perftest;
+# QR_PERF_DOC=- leaves the document alone).
 . "$(dirname "$0")/../lib/lib.sh"
+# the command, for the table's header in docs/performance.md
+CMDLINE="sh tests/bench/bench.sh"
+for a; do case $a in '' | *[!A-Za-z0-9_./=:,+-]*) a="'$a'" ;; esac; CMDLINE="$CMDLINE $a"; done
+if [ -n "${QR_BENCH_MTUS+set}" ]; then CMDLINE="QR_BENCH_MTUS='$QR_BENCH_MTUS' $CMDLINE"; fi
 
 usage() {
 	echo "usage: sh tests/bench/bench.sh [-q] [-r RUNS] [SIZE...]" >&2
@@ -111,6 +117,8 @@ cell() {
 
 row() {
 	printf '%-13s %8s %5s %12s %12s %-5s %10s %8s\n' "$@" | tee -a "$OUT"
+	printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "$@" >>"$MD"
+	if [ "$1" = test ]; then echo '|---|---|---|---|---|---|---|---|' >>"$MD"; fi
 }
 
 # pct Q SIZE: Q (MB/s) as a percentage of host memcpy at SIZE
@@ -140,6 +148,8 @@ set_mtu() {
 : >"$OUT"
 echo "qroce vs rdma_rxe, perftest between two guests; $(date -u '+%Y-%m-%d %H:%M UTC')" | tee -a "$OUT"
 echo "host: $(nproc) CPUs, $(sed -n 's/^model name.*: //p' /proc/cpuinfo | head -1), $(uname -r)" | tee -a "$OUT"
+MD=$QR_DIR/perf.md
+{ sed 's/$/;/' "$OUT"; printf "\`%s\`\n\n" "$CMDLINE"; } >"$MD"
 "$MEMCPY" $SIZES >"$QR_DIR/memcpy.txt" || { qr_cleanup; exit 1; }
 # the wire: frames of a message's middle packets (Ethernet 14, IPv4 20,
 # UDP 8, BTH 12, payload, ICRC 4), counted as payload
@@ -179,3 +189,4 @@ while read -r m p bw; do
 done <"$QR_DIR/wire.txt"
 qr_cleanup
 echo "table saved in $OUT"
+sh "$QR_TOP/scripts/perf-section.sh" perftest "$MD" || :
