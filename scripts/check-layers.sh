@@ -26,6 +26,7 @@ DIR=qemu-device/hw/net/qroce
 # One layer per line, top first.
 LAYERS='
 qroce_pci
+qroce_debug
 qroce_migration
 qroce_regs
 qroce_ctrl
@@ -42,6 +43,7 @@ qroce_ring
 qroce_odp
 qroce_dma
 qroce_port
+qroce_wirefault
 roce_wire
 '
 
