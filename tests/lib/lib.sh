@@ -218,13 +218,42 @@ qr_ports() {
 	echo "$base"
 }
 
+# qr_boot N [OPTS...]: boot N guests (the options: the head of this file).
+# One step per function below, in this order; their state is in the same
+# shell variables qr_boot always used (rxe, wire, mtu, ...).
 qr_boot() {
 	n=$1
 	shift
+	qr_boot_opts "$n" "$@" || return
+	QR_N=$n
+	qr_boot_switch "$@" || return
+	QR_WIRE=$wire
+	port=$(qr_ports)
+	QR_MGMT_BASE=$((port + 10))
+	mcast=$((40000 + $$ % 20000))
+	QR_MCAST=$mcast
+	i=1
+	while [ $i -le "$n" ]; do
+		d=$QR_DIR/g$i
+		qr_boot_config $i "$d"
+		qr_boot_wire $i
+		qr_boot_nic $i "$d"
+		qr_boot_launch $i "$d"
+		i=$((i + 1))
+	done
+	qr_boot_wait "$n"
+}
+
+# qr_boot_opts N OPTS...: qr_boot's options into rxe drv mtu pcap trace
+# rxepeer wire mgmt hosts iommu iot; status 2 for one it does not know
+# or a number of guests it cannot join
+qr_boot_opts() {
 	rxe=0 drv=1 mtu=9000 pcap=0 trace=0 rxepeer=0 wire=stream mgmt=0 hosts=1
 	iommu=0
 	iot=${QR_IOTHREAD:-0}
-	[ "$n" -ge 3 ] && wire=switch
+	[ "$1" -ge 3 ] && wire=switch
+	qo_n=$1
+	shift
 	for o in "$@"; do
 		case $o in
 		dgram) wire=dgram ;;
@@ -243,116 +272,138 @@ qr_boot() {
 		*) echo "qr_boot: unknown option $o" >&2; return 2 ;;
 		esac
 	done
-	if [ $wire = dgram ] && [ "$n" -ne 2 ]; then
+	if [ $wire = dgram ] && [ "$qo_n" -ne 2 ]; then
 		echo "qr_boot: dgram joins two guests only" >&2
 		return 2
 	fi
-	[ "$n" -le 9 ] || { echo "qr_boot: at most 9 guests" >&2; return 2; }
-	[ $wire = stream ] && [ "$n" -ne 2 ] && wire=hub
-	QR_N=$n
-	if [ $wire = switch ]; then
-		qr_net_down
-		if ! qr_net_up "$n" $rxe $hosts >"$QR_DIR/switch.log" 2>&1; then
-			cat "$QR_DIR/switch.log" >&2
-			qr_net_down
-			# asked for: fail; by default (N >= 3): the hub
-			case " $* " in
-			*" switch "* | *" hosts2 "*) qr_log "could not build the switch (needs root)"; return 1 ;;
-			esac
-			qr_log "could not build the switch (needs root): the hub instead"
-			wire=hub
-		fi
-	fi
-	QR_WIRE=$wire
-	port=$(qr_ports)
-	QR_MGMT_BASE=$((port + 10))
-	mcast=$((40000 + $$ % 20000))
-	QR_MCAST=$mcast
-	i=1
-	while [ $i -le "$n" ]; do
-		d=$QR_DIR/g$i
-		mkdir -p "$d"
-		rm -f "$d/agent.in" "$d/agent.out" "$d/qmp.sock"
-		mkfifo "$d/agent.in" "$d/agent.out"
-		cat >"$d/config" <<CFG
-QR_NAME=g$i
-QR_IP=10.0.0.$i/24
-QR_IP6=fd00::$i/64
-QR_VIP=10.0.1.$i/24
+	[ "$qo_n" -le 9 ] || { echo "qr_boot: at most 9 guests" >&2; return 2; }
+	[ $wire = stream ] && [ "$qo_n" -ne 2 ] && wire=hub
+	return 0
+}
+
+# qr_boot_switch OPTS...: on the switch wire, build it (qr_net_up); if
+# that fails, the hub instead when the switch was the default, status 1
+# when OPTS asked for it
+qr_boot_switch() {
+	[ $wire = switch ] || return 0
+	qr_net_down
+	qr_net_up "$n" $rxe $hosts >"$QR_DIR/switch.log" 2>&1 && return 0
+	cat "$QR_DIR/switch.log" >&2
+	qr_net_down
+	# asked for: fail; by default (N >= 3): the hub
+	case " $* " in
+	*" switch "* | *" hosts2 "*) qr_log "could not build the switch (needs root)"; return 1 ;;
+	esac
+	qr_log "could not build the switch (needs root): the hub instead"
+	wire=hub
+}
+
+# qr_boot_config G DIR: guest G's directory, its agent's FIFOs and the
+# config /init reads (fw_cfg)
+qr_boot_config() {
+	mkdir -p "$2"
+	rm -f "$2/agent.in" "$2/agent.out" "$2/qmp.sock"
+	mkfifo "$2/agent.in" "$2/agent.out"
+	cat >"$2/config" <<CFG
+QR_NAME=g$1
+QR_IP=10.0.0.$1/24
+QR_IP6=fd00::$1/64
+QR_VIP=10.0.1.$1/24
 QR_RXE=$rxe
 QR_QROCE=$drv
 QR_MTU=$mtu
 CFG
-		netns=""
-		if [ $wire = switch ]; then
-			netns="ip netns exec $(qr_gns $i)"
-			net="-netdev tap,id=n0,ifname=tap$i,script=no,downscript=no"
-			vnet="-netdev tap,id=n1,ifname=vtap$i,script=no,downscript=no"
-		elif [ $wire = dgram ]; then
-			me=$((port + i - 1))
-			peer=$((port + 2 - i))
-			net="-netdev dgram,id=n0,local.type=inet,local.host=127.0.0.1,local.port=$me,remote.type=inet,remote.host=127.0.0.1,remote.port=$peer"
-			vnet="-netdev dgram,id=n1,local.type=inet,local.host=127.0.0.1,local.port=$((me + 2)),remote.type=inet,remote.host=127.0.0.1,remote.port=$((peer + 2))"
-		elif [ $wire = stream ]; then
-			# a lossless wire, as RoCE fabrics are (PFC): guest 1
-			# listens, guest 2 connects.  A Unix socket: TCP's
-			# Nagle delays would add 40 ms to small frames.
-			if [ $i -eq 1 ]; then
-				side="server=on"
-			else
-				side="server=off,reconnect-ms=100"
-			fi
-			net="-netdev stream,id=n0,$side,addr.type=unix,addr.path=$QR_DIR/wire0.sock"
-			vnet="-netdev stream,id=n1,$side,addr.type=unix,addr.path=$QR_DIR/wire1.sock"
+}
+
+# qr_boot_wire G: guest G's two netdevs on the wire kind, net (qroce's)
+# and vnet (virtio-net's, for rxe), and netns (the switch's namespace
+# command, empty on the other wires)
+qr_boot_wire() {
+	netns=""
+	if [ $wire = switch ]; then
+		netns="ip netns exec $(qr_gns "$1")"
+		net="-netdev tap,id=n0,ifname=tap$1,script=no,downscript=no"
+		vnet="-netdev tap,id=n1,ifname=vtap$1,script=no,downscript=no"
+	elif [ $wire = dgram ]; then
+		me=$((port + $1 - 1))
+		peer=$((port + 2 - $1))
+		net="-netdev dgram,id=n0,local.type=inet,local.host=127.0.0.1,local.port=$me,remote.type=inet,remote.host=127.0.0.1,remote.port=$peer"
+		vnet="-netdev dgram,id=n1,local.type=inet,local.host=127.0.0.1,local.port=$((me + 2)),remote.type=inet,remote.host=127.0.0.1,remote.port=$((peer + 2))"
+	elif [ $wire = stream ]; then
+		# a lossless wire, as RoCE fabrics are (PFC): guest 1
+		# listens, guest 2 connects.  A Unix socket: TCP's
+		# Nagle delays would add 40 ms to small frames.
+		if [ "$1" -eq 1 ]; then
+			side="server=on"
 		else
-			# the hub: QEMU's multicast socket, bound to loopback so
-			# that no frame leaves the machine
-			net="-netdev socket,id=n0,mcast=230.0.0.1:$mcast,localaddr=127.0.0.1"
-			vnet="-netdev socket,id=n1,mcast=230.0.0.1:$((mcast + 1)),localaddr=127.0.0.1"
+			side="server=off,reconnect-ms=100"
 		fi
-		extra=""
-		nic="-device qroce,id=qroce0,netdev=n0,mac=52:54:00:00:00:0$i${QR_DEVOPTS:+,$QR_DEVOPTS}"
-		if [ "$iot" = 1 ]; then
-			# the RoCE engine in an IOThread of its own
-			nic="-object iothread,id=qrio0 $nic,iothread=qrio0"
-		fi
-		if [ $rxepeer = 1 ] && [ $i -eq "$n" ]; then
-			# rdma_rxe on virtio-net, on the qroce segment, same addresses
-			nic="-device virtio-net-pci,netdev=n0,romfile=,mac=52:54:00:00:00:0$i"
-			printf 'QR_RXE=1\nQR_QROCE=0\nQR_VIP=10.0.0.%s/24\n' $i >>"$d/config"
-		fi
-		[ $rxe = 1 ] && extra="$vnet -device virtio-net-pci,netdev=n1,romfile=,mac=52:54:00:00:01:0$i"
-		[ $pcap = 1 ] && extra="$extra -object filter-dump,id=f0,netdev=n0,file=$d/wire.pcap"
-		[ $trace = 1 ] && extra="$extra -trace qroce_*,file=$d/trace.log"
-		if [ $mgmt = 1 ]; then
-			# a management NIC on user networking: the guest is
-			# 10.0.2.15 and reaches the host's loopback as 10.0.2.2;
-			# the host reaches the guest's port 80 on QR_MGMT_PORT_i
-			mp=$((QR_MGMT_BASE + i))
-			eval "QR_MGMT_PORT_$i=$mp"
-			extra="$extra -netdev user,id=m0,restrict=off,hostfwd=tcp:127.0.0.1:$mp-:80"
-			extra="$extra -device virtio-net-pci,netdev=m0,romfile=,mac=52:54:00:00:02:0$i"
-			echo "QR_MGMT=1" >>"$d/config"
-		fi
-		# a vIOMMU first (it must exist before the devices behind it),
-		# the guest's kernel using it
-		pre= append=
-		[ $iommu = 1 ] && pre="-device intel-iommu" append="intel_iommu=on iommu=nopt"
-		# what qr_migrate starts the guest's next QEMU with
-		printf "netns='%s'\nnet='%s'\nnic='%s'\nextra='%s'\npre='%s'\nappend='%s'\n" \
-			"$netns" "$net" "$nic" "$extra" "$pre" "$append" >"$d/launch"
-		qr_qemu "$d" agent qmp.sock console.log qemu.log
-		QR_PIDS="$QR_PIDS $!"
-		eval "QR_QPID_$i=\$!"
-		# appended to, also by the agent's next QEMU (qr_migrate)
-		: >"$d/agent.log"
-		cat "$d/agent.out" >>"$d/agent.log" &
-		QR_PIDS="$QR_PIDS $!"
-		eval "QR_CPID_$i=\$!"
-		i=$((i + 1))
-	done
+		net="-netdev stream,id=n0,$side,addr.type=unix,addr.path=$QR_DIR/wire0.sock"
+		vnet="-netdev stream,id=n1,$side,addr.type=unix,addr.path=$QR_DIR/wire1.sock"
+	else
+		# the hub: QEMU's multicast socket, bound to loopback so
+		# that no frame leaves the machine
+		net="-netdev socket,id=n0,mcast=230.0.0.1:$mcast,localaddr=127.0.0.1"
+		vnet="-netdev socket,id=n1,mcast=230.0.0.1:$((mcast + 1)),localaddr=127.0.0.1"
+	fi
+}
+
+# qr_boot_nic G DIR: guest G's devices: nic (qroce, or virtio-net for
+# peer-rxe's last guest), extra (rxe's NIC, pcap, trace, mgmt), pre and
+# append (the vIOMMU); what they add to the config goes there
+qr_boot_nic() {
+	extra=""
+	nic="-device qroce,id=qroce0,netdev=n0,mac=52:54:00:00:00:0$1${QR_DEVOPTS:+,$QR_DEVOPTS}"
+	if [ "$iot" = 1 ]; then
+		# the RoCE engine in an IOThread of its own
+		nic="-object iothread,id=qrio0 $nic,iothread=qrio0"
+	fi
+	if [ $rxepeer = 1 ] && [ "$1" -eq "$n" ]; then
+		# rdma_rxe on virtio-net, on the qroce segment, same addresses
+		nic="-device virtio-net-pci,netdev=n0,romfile=,mac=52:54:00:00:00:0$1"
+		printf 'QR_RXE=1\nQR_QROCE=0\nQR_VIP=10.0.0.%s/24\n' "$1" >>"$2/config"
+	fi
+	[ $rxe = 1 ] && extra="$vnet -device virtio-net-pci,netdev=n1,romfile=,mac=52:54:00:00:01:0$1"
+	[ $pcap = 1 ] && extra="$extra -object filter-dump,id=f0,netdev=n0,file=$2/wire.pcap"
+	[ $trace = 1 ] && extra="$extra -trace qroce_*,file=$2/trace.log"
+	if [ $mgmt = 1 ]; then
+		# a management NIC on user networking: the guest is
+		# 10.0.2.15 and reaches the host's loopback as 10.0.2.2;
+		# the host reaches the guest's port 80 on QR_MGMT_PORT_i
+		mp=$((QR_MGMT_BASE + $1))
+		eval "QR_MGMT_PORT_$1=$mp"
+		extra="$extra -netdev user,id=m0,restrict=off,hostfwd=tcp:127.0.0.1:$mp-:80"
+		extra="$extra -device virtio-net-pci,netdev=m0,romfile=,mac=52:54:00:00:02:0$1"
+		echo "QR_MGMT=1" >>"$2/config"
+	fi
+	# a vIOMMU first (it must exist before the devices behind it),
+	# the guest's kernel using it
+	pre= append=
+	[ $iommu = 1 ] && pre="-device intel-iommu" append="intel_iommu=on iommu=nopt"
+	return 0
+}
+
+# qr_boot_launch G DIR: start guest G's QEMU and the reader of its agent;
+# not in a subshell (it records their pids)
+qr_boot_launch() {
+	# what qr_migrate starts the guest's next QEMU with
+	printf "netns='%s'\nnet='%s'\nnic='%s'\nextra='%s'\npre='%s'\nappend='%s'\n" \
+		"$netns" "$net" "$nic" "$extra" "$pre" "$append" >"$2/launch"
+	qr_qemu "$2" agent qmp.sock console.log qemu.log
+	QR_PIDS="$QR_PIDS $!"
+	eval "QR_QPID_$1=\$!"
+	# appended to, also by the agent's next QEMU (qr_migrate)
+	: >"$2/agent.log"
+	cat "$2/agent.out" >>"$2/agent.log" &
+	QR_PIDS="$QR_PIDS $!"
+	eval "QR_CPID_$1=\$!"
+}
+
+# qr_boot_wait N: every guest's agent ready (60 s each); status 1, with
+# the console's end, for the first that is not or when a QEMU died
+qr_boot_wait() {
 	i=1
-	while [ $i -le "$n" ]; do
+	while [ $i -le "$1" ]; do
 		d=$QR_DIR/g$i
 		t=0
 		until grep -q '@@QRREADY' "$d/agent.log" 2>/dev/null; do
