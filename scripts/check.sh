@@ -21,5 +21,6 @@ gate "device: -Werror" sh scripts/check-qemu.sh
 [ -f scripts/check-driver.sh ] &&
 	gate "driver: checkpatch --strict, sparse C=2, -Werror" sh scripts/check-driver.sh
 gate "provider: -Werror with rdma-core's warnings; functions <= 100 lines" sh scripts/check-provider.sh
+gate "tests: shell functions <= 100 lines" sh scripts/check-shfuncs.sh
 tap_end gates "$TAP_PASS" "$TAP_FAIL"
 [ "$TAP_FAIL" -eq 0 ]
