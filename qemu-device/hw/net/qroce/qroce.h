@@ -460,7 +460,8 @@ struct QRoceState {
     void (*db_drain)(QRoceState *s);    /* applies db_box; lock held */
     struct IOThread *iothread;  /* iothread=, NULL: the main loop */
     AioContext *eng_ctx;    /* where the engine runs */
-    QEMUBH *out_bh;         /* main loop: what out_q and irq_pending hold */
+    QEMUBH *out_bh;         /* main loop: the interrupts irq_pending holds */
+    QEMUBH *wire_bh;        /* main loop: the frames out_q holds (port) */
     GQueue out_q;           /* QRoceLoFrame */
     uint32_t irq_pending;   /* MSI-X vectors, a bit each (atomic) */
 

@@ -1,6 +1,8 @@
 /*
- * qroce: the data path -- the transport scheduler and the entry points of
- * the RoCEv2 transport engine.
+ * qroce: the data path -- the scheduler (all of it: the run queue's two
+ * operations are inline in qroce_data_state.h, for every layer of the
+ * engine to queue a QP) and the entry points of the RoCEv2 transport
+ * engine: doorbells, received frames, QPs' lives.
  *
  * Doorbells, responses, timers and flushes only queue a QP; a bottom half
  * runs the queued QPs in turn, ENGINE_QUANTUM packets each and
@@ -32,14 +34,6 @@
 #define ENGINE_INLINE_BUDGET 4      /* packets a doorbell sends itself */
 #define ENGINE_FLUSH_BUDGET 256     /* flush CQEs per QP per bottom-half run */
 #define CC_CWND_INIT    16      /* PSNs before the first ACK */
-
-static void engine_unschedule(QRoceState *s, QRoceQP *qp)
-{
-    if (qp->xp.on_runq) {
-        QTAILQ_REMOVE(&s->eng->runq, qp, xp.runq_link);
-        qp->xp.on_runq = false;
-    }
-}
 
 /*
  * The engine's timers run in the main loop even with iothread=: they only

@@ -18,17 +18,6 @@
 #include "qroce_odp.h"
 #include "trace.h"
 
-void qroce_dp_schedule(QRoceState *s, QRoceQP *qp)
-{
-    QRoceEngine *eng = s->eng;
-
-    if (!qp->xp.on_runq) {
-        qp->xp.on_runq = true;
-        QTAILQ_INSERT_TAIL(&eng->runq, qp, xp.runq_link);
-    }
-    qemu_bh_schedule(eng->bh);
-}
-
 void qroce_dp_cqe(QRoceState *s, QRoceQP *qp, bool sq, uint32_t idx,
                   uint8_t opcode, uint8_t status, uint32_t len, bool imm,
                   uint32_t imm_wire, bool solicited)

@@ -55,8 +55,6 @@ static inline uint8_t qroce_dp_cqe_opcode(uint8_t op)
     return op < QROCE_WR_MAX ? qroce_wr_ops[op].cqe_opcode : QROCE_CQE_SEND;
 }
 
-/* Put @qp on the run queue; qroce_data.c's bottom half runs it. */
-void qroce_dp_schedule(QRoceState *s, QRoceQP *qp);
 void qroce_dp_cqe(QRoceState *s, QRoceQP *qp, bool sq, uint32_t idx,
                   uint8_t opcode, uint8_t status, uint32_t len, bool imm,
                   uint32_t imm_wire, bool solicited);

@@ -12,6 +12,7 @@
 #define HW_NET_QROCE_DATA_STATE_H
 
 #include "qemu/timer.h"
+#include "qemu/main-loop.h"
 #include "qroce.h"
 
 #define QROCE_CC_BURST_QPS 16   /* QPs a receive backlog tracks */
@@ -64,6 +65,31 @@ typedef struct QRoceEngine {
     uint32_t stall_qpn;
     QEMUTimer *stall_timer;
 } QRoceEngine;
+
+/*
+ * The run queue (qroce_data.c, the scheduler, runs it): its two
+ * operations are here, at the bottom of the data path, because a
+ * doorbell, an ACK that opens the window, a timer or a QP going to ERR
+ * -- from any layer of the engine -- only queues a QP.
+ */
+static inline void qroce_dp_schedule(QRoceState *s, QRoceQP *qp)
+{
+    QRoceEngine *eng = s->eng;
+
+    if (!qp->xp.on_runq) {
+        qp->xp.on_runq = true;
+        QTAILQ_INSERT_TAIL(&eng->runq, qp, xp.runq_link);
+    }
+    qemu_bh_schedule(eng->bh);
+}
+
+static inline void engine_unschedule(QRoceState *s, QRoceQP *qp)
+{
+    if (qp->xp.on_runq) {
+        QTAILQ_REMOVE(&s->eng->runq, qp, xp.runq_link);
+        qp->xp.on_runq = false;
+    }
+}
 
 static inline int32_t psn_cmp(uint32_t a, uint32_t b)
 {

@@ -78,7 +78,8 @@ static void qroce_vm_state_change(void *opaque, bool running, RunState state)
     trace_qroce_quiesce(!running, RunState_str(state));
     if (!running) {
         /* the engine is done: what it left for the main loop goes now */
-        qroce_out_flush(s);
+        qroce_port_out(s);
+        qroce_irq_flush(s);
     } else {
         qroce_mig_resume(s);
         qemu_bh_schedule(s->cmd_bh);

@@ -138,7 +138,7 @@ void qroce_wire_tx(QRoceState *s, const struct iovec *iov, int iovcnt)
         iov_to_buf(iov, iovcnt, 0, f->data, len);
         g_queue_push_tail(&s->out_q, f);
         if (g_queue_get_length(&s->out_q) == 1) {
-            qemu_bh_schedule(s->out_bh);
+            qemu_bh_schedule(s->wire_bh);
         }
         return;
     }
@@ -165,6 +165,14 @@ void qroce_port_out(QRoceState *s)
     if (was_busy) {
         qroce_port_wake(s);
     }
+}
+
+static void qroce_wire_bh(void *opaque)
+{
+    QRoceState *s = opaque;
+    QROCE_LOCKED(s);
+
+    qroce_port_out(s);
 }
 
 /* A frame from the wire (or from ourselves): RoCE engine or Ethernet. */
@@ -366,6 +374,8 @@ void qroce_port_init(QRoceState *s)
                                    &dev->mem_reentrancy_guard);
     g_queue_init(&s->lo_q);
     g_queue_init(&s->out_q);
+    s->wire_bh = qemu_bh_new_guarded(qroce_wire_bh, s,
+                                     &dev->mem_reentrancy_guard);
     s->fault_bh = qemu_bh_new_guarded(qroce_fault_bh, s,
                                       &dev->mem_reentrancy_guard);
     s->fault_timer = timer_new_ms(QEMU_CLOCK_VIRTUAL, qroce_fault_timer, s);
@@ -384,6 +394,7 @@ void qroce_port_reset(QRoceState *s)
 void qroce_port_fini(QRoceState *s)
 {
     g_queue_clear_full(&s->out_q, g_free);
+    qemu_bh_delete(s->wire_bh);
     qemu_bh_delete(s->lo_bh);
     qemu_bh_delete(s->fault_bh);
     timer_free(s->fault_timer);

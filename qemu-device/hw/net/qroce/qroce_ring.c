@@ -13,13 +13,12 @@
 #include "system/dma.h"
 #include "qemu/main-loop.h"
 #include "qroce_ring.h"
-#include "qroce_port.h"
 #include "qroce_odp.h"
 #include "trace.h"
 
 /*
  * MSI-X @vector.  Without the BQL (the engine in an IOThread) it is left
- * in irq_pending for qroce_out_flush(), in the main loop.
+ * in irq_pending for qroce_irq_flush(), in the main loop.
  */
 void qroce_irq(QRoceState *s, unsigned vector)
 {
@@ -38,14 +37,13 @@ void qroce_irq(QRoceState *s, unsigned vector)
 }
 
 /*
- * Main loop, BQL and lock held: the frames and interrupts the engine left
- * from its IOThread (see "Threads" in qroce.h).
+ * Main loop, BQL and lock held: the interrupts the engine left from its
+ * IOThread (see "Threads" in qroce.h); its frames are the port's.
  */
-void qroce_out_flush(QRoceState *s)
+void qroce_irq_flush(QRoceState *s)
 {
     uint32_t irqs, v;
 
-    qroce_port_out(s);
     irqs = qatomic_xchg(&s->irq_pending, 0);
     for (v = 0; irqs; v++, irqs >>= 1) {
         if (irqs & 1) {
@@ -59,7 +57,7 @@ void qroce_out_bh(void *opaque)
     QRoceState *s = opaque;
     QROCE_LOCKED(s);
 
-    qroce_out_flush(s);
+    qroce_irq_flush(s);
 }
 
 /*

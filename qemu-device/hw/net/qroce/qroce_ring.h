@@ -13,8 +13,8 @@
 
 /* MSI-X vector @vector, if MSI-X is enabled. */
 void qroce_irq(QRoceState *s, unsigned vector);
-/* What the engine left for the main loop (qroce.h, "Threads"). */
-void qroce_out_flush(QRoceState *s);
+/* The interrupts the engine left for the main loop (qroce.h, "Threads"). */
+void qroce_irq_flush(QRoceState *s);
 void qroce_out_bh(void *opaque);
 /* Bytes [offset, offset + len) of the buffer described by @bt; 0 or -1. */
 int qroce_bt_rw(QRoceState *s, const QRoceBT *bt, uint64_t offset, void *buf,
