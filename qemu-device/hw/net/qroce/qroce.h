@@ -4,10 +4,14 @@
  * calls only the files below it (scripts/check-layers.sh):
  *
  *   qroce_pci.c          QOM/PCI shell: realize, reset, properties, MSI-X
+ *   qroce_debug.c        run-time knobs, fault injection, x-objects
+ *   qroce_migration.c    VMState: what moves, checked as it comes in
  *   qroce_regs.c         register file (BAR0), doorbells (BAR2)
- *   qroce_ctrl.c         control path: command ring and its commands
+ *   qroce_ctrl.c         control path: the command ring, its handler table
+ *   qroce_cmd_*.c        the commands, one file per object family
+ *                        (cq, mr, odp, qp, srq, addr); they share qroce_cmd.h
  *   qroce_eth.c          the Ethernet function
- *   qroce_data.c         data path: scheduler, transport table, rx demux
+ *   qroce_data.c         data path: the scheduler, doorbells, rx demux
  *   qroce_data_rc_comp.c RC transport: completer (ACKs, READ responses)
  *   qroce_data_rc_req.c  RC transport: requester (segmenting, go-back-N)
  *   qroce_data_rc_resp.c RC transport: responder (requests, answers)
@@ -17,8 +21,11 @@
  *   qroce_data_cc.c      congestion control: cwnd, ECN/CNP, DCQCN
  *   qroce_objects.c      object and buffer tables (written by the control
  *                        path, read by the data path)
- *   qroce_ring.c         DMA to guest RAM, CQ/EQ posting, interrupts
- *   qroce_port.c         the port: wire faults, loopback, netdev
+ *   qroce_ring.c         buffer tables' bytes, CQ/EQ posting, interrupts
+ *   qroce_odp.c          on-demand paging: ODP tables, QPs' fault state
+ *   qroce_dma.c          DMA to guest RAM only (through a vIOMMU)
+ *   qroce_port.c         the port: loopback, netdev
+ *   qroce_wirefault.c    the wire-fault knobs the port passes frames through
  *   roce_wire.c          the frame codec (no QEMU headers)
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
