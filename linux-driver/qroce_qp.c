@@ -539,21 +539,22 @@ int qroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 
 /*
  * Kernel QPs: WQEs are written here; user QPs post in the provider
- * (qroce_write_send_wqe), which takes the same operations per QP type,
- * with the kernel-only local operations added: REG_MR and LOCAL_INV on
- * RC, UC and UD send queues (docs/hw-spec.md §9).
+ * (qroce_write_send_wqe).  Which opcode a QP of each type takes is the
+ * device's table (qroce_wr_ops, docs/hw-spec.md §9): the kernel adds
+ * the local operations REG_MR and LOCAL_INV, on RC, UC and UD send queues
+ * but not on the GSI QP's.
  */
-#define QROCE_KOPS_LOCAL	(BIT_ULL(IB_WR_REG_MR) | BIT_ULL(IB_WR_LOCAL_INV))
-#define QROCE_KOPS_UD		(BIT_ULL(IB_WR_SEND) | \
-				 BIT_ULL(IB_WR_SEND_WITH_IMM))
-#define QROCE_KOPS_UC		(QROCE_KOPS_UD | BIT_ULL(IB_WR_RDMA_WRITE) | \
-				 BIT_ULL(IB_WR_RDMA_WRITE_WITH_IMM))
-#define QROCE_KOPS_RC		(QROCE_KOPS_UC | BIT_ULL(IB_WR_SEND_WITH_INV) | \
-				 BIT_ULL(IB_WR_RDMA_READ) | \
-				 BIT_ULL(IB_WR_ATOMIC_CMP_AND_SWP) | \
-				 BIT_ULL(IB_WR_ATOMIC_FETCH_AND_ADD))
+static const u32 qroce_qpt_wrop[] = {
+	[QROCE_QPT_RC] = QROCE_WROP_RC,
+	[QROCE_QPT_UC] = QROCE_WROP_UC,
+	[QROCE_QPT_UD] = QROCE_WROP_UD,
+	[QROCE_QPT_GSI] = QROCE_WROP_UD,
+};
 
-/* The device's opcode for @op on a QP of type @type, or -EINVAL. */
+/*
+ * The device's opcode for @op on a QP of type @type, or -EINVAL.  A verbs
+ * opcode not listed reads 0, QROCE_WR_SEND, which only IB_WR_SEND means.
+ */
 static int qroce_wr_opcode(enum ib_qp_type type, enum ib_wr_opcode op)
 {
 	static const u8 ops[] = {
@@ -568,25 +569,16 @@ static int qroce_wr_opcode(enum ib_qp_type type, enum ib_wr_opcode op)
 		[IB_WR_LOCAL_INV] = QROCE_WR_LOCAL_INV,
 		[IB_WR_REG_MR] = QROCE_WR_REG_MR,
 	};
-	u64 allowed;
+	int qpt = qroce_qp_type(type);
+	u32 f;
 
-	switch (type) {
-	case IB_QPT_RC:
-		allowed = QROCE_KOPS_RC | QROCE_KOPS_LOCAL;
-		break;
-	case IB_QPT_UC:
-		allowed = QROCE_KOPS_UC | QROCE_KOPS_LOCAL;
-		break;
-	case IB_QPT_UD:
-		allowed = QROCE_KOPS_UD | QROCE_KOPS_LOCAL;
-		break;
-	case IB_QPT_GSI:
-		allowed = QROCE_KOPS_UD;
-		break;
-	default:
-		allowed = 0;
-	}
-	if ((u32)op >= ARRAY_SIZE(ops) || !(allowed & BIT_ULL(op)))
+	BUILD_BUG_ON(QROCE_WR_SEND != 0);
+	if (qpt < 0 || (u32)op >= ARRAY_SIZE(ops) ||
+	    (!ops[op] && op != IB_WR_SEND))
+		return -EINVAL;
+	f = qroce_wr_op_flags(ops[op]);
+	if (!(f & qroce_qpt_wrop[qpt]) ||
+	    (qpt == QROCE_QPT_GSI && (f & QROCE_WROP_LOCAL)))
 		return -EINVAL;
 	return ops[op];
 }
@@ -609,34 +601,31 @@ static int qroce_wqe_reg_mr(struct qroce_send_wqe *w, const struct ib_reg_wr *r)
 	return 0;
 }
 
-/* The operation's fields of the WQE header, after the common ones. */
+/*
+ * The operation's fields of the WQE header, after the common ones: those
+ * of its handler, then those its flags in qroce_wr_ops call for.
+ */
 static int qroce_wqe_op(struct qroce_qp *qp, struct qroce_send_wqe *w,
 			const struct ib_send_wr *wr)
 {
-	switch (wr->opcode) {
-	case IB_WR_SEND_WITH_IMM:
-	case IB_WR_RDMA_WRITE_WITH_IMM:
-		w->imm_data = (__force __le32)wr->ex.imm_data; /* raw big-endian */
-		break;
-	case IB_WR_SEND_WITH_INV:
-	case IB_WR_LOCAL_INV:
+	u32 f = qroce_wr_op_flags(w->opcode);
+
+	if (w->opcode == QROCE_WR_REG_MR)
+		return qroce_wqe_reg_mr(w, reg_wr(wr));
+	if (w->opcode == QROCE_WR_LOCAL_INV) {
 		w->imm_data = cpu_to_le32(wr->ex.invalidate_rkey);
 		return 0;
-	case IB_WR_REG_MR:
-		return qroce_wqe_reg_mr(w, reg_wr(wr));
-	case IB_WR_ATOMIC_CMP_AND_SWP:
-	case IB_WR_ATOMIC_FETCH_AND_ADD:
+	}
+	if (f & QROCE_WROP_IMM)
+		w->imm_data = (__force __le32)wr->ex.imm_data; /* raw big-endian */
+	if (f & QROCE_WROP_INV)
+		w->imm_data = cpu_to_le32(wr->ex.invalidate_rkey);
+	if (f & QROCE_WROP_ATOMIC) {
 		w->rdma.remote_addr = cpu_to_le64(atomic_wr(wr)->remote_addr);
 		w->rdma.rkey = cpu_to_le32(atomic_wr(wr)->rkey);
 		w->rdma.compare_add = cpu_to_le64(atomic_wr(wr)->compare_add);
 		w->rdma.swap = cpu_to_le64(atomic_wr(wr)->swap);
-		return 0;
-	default:
-		break;
-	}
-	if (wr->opcode == IB_WR_RDMA_WRITE ||
-	    wr->opcode == IB_WR_RDMA_WRITE_WITH_IMM ||
-	    wr->opcode == IB_WR_RDMA_READ) {
+	} else if (f & QROCE_WROP_REMOTE) {
 		w->rdma.remote_addr = cpu_to_le64(rdma_wr(wr)->remote_addr);
 		w->rdma.rkey = cpu_to_le32(rdma_wr(wr)->rkey);
 	} else if (qp->ibqp.qp_type == IB_QPT_UD ||
@@ -656,8 +645,8 @@ static int qroce_wqe_op(struct qroce_qp *qp, struct qroce_send_wqe *w,
 /*
  * The WQE's payload: SGEs or, with IB_SEND_INLINE, the bytes themselves
  * (each SGE's addr is then a kernel virtual address), at most the QP's
- * max_inline_data in all.  Local operations have none; READs and atomics
- * are written to their SGEs, so cannot be inline.
+ * max_inline_data in all.  Opcodes without SGEs (local ones) have none;
+ * those whose response fills their SGEs (READs, atomics) cannot be inline.
  */
 static int qroce_wqe_data(struct qroce_qp *qp, struct qroce_send_wqe *w,
 			  const struct ib_send_wr *wr)
@@ -666,7 +655,7 @@ static int qroce_wqe_data(struct qroce_qp *qp, struct qroce_send_wqe *w,
 	u32 len = 0;
 	int i;
 
-	if (w->opcode == QROCE_WR_REG_MR || w->opcode == QROCE_WR_LOCAL_INV)
+	if (qroce_wr_op_flags(w->opcode) & QROCE_WROP_NO_SGE)
 		return 0;
 	if (!(wr->send_flags & IB_SEND_INLINE)) {
 		if (wr->num_sge < 0 || wr->num_sge > qp->max_send_sge)
@@ -676,9 +665,7 @@ static int qroce_wqe_data(struct qroce_qp *qp, struct qroce_send_wqe *w,
 		w->num_sge = wr->num_sge;
 		return 0;
 	}
-	if (w->opcode == QROCE_WR_RDMA_READ ||
-	    w->opcode == QROCE_WR_ATOMIC_CMP_SWP ||
-	    w->opcode == QROCE_WR_ATOMIC_FETCH_ADD)
+	if (qroce_wr_op_flags(w->opcode) & QROCE_WROP_READS)
 		return -EINVAL;
 	for (i = 0; i < wr->num_sge; i++) {
 		if (wr->sg_list[i].length > qp->max_inline - len)
