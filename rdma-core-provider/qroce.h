@@ -286,37 +286,6 @@ static inline void qroce_db(struct qroce_context *ctx, uint32_t off,
 			htole64(qroce_db_value(obj, val)));
 }
 
-/* The work requests each QP type takes (ibv_qp_ex send_ops_flags). */
-#define QROCE_RC_SEND_OPS (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | \
-			   IBV_QP_EX_WITH_SEND_WITH_INV | \
-			   IBV_QP_EX_WITH_RDMA_WRITE | \
-			   IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
-			   IBV_QP_EX_WITH_RDMA_READ | \
-			   IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
-			   IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | \
-			   IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW | \
-			   IBV_QP_EX_WITH_FLUSH | \
-			   IBV_QP_EX_WITH_ATOMIC_WRITE)
-#define QROCE_UC_SEND_OPS (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | \
-			   IBV_QP_EX_WITH_RDMA_WRITE | \
-			   IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
-			   IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW)
-#define QROCE_UD_SEND_OPS (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
-
-static inline uint64_t qroce_send_ops(enum ibv_qp_type type)
-{
-	switch (type) {
-	case IBV_QPT_RC:
-		return QROCE_RC_SEND_OPS;
-	case IBV_QPT_UC:
-		return QROCE_UC_SEND_OPS;
-	case IBV_QPT_UD:
-		return QROCE_UD_SEND_OPS;
-	default:
-		return 0;
-	}
-}
-
 /* Control path (qroce.c, qroce_ctrl.c): the verbs table. */
 extern const struct verbs_context_ops qroce_ctx_ops;
 void qroce_free_context(struct ibv_context *ibctx);
@@ -335,6 +304,7 @@ int qroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 int qroce_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 			struct ibv_recv_wr **bad);
 void qroce_qp_ex_ops(struct qroce_qp *qp, uint64_t ops);
+uint64_t qroce_send_ops(enum ibv_qp_type type);
 int qroce_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,
 		  struct ibv_mw_bind *mw_bind);
 

@@ -32,6 +32,58 @@ static const uint8_t qroce_wr_opcode[] = {
 	[IBV_WR_BIND_MW] = QROCE_WR_BIND_MW,
 };
 
+/* The device's opcode of each operation of the ibv_wr_* API. */
+static const struct {
+	uint64_t with;		/* IBV_QP_EX_WITH_* */
+	uint8_t op;		/* QROCE_WR_* */
+} qroce_qp_ex_opcode[] = {
+	{ IBV_QP_EX_WITH_SEND, QROCE_WR_SEND },
+	{ IBV_QP_EX_WITH_SEND_WITH_IMM, QROCE_WR_SEND_IMM },
+	{ IBV_QP_EX_WITH_SEND_WITH_INV, QROCE_WR_SEND_INV },
+	{ IBV_QP_EX_WITH_RDMA_WRITE, QROCE_WR_RDMA_WRITE },
+	{ IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM, QROCE_WR_RDMA_WRITE_IMM },
+	{ IBV_QP_EX_WITH_RDMA_READ, QROCE_WR_RDMA_READ },
+	{ IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP, QROCE_WR_ATOMIC_CMP_SWP },
+	{ IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD, QROCE_WR_ATOMIC_FETCH_ADD },
+	{ IBV_QP_EX_WITH_LOCAL_INV, QROCE_WR_LOCAL_INV },
+	{ IBV_QP_EX_WITH_BIND_MW, QROCE_WR_BIND_MW },
+	{ IBV_QP_EX_WITH_FLUSH, QROCE_WR_FLUSH },
+	{ IBV_QP_EX_WITH_ATOMIC_WRITE, QROCE_WR_ATOMIC_WRITE },
+};
+
+/*
+ * Whether a QP of @type takes the device's opcode @op: as the device's
+ * table (qroce_wr_ops, docs/hw-spec.md §9) says, but for the local
+ * operations, which a UD QP takes in the kernel only.
+ */
+static bool qroce_qp_takes(enum ibv_qp_type type, unsigned int op)
+{
+	unsigned int f = qroce_wr_op_flags(op);
+
+	switch (type) {
+	case IBV_QPT_RC:
+		return f & QROCE_WROP_RC;
+	case IBV_QPT_UC:
+		return f & QROCE_WROP_UC;
+	case IBV_QPT_UD:
+		return (f & QROCE_WROP_UD) && !(f & QROCE_WROP_LOCAL);
+	default:
+		return false;
+	}
+}
+
+/* The work requests a QP of @type takes, as ibv_qp_ex send_ops_flags. */
+uint64_t qroce_send_ops(enum ibv_qp_type type)
+{
+	uint64_t ops = 0;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(qroce_qp_ex_opcode); i++)
+		if (qroce_qp_takes(type, qroce_qp_ex_opcode[i].op))
+			ops |= qroce_qp_ex_opcode[i].with;
+	return ops;
+}
+
 #define QROCE_MW_ACCESS (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | \
 			 IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_ZERO_BASED)
 static_assert(IBV_ACCESS_ZERO_BASED == QROCE_ACCESS_ZERO_BASED,
@@ -144,13 +196,47 @@ static int qroce_write_bind_wqe(struct qroce_qp *qp, struct qroce_send_wqe *w,
 				  &wr->bind_mw.bind_info);
 }
 
+/*
+ * The operation's fields of the WQE header: those of its handler, then
+ * those its flags in qroce_wr_ops call for.
+ */
+static int qroce_write_send_op(struct qroce_qp *qp, struct qroce_send_wqe *w,
+			       struct ibv_send_wr *wr)
+{
+	unsigned int f = qroce_wr_op_flags(w->opcode);
+
+	if (w->opcode == QROCE_WR_BIND_MW)
+		return qroce_write_bind_wqe(qp, w, wr);
+	if (w->opcode == QROCE_WR_LOCAL_INV) {
+		w->imm_data = htole32(wr->invalidate_rkey);
+		return 0;
+	}
+	if (f & QROCE_WROP_INV)
+		w->imm_data = htole32(wr->invalidate_rkey);
+	else if (f & QROCE_WROP_IMM)
+		w->imm_data = (__force __le32)wr->imm_data; /* raw big-endian */
+	if (f & QROCE_WROP_ATOMIC) {
+		w->rdma.remote_addr = htole64(wr->wr.atomic.remote_addr);
+		w->rdma.rkey = htole32(wr->wr.atomic.rkey);
+		w->rdma.compare_add = htole64(wr->wr.atomic.compare_add);
+		w->rdma.swap = htole64(wr->wr.atomic.swap);
+	} else if (f & QROCE_WROP_REMOTE) {
+		w->rdma.remote_addr = htole64(wr->wr.rdma.remote_addr);
+		w->rdma.rkey = htole32(wr->wr.rdma.rkey);
+	}
+	if (qp->vqp.qp.qp_type == IBV_QPT_UD)
+		qroce_wqe_set_ud(w, wr->wr.ud.ah, wr->wr.ud.remote_qpn,
+				 wr->wr.ud.remote_qkey);
+	return 0;
+}
+
 static int qroce_write_send_wqe(struct qroce_qp *qp, struct ibv_send_wr *wr)
 {
 	struct qroce_send_wqe *w;
 	int i, err;
 
 	if ((unsigned int)wr->opcode >= ARRAY_SIZE(qroce_wr_opcode) ||
-	    !((1ull << wr->opcode) & qroce_send_ops(qp->vqp.qp.qp_type)))
+	    !qroce_qp_takes(qp->vqp.qp.qp_type, qroce_wr_opcode[wr->opcode]))
 		return EINVAL;
 	if (wr->num_sge < 0 ||
 	    (!(wr->send_flags & IBV_SEND_INLINE) &&
@@ -162,44 +248,13 @@ static int qroce_write_send_wqe(struct qroce_qp *qp, struct ibv_send_wr *wr)
 			 wr->wr_id);
 	if (!w)
 		return ENOMEM;
-	if (wr->opcode == IBV_WR_BIND_MW) {
-		err = qroce_write_bind_wqe(qp, w, wr);
-		if (err)
-			return err;
+	err = qroce_write_send_op(qp, w, wr);
+	if (err)
+		return err;
+	if (qroce_wr_op_flags(w->opcode) & QROCE_WROP_NO_SGE) {
 		qp->sq.pi++;
 		return 0;
 	}
-	if (wr->opcode == IBV_WR_SEND_WITH_INV ||
-	    wr->opcode == IBV_WR_LOCAL_INV) {
-		w->imm_data = htole32(wr->invalidate_rkey);
-		if (wr->opcode == IBV_WR_LOCAL_INV) {
-			qp->sq.pi++;	/* no SGEs */
-			return 0;
-		}
-	} else if (wr->opcode == IBV_WR_SEND_WITH_IMM ||
-		   wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM) {
-		w->imm_data = (__force __le32)wr->imm_data; /* raw big-endian */
-	}
-	switch (wr->opcode) {
-	case IBV_WR_RDMA_WRITE:
-	case IBV_WR_RDMA_WRITE_WITH_IMM:
-	case IBV_WR_RDMA_READ:
-		w->rdma.remote_addr = htole64(wr->wr.rdma.remote_addr);
-		w->rdma.rkey = htole32(wr->wr.rdma.rkey);
-		break;
-	case IBV_WR_ATOMIC_CMP_AND_SWP:
-	case IBV_WR_ATOMIC_FETCH_AND_ADD:
-		w->rdma.remote_addr = htole64(wr->wr.atomic.remote_addr);
-		w->rdma.rkey = htole32(wr->wr.atomic.rkey);
-		w->rdma.compare_add = htole64(wr->wr.atomic.compare_add);
-		w->rdma.swap = htole64(wr->wr.atomic.swap);
-		break;
-	default:
-		break;
-	}
-	if (qp->vqp.qp.qp_type == IBV_QPT_UD)
-		qroce_wqe_set_ud(w, wr->wr.ud.ah, wr->wr.ud.remote_qpn,
-				 wr->wr.ud.remote_qkey);
 	if (wr->send_flags & IBV_SEND_INLINE) {
 		for (i = 0; i < wr->num_sge; i++) {
 			err = qroce_wqe_add_inline(qp, w,
@@ -298,9 +353,14 @@ static void qroce_wr_abort(struct ibv_qp_ex *ibqp)
 	qroce_spin_unlock(&qp->sq.lock);
 }
 
-/* Open a new WQE for opcode op; NULL (and the error recorded) if it cannot. */
+/*
+ * Open a new WQE for opcode op; NULL (and the error recorded) if it
+ * cannot.  An opcode without SGEs takes no inline data either: no
+ * wr_set_sge* or wr_set_inline_data* call reaches its WQE.
+ */
 static struct qroce_send_wqe *qroce_wr_new(struct qroce_qp *qp, uint8_t op)
 {
+	bool no_sge = qroce_wr_op_flags(op) & QROCE_WROP_NO_SGE;
 	struct qroce_send_wqe *w;
 
 	qp->cur_wqe = NULL;
@@ -311,10 +371,10 @@ static struct qroce_send_wqe *qroce_wr_new(struct qroce_qp *qp, uint8_t op)
 		qp->ex_err = ENOMEM;
 		return NULL;
 	}
-	if (qp->vqp.qp_ex.wr_flags & IBV_SEND_INLINE)
+	if ((qp->vqp.qp_ex.wr_flags & IBV_SEND_INLINE) && !no_sge)
 		w->flags |= QROCE_WQE_INLINE;
 	qp->sq.pi++;
-	qp->cur_wqe = w;
+	qp->cur_wqe = no_sge ? NULL : w;
 	return w;
 }
 
@@ -422,7 +482,6 @@ static void qroce_wr_flush(struct ibv_qp_ex *ibqp, uint32_t rkey,
 	w = qroce_wr_new(qp, QROCE_WR_FLUSH);
 	if (!w)
 		return;
-	w->flags &= ~QROCE_WQE_INLINE;
 	w->flush.remote_addr = htole64(remote_addr);
 	w->flush.rkey = htole32(rkey);
 	w->flush.length = htole32(len);
@@ -430,7 +489,6 @@ static void qroce_wr_flush(struct ibv_qp_ex *ibqp, uint32_t rkey,
 			(type & IBV_FLUSH_PERSISTENT ? QROCE_FLUSH_PERSISTENT : 0);
 	w->flush.level = level == IBV_FLUSH_MR ? QROCE_FLUSH_MR :
 						 QROCE_FLUSH_RANGE;
-	qp->cur_wqe = NULL;	/* no SGEs or inline data to add */
 }
 
 /* The 8 bytes at @atomic_wr go as they are, in one piece. */
@@ -442,11 +500,9 @@ static void qroce_wr_atomic_write(struct ibv_qp_ex *ibqp, uint32_t rkey,
 
 	if (!w)
 		return;
-	w->flags &= ~QROCE_WQE_INLINE;
 	w->rdma.remote_addr = htole64(remote_addr);
 	w->rdma.rkey = htole32(rkey);
 	memcpy(&w->rdma.compare_add, atomic_wr, 8);
-	qp->cur_wqe = NULL;
 }
 
 static void qroce_wr_set_ud_addr(struct ibv_qp_ex *ibqp, struct ibv_ah *ah,
@@ -531,13 +587,9 @@ static void qroce_wr_bind_mw(struct ibv_qp_ex *ibqp, struct ibv_mw *mw,
 
 	if (!w)
 		return;
-	w->flags &= ~QROCE_WQE_INLINE;
 	if (!mw || mw->type != IBV_MW_TYPE_2 ||
-	    qroce_wqe_set_bind(w, mw, rkey, info)) {
+	    qroce_wqe_set_bind(w, mw, rkey, info))
 		qp->ex_err = EINVAL;
-		return;
-	}
-	qp->cur_wqe = NULL;	/* no SGEs or inline data follow */
 }
 
 static void qroce_wr_local_inv(struct ibv_qp_ex *ibqp, uint32_t rkey)
@@ -545,11 +597,8 @@ static void qroce_wr_local_inv(struct ibv_qp_ex *ibqp, uint32_t rkey)
 	struct qroce_qp *qp = to_qqp_ex(ibqp);
 	struct qroce_send_wqe *w = qroce_wr_new(qp, QROCE_WR_LOCAL_INV);
 
-	if (!w)
-		return;
-	w->flags &= ~QROCE_WQE_INLINE;
-	w->imm_data = htole32(rkey);
-	qp->cur_wqe = NULL;
+	if (w)
+		w->imm_data = htole32(rkey);
 }
 
 /*
@@ -564,7 +613,7 @@ int qroce_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,
 	struct qroce_send_wqe *w;
 	int err;
 
-	if ((ibqp->qp_type != IBV_QPT_RC && ibqp->qp_type != IBV_QPT_UC) ||
+	if (!qroce_qp_takes(ibqp->qp_type, QROCE_WR_BIND_MW) ||
 	    !qroce_sq_open(qp))
 		return EINVAL;
 	qroce_spin_lock(&qp->sq.lock);
