@@ -1,15 +1,72 @@
 // SPDX-License-Identifier: GPL-2.0 or OpenIB.org BSD (MIT) See COPYING file
 /*
- * libqroce: device matching and context set-up.
+ * libqroce: device matching, the context (set-up, device and port
+ * queries) and its verbs: this file's, the data path's (qroce_post.c,
+ * qroce_poll.c) and each object family's (qroce_ctrl_*.c).
  */
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <ccan/array_size.h>
 #include <util/util.h>
 #include <ccan/minmax.h>
 #include <infiniband/cmd_write.h>
 
 #include "qroce.h"
 #include "qroce_abi.h"
+
+static void qroce_free_context(struct ibv_context *ibctx)
+{
+	struct qroce_context *ctx = to_qctx(ibctx);
+
+	uint32_t i;
+
+	munmap(ctx->db, ctx->db_size);
+	for (i = 0; i < QROCE_QP_CHUNKS; i++)
+		free(ctx->qp_table[i]);
+	pthread_mutex_destroy(&ctx->qp_table_mutex);
+	verbs_uninit_context(&ctx->ibv_ctx);
+	free(ctx);
+}
+
+static int qroce_query_device(struct ibv_context *ctx,
+			      const struct ibv_query_device_ex_input *input,
+			      struct ibv_device_attr_ex *attr, size_t attr_size)
+{
+	struct ib_uverbs_ex_query_device_resp resp;
+	size_t resp_size = sizeof(resp);
+
+	return ibv_cmd_query_device_any(ctx, input, attr, attr_size, &resp,
+					&resp_size);
+}
+
+static int qroce_query_port(struct ibv_context *ctx, uint8_t port,
+			    struct ibv_port_attr *attr)
+{
+	struct ibv_query_port cmd;
+
+	return ibv_cmd_query_port(ctx, port, attr, &cmd, sizeof(cmd));
+}
+
+/*
+ * The context's own verbs and the data path's here; each object family's
+ * in its file (qroce_ctrl_*.c).  verbs_set_ops() takes them in turn.
+ */
+static const struct verbs_context_ops qroce_context_ops = {
+	.bind_mw = qroce_bind_mw,
+	.free_context = qroce_free_context,
+	.poll_cq = qroce_poll_cq,
+	.post_recv = qroce_post_recv,
+	.post_send = qroce_post_send,
+	.post_srq_recv = qroce_post_srq_recv,
+	.query_device_ex = qroce_query_device,
+	.query_port = qroce_query_port,
+	.req_notify_cq = qroce_req_notify_cq,
+};
+
+static const struct verbs_context_ops *const qroce_ctx_ops[] = {
+	&qroce_context_ops, &qroce_pd_ops, &qroce_mr_ops, &qroce_cq_ops,
+	&qroce_qp_ops,
+};
 
 /*
  * The context as the kernel described it (get_context, or query_context
@@ -19,6 +76,8 @@
 static int qroce_context_setup(struct qroce_context *ctx, int cmd_fd,
 			       const struct qroce_alloc_ucontext_resp *resp)
 {
+	size_t i;
+
 	if (resp->db_page_size == 0 || resp->max_sge > QROCE_MAX_SGE ||
 	    resp->max_inline > QROCE_MAX_INLINE ||
 	    resp->sq_wqe_max_shift < QROCE_SQ_WQE_MIN_SHIFT ||
@@ -39,7 +98,8 @@ static int qroce_context_setup(struct qroce_context *ctx, int cmd_fd,
 	if (ctx->db == MAP_FAILED)
 		return -1;
 	pthread_mutex_init(&ctx->qp_table_mutex, NULL);
-	verbs_set_ops(&ctx->ibv_ctx, &qroce_ctx_ops);
+	for (i = 0; i < ARRAY_SIZE(qroce_ctx_ops); i++)
+		verbs_set_ops(&ctx->ibv_ctx, qroce_ctx_ops[i]);
 	return 0;
 }
 
@@ -93,20 +153,6 @@ err_free:
 	verbs_uninit_context(&ctx->ibv_ctx);
 	free(ctx);
 	return NULL;
-}
-
-void qroce_free_context(struct ibv_context *ibctx)
-{
-	struct qroce_context *ctx = to_qctx(ibctx);
-
-	uint32_t i;
-
-	munmap(ctx->db, ctx->db_size);
-	for (i = 0; i < QROCE_QP_CHUNKS; i++)
-		free(ctx->qp_table[i]);
-	pthread_mutex_destroy(&ctx->qp_table_mutex);
-	verbs_uninit_context(&ctx->ibv_ctx);
-	free(ctx);
 }
 
 static struct verbs_device *qroce_device_alloc(struct verbs_sysfs_dev *sdev)

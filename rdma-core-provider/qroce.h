@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 or OpenIB.org BSD (MIT) See COPYING file */
 /*
  * libqroce: rdma-core provider for the qroce emulated RoCEv2 NIC.
- * Control path: qroce.c (device, context) and qroce_ctrl.c (ibv_cmd_*
- * verbs).  Data path: qroce_post.c and qroce_poll.c, which touch only
- * memory and the mmapped doorbell page.  Calls run one way: control to
- * data, never back.  The hardware interface is qroce_hw.h.
+ * Control path: qroce.c (device, context, the verbs tables) and
+ * qroce_ctrl_*.c (ibv_cmd_* verbs by object family: _pd PDs, thread and
+ * parent domains, ring memory; _mr MRs, MWs, device memory; _cq CQs; _qp
+ * QPs, SRQs, AHs, multicast).  Data path: qroce_post.c and qroce_poll.c,
+ * which touch only memory and the mmapped doorbell page.  Calls run one
+ * way: qroce.c to the families, _qp and _cq to _pd, control to data, and
+ * never back.  The hardware interface is qroce_hw.h.
  */
 #ifndef QROCE_PROVIDER_H
 #define QROCE_PROVIDER_H
@@ -16,6 +19,7 @@
 #include <stdatomic.h>
 #include <util/mmio.h>
 #include <util/udma_barrier.h>
+#include <ccan/ilog.h>
 #include "qroce_hw.h"
 
 /*
@@ -286,9 +290,25 @@ static inline void qroce_db(struct qroce_context *ctx, uint32_t off,
 			htole64(qroce_db_value(obj, val)));
 }
 
-/* Control path (qroce.c, qroce_ctrl.c): the verbs table. */
-extern const struct verbs_context_ops qroce_ctx_ops;
-void qroce_free_context(struct ibv_context *ibctx);
+/* The n of the smallest 2^n >= @n (0 for 0 and 1). */
+static inline unsigned int qroce_log2_up(uint32_t n)
+{
+	return n <= 1 ? 0 : ilog32(n - 1);
+}
+
+/* Control path: each family's verbs (qroce.c installs them). */
+extern const struct verbs_context_ops qroce_pd_ops;	/* qroce_ctrl_pd.c */
+extern const struct verbs_context_ops qroce_mr_ops;	/* qroce_ctrl_mr.c */
+extern const struct verbs_context_ops qroce_cq_ops;	/* qroce_ctrl_cq.c */
+extern const struct verbs_context_ops qroce_qp_ops;	/* qroce_ctrl_qp.c */
+
+/* Ring memory and parent domains, for CQs, QPs and SRQs (qroce_ctrl_pd.c). */
+void *qroce_alloc_ring(struct qroce_pd *pd, uint64_t type, size_t size,
+		       size_t *out_size, struct qroce_ring_mem *m);
+void qroce_free_ring(void *p, const struct qroce_ring_mem *m);
+struct qroce_pd *qroce_parent(struct ibv_pd *pd);
+void qroce_parent_get(struct qroce_pd *pd);
+void qroce_parent_put(struct qroce_pd *pd);
 
 /* Data path, completions (qroce_poll.c). */
 int qroce_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc);
