@@ -72,7 +72,7 @@ for m in $want; do
 	done <"$ROOT/lib/modules/qroce/$m.list.tmp"
 	rm "$ROOT/lib/modules/qroce/$m.list.tmp"
 done
-# the kernel verbs checks of tests/t-kverbs.sh (not part of the driver)
+# the kernel verbs checks of tests/suite/t-kverbs.sh (not part of the driver)
 [ -f "$TOP/build/driver/qroce_ktest.ko" ] &&
 	cp "$TOP/build/driver/qroce_ktest.ko" "$ROOT/lib/modules/qroce/"
 # qroce_en.list: the Ethernet driver, which needs nothing of ib_core;
