@@ -63,7 +63,7 @@ drv_entry() {
 
 # dev_handler OPNAME: file:function of the device's handler (command table)
 dev_handler() {
-	h=$(sed -n "s/.*\[QROCE_CMD_$1\] = { \"[A-Z_]*\", \([a-z_0-9]*\) }.*/\1/p" "$DEV"/*.c | head -1)
+	h=$(sed -n "s/.*\[QROCE_CMD_$1\] = \([a-z_0-9]*\),.*/\1/p" "$DEV"/*.c | head -1)
 	[ -n "$h" ] && fn_using "$DEV"/*.c -- "^[a-z].*[ *]$h\(" | head -1 | sed 's/:.*//' | sed "s/\$/:$h/"
 }
 
