@@ -7,7 +7,8 @@
 #    (CQEs are cleaned out on destroy), none lost, none twice.
 #  - rmmod qroce_ib under a long ib_write_bw: the peer's writes end in an
 #    error completion and it exits with an error; the netdev stays.
-#  - 20 cycles while ib_write_bw runs between the guests, alternating the
+#  - 10 cycles (each way once on each guest) while ib_write_bw runs
+#    between the guests, alternating the
 #    guest, each taking the RDMA device away one of five ways:
 #      ib:   rmmod qroce_ib; the netdev stays (same ifindex) and pings;
 #            insmod qroce_ib
@@ -28,7 +29,7 @@
 . "$(dirname "$0")/../lib/lib.sh"
 qr_init teardown
 qr_boot 2 rxe || { qr_fail "qr_boot 2 rxe: the guests did not boot"; qr_finish; }
-CYCLES=${QR_TEARDOWN_CYCLES:-20}
+CYCLES=${QR_TEARDOWN_CYCLES:-10}
 
 stress() {
 	QR_TIMEOUT=120 qr_exec 1 'qroce-stress -p 2 -w 3 -t 10' >"$QR_DIR/stress.out"
