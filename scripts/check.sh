@@ -22,5 +22,7 @@ gate "device: -Werror" sh scripts/check-qemu.sh
 	gate "driver: checkpatch --strict, sparse C=2, -Werror" sh scripts/check-driver.sh
 gate "provider: -Werror with rdma-core's warnings; functions <= 100 lines" sh scripts/check-provider.sh
 gate "tests: shell functions <= 100 lines" sh scripts/check-shfuncs.sh
+gate "tests: guest programs, tools, kernel module, fuzz targets: functions <= 100 lines" \
+	sh scripts/check-funcs.sh tests/guest tests/tools tests/kmod qemu-device/tests/qtest/fuzz
 tap_end gates "$TAP_PASS" "$TAP_FAIL"
 [ "$TAP_FAIL" -eq 0 ]
