@@ -1,6 +1,7 @@
 /*
- * qroce: the commands of addresses: CREATE_AH, DESTROY_AH, SET_GID, DEL_GID, ATTACH_MCAST, DETACH_MCAST (docs/hw-spec.md §3).  Each checks every
- * value the guest supplies before use and answers with a status.
+ * qroce: the commands of addresses: CREATE_AH, DESTROY_AH, SET_GID,
+ * DEL_GID, ATTACH_MCAST, DETACH_MCAST (docs/hw-spec.md §3).  Each checks
+ * every value the guest supplies before use and answers with a status.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */

@@ -1,6 +1,8 @@
 /*
- * qroce: the commands of protection domains, memory regions and windows: ALLOC_PD, DEALLOC_PD, REG_MR, ALLOC_MR, DEREG_MR, REREG_MR, ALLOC_MW, DEALLOC_MW (docs/hw-spec.md §3).  Each checks every
- * value the guest supplies before use and answers with a status.
+ * qroce: the commands of protection domains, memory regions and windows:
+ * ALLOC_PD, DEALLOC_PD, REG_MR, ALLOC_MR, DEREG_MR, REREG_MR, ALLOC_MW,
+ * DEALLOC_MW (docs/hw-spec.md §3).  Each checks every value the guest
+ * supplies before use and answers with a status.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */

@@ -29,14 +29,16 @@ static int odp_mr(QRoceState *s, const struct qroce_cmd *c, uint32_t key,
     QRoceMR *mr = qroce_mr_get(s, key);
 
     if (!mr) {
-        return qroce_cmd_bad(c, "key", key, "names no MR", QROCE_CMD_ERR_HANDLE);
+        return qroce_cmd_bad(c, "key", key, "names no MR",
+                             QROCE_CMD_ERR_HANDLE);
     }
     if (!mr->bt.is_odp || !mr->bt.odp) {
-        return qroce_cmd_bad(c, "key", key, "not an ODP MR", QROCE_CMD_ERR_PARAM);
+        return qroce_cmd_bad(c, "key", key, "not an ODP MR",
+                             QROCE_CMD_ERR_PARAM);
     }
     if (first >= mr->bt.odp_npages || n > mr->bt.odp_npages - first) {
         return qroce_cmd_bad(c, "first", first, "past the MR's pages",
-                       QROCE_CMD_ERR_PARAM);
+                             QROCE_CMD_ERR_PARAM);
     }
     *out = mr;
     return QROCE_CMD_OK;
@@ -53,7 +55,8 @@ int qroce_cmd_odp_map(QRoceState *s, const struct qroce_cmd *c,
     int st;
 
     if (!n || n > QROCE_ODP_MAX_MAP) {
-        return qroce_cmd_bad(c, "npages", n, "out of range", QROCE_CMD_ERR_PARAM);
+        return qroce_cmd_bad(c, "npages", n, "out of range",
+                             QROCE_CMD_ERR_PARAM);
     }
     st = odp_mr(s, c, le32_to_cpu(p->key), first, n, &mr);
     if (st != QROCE_CMD_OK) {
@@ -62,14 +65,14 @@ int qroce_cmd_odp_map(QRoceState *s, const struct qroce_cmd *c,
     if (!qroce_dma_copy(s, le64_to_cpu(p->list), e, n * sizeof(e[0]),
                         false)) {
         return qroce_cmd_bad(c, "list", le64_to_cpu(p->list), "not guest RAM",
-                       QROCE_CMD_ERR_DMA);
+                             QROCE_CMD_ERR_DMA);
     }
     for (i = 0; i < n; i++) {
         e[i] = le64_to_cpu(e[i]);
         if ((e[i] & ((1ull << QROCE_ODP_PAGE_SHIFT) - 1) & ~QROCE_ODP_FLAGS) ||
             (e[i] && !(e[i] & QROCE_ODP_PRESENT))) {
             return qroce_cmd_bad(c, "entry", e[i], "bad low bits",
-                           QROCE_CMD_ERR_PARAM);
+                                 QROCE_CMD_ERR_PARAM);
         }
     }
     for (i = 0; i < n; i++) {
@@ -97,7 +100,7 @@ int qroce_cmd_odp_unmap(QRoceState *s, const struct qroce_cmd *c,
 
     if (p->rsvd) {
         return qroce_cmd_bad(c, "rsvd", p->rsvd, "must be zero",
-                       QROCE_CMD_ERR_PARAM);
+                             QROCE_CMD_ERR_PARAM);
     }
     if (!n) {
         return QROCE_CMD_OK;
@@ -121,10 +124,11 @@ static int odp_pf(QRoceState *s, const struct qroce_cmd *c, QRoceQP **qp,
     *qp = qroce_qp_get(s, le32_to_cpu(p->qpn));
     if (!*qp) {
         return qroce_cmd_bad(c, "qpn", le32_to_cpu(p->qpn), "names no QP",
-                       QROCE_CMD_ERR_HANDLE);
+                             QROCE_CMD_ERR_HANDLE);
     }
     if (side > QROCE_PF_RESP) {
-        return qroce_cmd_bad(c, "side", side, "out of range", QROCE_CMD_ERR_PARAM);
+        return qroce_cmd_bad(c, "side", side, "out of range",
+                             QROCE_CMD_ERR_PARAM);
     }
     *f = &(*qp)->pf[side];
     return QROCE_CMD_OK;
@@ -163,13 +167,13 @@ int qroce_cmd_odp_resume(QRoceState *s, const struct qroce_cmd *c,
     }
     if (status > QROCE_PF_RESUME_ERR) {
         return qroce_cmd_bad(c, "status", status, "out of range",
-                       QROCE_CMD_ERR_PARAM);
+                             QROCE_CMD_ERR_PARAM);
     }
     if (f->state != QROCE_PF_PENDING ||
         f->token != le32_to_cpu(p->token)) {
         /* gone (the QP left RTS, was reset) or a fault since: no harm */
         return qroce_cmd_bad(c, "token", le32_to_cpu(p->token),
-                       "no such fault outstanding", QROCE_CMD_ERR_STATE);
+                             "no such fault outstanding", QROCE_CMD_ERR_STATE);
     }
     f->state = status ? QROCE_PF_FAILED : QROCE_PF_NONE;
     trace_qroce_odp_resume(qp->qpn, le32_to_cpu(p->side), f->token, status);

@@ -1,5 +1,6 @@
 /*
- * qroce: the commands of queue pairs: CREATE_QP, MODIFY_QP (the state machine), QUERY_QP, DESTROY_QP (docs/hw-spec.md §3).  Each checks every
+ * qroce: the commands of queue pairs: CREATE_QP, MODIFY_QP (the state
+ * machine), QUERY_QP, DESTROY_QP (docs/hw-spec.md §3).  Each checks every
  * value the guest supplies before use and answers with a status.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later

@@ -1,6 +1,8 @@
 /*
- * qroce: the commands of shared receive queues: CREATE_SRQ, MODIFY_SRQ (arm and resize), QUERY_SRQ, DESTROY_SRQ (docs/hw-spec.md §3).  Each checks every
- * value the guest supplies before use and answers with a status.
+ * qroce: the commands of shared receive queues: CREATE_SRQ, MODIFY_SRQ
+ * (arm and resize), QUERY_SRQ, DESTROY_SRQ (docs/hw-spec.md §3).  Each
+ * checks every value the guest supplies before use and answers with a
+ * status.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */

@@ -1,7 +1,7 @@
 /*
- * qroce: rings (qroce_ring.c) -- buffer-table reads and writes, CQ and
- * EQ posting with the owner bit, interrupts and asynchronous events.  Below the control and
- * data paths; calls nothing above it.
+ * qroce: rings (qroce_ring.c) -- buffer-table reads and writes, CQ and EQ
+ * posting with the owner bit, interrupts and asynchronous events.  Below
+ * the control and data paths; calls nothing above it.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
