@@ -33,6 +33,10 @@
 #                           (guests that did not boot)
 #   qr_finish               print the plan and the counts; exit 0 only if
 #                           nothing failed
+#   qr_accel                the guests' accelerator, once a run: QR_ACCEL
+#                           (environment) auto (default: KVM if a short
+#                           probe boot works, else TCG, with a one-line
+#                           note), kvm or tcg; QR_ACCEL_ARGS its QEMU args
 #   qr_bg, qr_bg_wait, qr_wait_listen, qr_wait_cm_free, qr_wait_cm_listen,
 #   qr_pingpong, qr_counter, qr_perftest, qr_atomics, qr_server_client: see below
 #
@@ -70,6 +74,7 @@ QR_SEQ=0
 QR_N=0
 QR_NS=""
 QR_WIRE=""
+QR_ACCEL_ARGS=""
 . "$QR_TOP/tests/lib/tap.sh"
 
 qr_log() { echo "# [$QR_NAME] $*"; }
@@ -197,6 +202,7 @@ qr_net_sweep() {
 }
 
 qr_init() {
+	qr_accel_valid || exit 2
 	QR_NAME=$1
 	echo "TAP version 13"
 	QR_DIR=$QR_B/test-logs/$QR_NAME
@@ -227,6 +233,7 @@ qr_boot() {
 	qr_boot_opts "$n" "$@" || return
 	QR_N=$n
 	qr_boot_switch "$@" || return
+	[ -n "$QR_ACCEL_ARGS" ] || qr_accel || return
 	QR_WIRE=$wire
 	port=$(qr_ports)
 	QR_MGMT_BASE=$((port + 10))
@@ -408,7 +415,9 @@ qr_boot_wait() {
 		t=0
 		until grep -q '@@QRREADY' "$d/agent.log" 2>/dev/null; do
 			t=$((t + 1))
-			if [ $t -gt 600 ] || ! qr_alive; then
+			# a guest KVM cannot run stops rather than exits
+			if [ $t -gt 600 ] || ! qr_alive ||
+				grep -q 'KVM internal error' "$d/qemu.log" 2>/dev/null; then
 				qr_log "guest $i did not come up; console:"
 				tail -n 20 "$d/console.log" "$d/qemu.log" 2>&1 | sed 's/^/# /'
 				return 1
@@ -430,8 +439,9 @@ qr_qemu() {
 	qd=$1 qa=$2 qq=$3 qc=$4 ql=$5
 	shift 5
 	. "$qd/launch"
+	[ -n "$QR_ACCEL_ARGS" ] || qr_accel || return
 	# shellcheck disable=SC2086
-	$netns "$QR_QEMU" -nodefaults -machine q35 -accel tcg -cpu max -m 1024 \
+	$netns "$QR_QEMU" -nodefaults -machine q35 $QR_ACCEL_ARGS -m 1024 \
 		-smp 1 -display none \
 		-kernel "$QR_KERNEL" -initrd "$QR_INITRD" \
 		-append "console=ttyS0 panic=-1 quiet${append:+ $append}" \
@@ -442,6 +452,102 @@ qr_qemu() {
 		-qmp "unix:$qd/$qq,server=on,wait=off" \
 		$pre $net $nic $extra "$@" \
 		>"$qd/$ql" 2>&1 &
+}
+
+# The accelerator: QR_ACCEL (environment) auto, kvm or tcg; qr_accel
+# sets QR_ACCEL_ARGS, the -accel and -cpu of every guest, once a run.
+# tcg: -accel tcg -cpu max, no probe.  kvm: -accel kvm -cpu host, failures
+# show (qr_boot_wait stops at a "KVM internal error").  auto (the
+# default): KVM if qr_accel_probe boots the guest kernel under it up to
+# its banner, else TCG with a one-line note naming the reason.  The
+# verdict is cached in QR_ACCEL_CACHE (default build/accel.cache; empty:
+# none) keyed by the QEMU binary, the kernel, /dev/kvm and the boot.
+qr_accel_valid() {
+	case ${QR_ACCEL:-auto} in
+	auto | kvm | tcg) return 0 ;;
+	esac
+	echo "QR_ACCEL=$QR_ACCEL: not auto, kvm or tcg" >&2
+	return 2
+}
+
+qr_accel() {
+	qr_accel_valid || return 2
+	case ${QR_ACCEL:-auto} in
+	tcg) QR_ACCEL_ARGS="-accel tcg -cpu max" ;;
+	kvm) QR_ACCEL_ARGS="-accel kvm -cpu host"
+		echo "# accel: kvm (QR_ACCEL=kvm), -cpu host" ;;
+	auto)
+		qa_key=$(qr_accel_key)
+		qa_cache=${QR_ACCEL_CACHE-$QR_B/accel.cache}
+		if [ -n "$qa_cache" ] && [ "$(sed -n 1p "$qa_cache" 2>/dev/null)" = "$qa_key" ]; then
+			qa_v=$(sed -n 2p "$qa_cache") qa_why=$(sed -n 3p "$qa_cache")
+		else
+			qr_accel_probe
+			if [ -n "$qa_cache" ]; then
+				printf '%s\n%s\n%s\n' "$qa_key" "$qa_v" "$qa_why" >"$qa_cache.$$" &&
+					mv -f "$qa_cache.$$" "$qa_cache"
+			fi
+		fi
+		if [ "$qa_v" = kvm ]; then
+			QR_ACCEL_ARGS="-accel kvm -cpu host"
+			echo "# accel: kvm ($qa_why), -cpu host"
+		else
+			QR_ACCEL_ARGS="-accel tcg -cpu max"
+			echo "# accel: kvm unusable here ($qa_why), using tcg"
+		fi ;;
+	esac
+}
+
+# qr_accel_key: what the verdict depends on: QEMU, the kernel, /dev/kvm
+# (its device, inode and times), the user and this boot of the host
+qr_accel_key() {
+	echo "$(stat -Lc '%n %i %s %Y %t:%T %Z' "$QR_QEMU" "$QR_KERNEL" /dev/kvm 2>&1 |
+		tr '\n' ' ')uid $(id -u) boot $(cat /proc/sys/kernel/random/boot_id 2>/dev/null)"
+}
+
+# qr_accel_probe: boot the guest kernel under KVM (no initramfs: it
+# panics after its banner) for QR_ACCEL_PROBE_SECS (default 8) at most;
+# qa_v kvm if the serial console shows "Linux version", else tcg, and
+# qa_why the reason.  QEMU is killed by its pid.  QR_ACCEL_PROBE_ARGS
+# replaces "-accel kvm -cpu host" (t-qroce-vm.sh checks the banner path
+# with tcg).
+qr_accel_probe() {
+	qa_v=tcg
+	[ -e /dev/kvm ] || { qa_why="no /dev/kvm"; return 0; }
+	if [ ! -r /dev/kvm ] || [ ! -w /dev/kvm ]; then
+		qa_why="/dev/kvm: permission denied"
+		return 0
+	fi
+	qa_d=$(mktemp -d "${TMPDIR:-/tmp}/qr-accel.XXXXXX") || { qa_why="no temporary directory"; return 0; }
+	# shellcheck disable=SC2086
+	"$QR_QEMU" -nodefaults -machine q35 ${QR_ACCEL_PROBE_ARGS:--accel kvm -cpu host} \
+		-m 256 -smp 1 -display none -no-reboot -kernel "$QR_KERNEL" \
+		-append 'console=ttyS0 earlyprintk=serial,ttyS0 panic=-1' \
+		-serial "file:$qa_d/console" >"$qa_d/qemu.log" 2>&1 &
+	qa_p=$!
+	qa_t=0
+	qa_why="no kernel banner in ${QR_ACCEL_PROBE_SECS:-8} s"
+	while [ $qa_t -lt $((${QR_ACCEL_PROBE_SECS:-8} * 10)) ]; do
+		if grep -q 'KVM internal error' "$qa_d/qemu.log"; then
+			sleep 0.2
+			qa_why="KVM internal error: $(grep -v -e '^KVM internal error' -e '^extra data' \
+				"$qa_d/qemu.log" | head -1)"
+			break
+		elif grep -q 'Linux version' "$qa_d/console" 2>/dev/null; then
+			qa_v=kvm qa_why="the kernel reached its banner in $((qa_t / 10)).$((qa_t % 10)) s"
+			break
+		elif ! kill -0 $qa_p 2>/dev/null; then
+			qa_why="QEMU exited: $(head -1 "$qa_d/qemu.log")"
+			break
+		fi
+		qa_t=$((qa_t + 1))
+		sleep 0.1
+	done
+	kill $qa_p 2>/dev/null
+	wait $qa_p 2>/dev/null
+	[ -n "${QR_DIR:-}" ] && [ -d "$QR_DIR" ] && cat "$qa_d/qemu.log" "$qa_d/console" >"$QR_DIR/accel-probe.log" 2>/dev/null
+	rm -rf "$qa_d"
+	return 0
 }
 
 # qr_migrate G [HOST]: live-migrate guest G, while it runs, to a new QEMU
