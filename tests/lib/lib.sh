@@ -22,7 +22,11 @@
 #                           environment asks for it in every boot),
 #                           iommu (an intel-iommu in front of the devices,
 #                           the guest kernel with intel_iommu=on: every DMA
-#                           of the device goes through the guest's mappings)
+#                           of the device goes through the guest's mappings),
+#                           console (a third serial port, ttyS2, on the
+#                           pipes gI/con.in and .out, and QEMU in a session
+#                           of its own: an interactive console, qroce-vm),
+#                           qemu=ARGS (ARGS added to every guest's QEMU)
 #                           QR_DEVOPTS (environment) is appended to every
 #                           -device qroce,... (e.g. QR_DEVOPTS=dcqcn=off)
 #   qr_exec G CMD           run CMD in guest G (1-based) through its agent;
@@ -252,11 +256,11 @@ qr_boot() {
 }
 
 # qr_boot_opts N OPTS...: qr_boot's options into rxe drv mtu pcap trace
-# rxepeer wire mgmt hosts iommu iot; status 2 for one it does not know
-# or a number of guests it cannot join
+# rxepeer wire mgmt hosts iommu iot con qargs; status 2 for one it does
+# not know or a number of guests it cannot join
 qr_boot_opts() {
 	rxe=0 drv=1 mtu=9000 pcap=0 trace=0 rxepeer=0 wire=stream mgmt=0 hosts=1
-	iommu=0
+	iommu=0 con=0 qargs=""
 	iot=${QR_IOTHREAD:-0}
 	[ "$1" -ge 3 ] && wire=switch
 	qo_n=$1
@@ -276,6 +280,8 @@ qr_boot_opts() {
 		iothread) iot=1 ;;
 		iommu) iommu=1 ;;
 		hosts2) hosts=2 wire=switch ;;
+		console) con=1 ;;
+		qemu=*) qargs="$qargs ${o#qemu=}" ;;
 		*) echo "qr_boot: unknown option $o" >&2; return 2 ;;
 		esac
 	done
@@ -309,8 +315,9 @@ qr_boot_switch() {
 # config /init reads (fw_cfg)
 qr_boot_config() {
 	mkdir -p "$2"
-	rm -f "$2/agent.in" "$2/agent.out" "$2/qmp.sock"
+	rm -f "$2/agent.in" "$2/agent.out" "$2/qmp.sock" "$2/con.in" "$2/con.out"
 	mkfifo "$2/agent.in" "$2/agent.out"
+	[ "$con" = 1 ] && mkfifo "$2/con.in" "$2/con.out"
 	cat >"$2/config" <<CFG
 QR_NAME=g$1
 QR_IP=10.0.0.$1/24
@@ -353,11 +360,16 @@ qr_boot_wire() {
 		net="-netdev socket,id=n0,mcast=230.0.0.1:$mcast,localaddr=127.0.0.1"
 		vnet="-netdev socket,id=n1,mcast=230.0.0.1:$((mcast + 1)),localaddr=127.0.0.1"
 	fi
+	# with a console, QEMU in a session of its own: a terminal's Ctrl-C
+	# goes to the console, not to QEMU (setsid execs: $! stays QEMU's)
+	[ "$con" = 1 ] && netns="setsid $netns"
+	return 0
 }
 
 # qr_boot_nic G DIR: guest G's devices: nic (qroce, or virtio-net for
-# peer-rxe's last guest), extra (rxe's NIC, pcap, trace, mgmt), pre and
-# append (the vIOMMU); what they add to the config goes there
+# peer-rxe's last guest), extra (rxe's NIC, pcap, trace, mgmt, console,
+# qemu=), pre and append (the vIOMMU); what they add to the config goes
+# there
 qr_boot_nic() {
 	extra=""
 	nic="-device qroce,id=qroce0,netdev=n0,mac=52:54:00:00:00:0$1${QR_DEVOPTS:+,$QR_DEVOPTS}"
@@ -383,6 +395,8 @@ qr_boot_nic() {
 		extra="$extra -device virtio-net-pci,netdev=m0,romfile=,mac=52:54:00:00:02:0$1"
 		echo "QR_MGMT=1" >>"$2/config"
 	fi
+	[ "$con" = 1 ] && extra="$extra -chardev pipe,id=con,path=$2/con -device isa-serial,chardev=con"
+	extra="$extra$qargs"
 	# a vIOMMU first (it must exist before the devices behind it),
 	# the guest's kernel using it
 	pre= append=
