@@ -226,6 +226,13 @@ demo: all
 test: all
 	sh tests/run.sh
 
+# Guests by hand, or commands in them (./qroce-vm --help): make run
+# RUN_ARGS="-n 3 --rxe"; QR_ACCEL=tcg|kvm as for make test.  Uses the
+# built tree as it is (run 'make' first).
+.PHONY: run
+run:
+	./qroce-vm $(RUN_ARGS)
+
 # The edit loop: rebuild only the driver and the provider, lay them over
 # the existing guest image as a second cpio archive (the kernel unpacks
 # both, the later files win), boot two guests and run one pingpong.
