@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * qroce_ktest: the kernel post path of qroce, as a kernel ULP uses it.
- * Not part of the qroce modules; tests/t-kverbs.sh loads it in guests.
+ * Not part of the qroce modules; tests/suite/t-kverbs.sh loads it in guests.
  *
  * role=loopback (the default), on insmod, for each qroce device: a PD, one
  * CQ polled directly, and two RC QPs connected to each other through the

@@ -1,6 +1,6 @@
 /*
  * qmp: run one QMP command on a QEMU monitor socket, for the harness
- * (tests/lib.sh qr_qmp), which must not depend on Python.
+ * (tests/lib/lib.sh qr_qmp), which must not depend on Python.
  *
  *   qmp SOCKET COMMAND [ARGUMENTS-JSON]
  *
