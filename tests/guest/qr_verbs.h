@@ -228,8 +228,9 @@ static inline long long hw_counter(const char *name)
     return -1;
 }
 
-/* Poll one completion within 5 s. */
-static inline int poll1(struct ibv_cq *cq, struct ibv_wc *wc)
+/* Poll one completion within @secs seconds (0 if none came). */
+static inline int poll_within(struct ibv_cq *cq, struct ibv_wc *wc,
+                              int secs)
 {
     struct timespec t0, t;
 
@@ -241,10 +242,16 @@ static inline int poll1(struct ibv_cq *cq, struct ibv_wc *wc)
             return n;
         }
         clock_gettime(CLOCK_MONOTONIC, &t);
-        if (t.tv_sec - t0.tv_sec > 5) {
+        if (t.tv_sec - t0.tv_sec > secs) {
             return 0;
         }
     }
+}
+
+/* Poll one completion within 5 s. */
+static inline int poll1(struct ibv_cq *cq, struct ibv_wc *wc)
+{
+    return poll_within(cq, wc, 5);
 }
 
 /* Post @wr on @qp and wait for one completion: its status (and *@wc). */
