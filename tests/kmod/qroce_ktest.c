@@ -46,6 +46,7 @@
 #include <linux/slab.h>
 #include <linux/delay.h>
 #include <linux/etherdevice.h>
+#include <linux/hex.h>
 #include <linux/scatterlist.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_cache.h>
