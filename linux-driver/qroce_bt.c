@@ -110,8 +110,8 @@ int qroce_ring_get(struct qroce_dev *dev, struct qroce_ring *r,
 		/* the kernel never allocates a ring on a process's behalf */
 		if (!uaddr || (uaddr & ~PAGE_MASK))
 			return -EINVAL;
-		r->umem = ib_umem_get(&dev->ibdev, uaddr, r->size,
-				      IB_ACCESS_LOCAL_WRITE);
+		r->umem = ib_umem_get_va(&dev->ibdev, uaddr, r->size,
+					 IB_ACCESS_LOCAL_WRITE);
 		if (IS_ERR(r->umem)) {
 			err = PTR_ERR(r->umem);
 			r->umem = NULL;

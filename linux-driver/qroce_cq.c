@@ -87,13 +87,13 @@ int qroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 }
 
 /* The new ring's log2 and, for a user CQ, its address and the index. */
-static int qroce_resize_args(struct qroce_dev *dev, int cqe,
+static int qroce_resize_args(struct qroce_dev *dev, unsigned int cqe,
 			     struct ib_udata *udata,
 			     struct qroce_resize_cq_req *req)
 {
 	int err;
 
-	if (cqe < 1 || cqe > dev->caps.max_cqe)
+	if (!cqe || cqe > dev->caps.max_cqe)
 		return -EINVAL;
 	if (!udata) {
 		req->log2_entries = max(1, order_base_2(cqe + 1));
@@ -115,7 +115,8 @@ static int qroce_resize_args(struct qroce_dev *dev, int cqe,
  * kernel CQ is not polled meanwhile (its consumer index must not move
  * under the device); the provider holds its user CQ's lock the same way.
  */
-int qroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
+int qroce_resize_cq(struct ib_cq *ibcq, unsigned int cqe,
+		    struct ib_udata *udata)
 {
 	struct qroce_dev *dev = to_qdev(ibcq->device);
 	struct qroce_cq *cq = to_qcq(ibcq);

@@ -597,12 +597,14 @@ static struct ib_mr *qroce_mr_empty(struct ib_pd *ibpd, struct qroce_mr *mr,
 	return qroce_reg_mr_nopin(to_qdev(ibpd->device), &cmd, mr, access);
 }
 
-static struct ib_mr *qroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
-				       u64 virt, int access,
-				       struct ib_udata *udata)
+struct ib_mr *qroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
+				u64 virt, int access, struct ib_dmah *dmah,
+				struct ib_udata *udata)
 {
 	struct qroce_mr *mr;
 
+	if (dmah)
+		return ERR_PTR(-EOPNOTSUPP);
 	if (access & IB_ACCESS_ON_DEMAND)
 		return qroce_reg_user_mr_odp(ibpd, start, len, virt, access);
 	mr = qroce_mr_new(ibpd, len, access);
@@ -611,7 +613,8 @@ static struct ib_mr *qroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 	if (!len)
 		return qroce_mr_empty(ibpd, mr, virt, access);
 	return qroce_mr_on_umem(ibpd, mr,
-				ib_umem_get(ibpd->device, start, len, access),
+				ib_umem_get_va(ibpd->device, start, len,
+					       access),
 				len, virt, access);
 }
 
@@ -626,7 +629,7 @@ static int qroce_rereg_trans(struct qroce_mr *mr, u64 start, u64 len,
 
 	if (!len || len > dev->caps.max_mr_size)
 		return -EINVAL;
-	*umem = ib_umem_get(mr->ibmr.device, start, len, access);
+	*umem = ib_umem_get_va(mr->ibmr.device, start, len, access);
 	if (IS_ERR(*umem)) {
 		err = PTR_ERR(*umem);
 		*umem = NULL;
@@ -955,8 +958,7 @@ static int qroce_get_hw_stats(struct ib_device *ibdev,
 
 static const struct ib_device_ops qroce_dev_ops = {
 	.owner = THIS_MODULE,
-	/* RDMA_DRIVER_QROCE, which a stock 6.12 uapi enum does not have */
-	.driver_id = QROCE_RDMA_DRIVER_ID,
+	.driver_id = RDMA_DRIVER_QROCE,
 	.uverbs_abi_ver = QROCE_UVERBS_ABI_VERSION,
 
 	.add_gid = qroce_add_gid,
@@ -1010,7 +1012,7 @@ static const struct ib_device_ops qroce_dev_ops = {
 	.reg_user_mr_dmabuf = qroce_reg_user_mr_dmabuf,
 	.req_notify_cq = qroce_req_notify_cq,
 	.rereg_user_mr = qroce_rereg_user_mr,
-	.resize_cq = qroce_resize_cq,
+	.resize_user_cq = qroce_resize_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, qroce_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, qroce_cq, ibcq),

@@ -18,6 +18,7 @@
 #include <linux/sched/mm.h>
 #include <rdma/ib_umem_odp.h>
 #include <rdma/iter.h>
+#include "qroce_odp.h"
 #include "qroce_verbs.h"
 
 #define QROCE_ODP_CHILD_SHIFT	26	/* 64 MiB children of an implicit MR */
@@ -152,14 +153,16 @@ static int qroce_odp_send_map(struct qroce_mr *mr, struct ib_umem_odp *odp,
 		     n++, va += SZ_4K) {
 			u64 i = (va - ib_umem_start(odp)) >> odp->page_shift;
 			u64 in = va & ((1ull << odp->page_shift) - 1);
-			dma_addr_t d = odp->dma_list[i];
+			dma_addr_t d;
+			bool w;
 			u64 e = 0;
 
-			if (d & ODP_READ_ALLOWED_BIT)
-				e = ((d & ODP_DMA_ADDR_MASK) + in) |
-				    QROCE_ODP_PRESENT |
-				    (d & ODP_WRITE_ALLOWED_BIT ?
-				     QROCE_ODP_WRITE : 0);
+			err = qroce_odp_page_dma(odp, i, &d, &w);
+			if (err == -EFAULT)
+				return err;
+			if (!err)
+				e = (d + in) | QROCE_ODP_PRESENT |
+				    (w ? QROCE_ODP_WRITE : 0);
 			list[n] = cpu_to_le64(e);
 		}
 		err = qroce_odp_map_cmd(mr, first, n, list_dma);
@@ -180,19 +183,19 @@ static int qroce_odp_map_umem(struct qroce_mr *mr, struct ib_umem_odp *odp,
 {
 	u64 start = max_t(u64, va, ib_umem_start(odp));
 	u64 end = min_t(u64, va + len, ib_umem_end(odp));
-	u64 mask = ODP_READ_ALLOWED_BIT;
+	u64 mask = 0;
 	int ret;
 
 	if (start >= end)
 		return 0;
 	if (write || (fault && odp->umem.writable))
-		mask |= ODP_WRITE_ALLOWED_BIT;
+		mask |= HMM_PFN_WRITE;
 	ret = ib_umem_odp_map_dma_and_lock(odp, start, end - start, mask,
 					   fault);
-	if (ret < 0 && fault && !write && (mask & ODP_WRITE_ALLOWED_BIT))
+	if (ret < 0 && fault && !write && mask)
 		/* a read-only mapping in a writable MR: read it */
 		ret = ib_umem_odp_map_dma_and_lock(odp, start, end - start,
-						   ODP_READ_ALLOWED_BIT, fault);
+						   0, fault);
 	if (ret < 0)
 		return ret;
 	ret = qroce_odp_send_map(mr, odp, start, end, list, list_dma);
@@ -332,7 +335,7 @@ static int qroce_dmabuf_map(struct qroce_mr *mr)
  * device's reset), then the mapping.  The next access faults, and the
  * fault maps the buffer where it is now.
  */
-static void qroce_dmabuf_move_notify(struct dma_buf_attachment *attach)
+static void qroce_dmabuf_invalidate(struct dma_buf_attachment *attach)
 {
 	struct ib_umem_dmabuf *umd = attach->importer_priv;
 	struct qroce_mr *mr = umd->private;
@@ -344,7 +347,7 @@ static void qroce_dmabuf_move_notify(struct dma_buf_attachment *attach)
 
 static const struct dma_buf_attach_ops qroce_dmabuf_attach_ops = {
 	.allow_peer2peer = true,
-	.move_notify = qroce_dmabuf_move_notify,
+	.invalidate_mappings = qroce_dmabuf_invalidate,
 };
 
 /*
@@ -525,11 +528,12 @@ static void qroce_odp_dereg_cmd(struct qroce_mr *mr)
 /*
  * An MR on @len bytes of the dma-buf @fd from @offset on, at @virt.  The
  * attachment is dynamic: the exporter may move the buffer, and tells us
- * first (qroce_dmabuf_move_notify).  The device's table for it is an ODP
+ * first (qroce_dmabuf_invalidate).  The device's table for it is an ODP
  * table, filled here and again after each move by the next page fault.
  */
 struct ib_mr *qroce_reg_user_mr_dmabuf(struct ib_pd *ibpd, u64 offset,
 				       u64 len, u64 virt, int fd, int access,
+				       struct ib_dmah *dmah,
 				       struct uverbs_attr_bundle *attrs)
 {
 	struct qroce_dev *dev = to_qdev(ibpd->device);
@@ -537,7 +541,8 @@ struct ib_mr *qroce_reg_user_mr_dmabuf(struct ib_pd *ibpd, u64 offset,
 	struct qroce_mr *mr;
 	int err;
 
-	if (!(dev->caps.features & QROCE_FEAT_ODP) || !qroce_access_ok(access))
+	if (!(dev->caps.features & QROCE_FEAT_ODP) ||
+	    !qroce_access_ok(access) || dmah)
 		return ERR_PTR(-EOPNOTSUPP);
 	if (!len || len > dev->caps.max_mr_size)
 		return ERR_PTR(-EINVAL);

@@ -244,6 +244,9 @@ int qroce_destroy_cmd(struct qroce_dev *dev, u8 opcode, u32 handle);
 int qroce_publish(struct xarray *xa, u32 id, void *obj, struct ib_udata *udata,
 		  void *resp, size_t len);
 void qroce_fill_av(struct qroce_av *av, struct rdma_ah_attr *ah);
+struct ib_mr *qroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
+				u64 virt, int access, struct ib_dmah *dmah,
+				struct ib_udata *udata);
 
 /* qroce_bt.c */
 void qroce_bt_tmp_free(struct qroce_dev *dev, struct qroce_bt_tmp *t);
@@ -270,7 +273,8 @@ void qroce_srq_tags_grow(struct qroce_srq *srq, u32 n,
 int qroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		    struct uverbs_attr_bundle *attrs);
 int qroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
-int qroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
+int qroce_resize_cq(struct ib_cq *ibcq, unsigned int cqe,
+		    struct ib_udata *udata);
 int qroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags fl);
 int qroce_poll_cq(struct ib_cq *ibcq, int n, struct ib_wc *wc);
 void qroce_kick_cq(struct qroce_cq *cq);
@@ -317,6 +321,7 @@ extern const struct uapi_definition qroce_dm_defs[];
 /* on-demand paging (qroce_odp.c) */
 struct ib_mr *qroce_reg_user_mr_dmabuf(struct ib_pd *ibpd, u64 offset,
 				       u64 len, u64 virt, int fd, int access,
+				       struct ib_dmah *dmah,
 				       struct uverbs_attr_bundle *attrs);
 struct ib_mr *qroce_reg_user_mr_odp(struct ib_pd *ibpd, u64 start, u64 len,
 				    u64 virt, int access);
