@@ -15,7 +15,9 @@
 #                                         builds each prefix)
 #
 # TREE is qemu (QEMU 10.0.13), linux (Debian's linux-source-6.12, the
-# guest kernel's own version) or rdma-core (56.1).  The sources stay where
+# guest kernel's own version; LINUX_BASE=7.3: Debian's linux-source-7.3,
+# the kernel the driver is written for, into build/patches/linux-7.3/) or
+# rdma-core (56.1).  The sources stay where
 # they are edited (qemu-device/, linux-driver/, rdma-core-provider/,
 # include/); each export builds a small git repository from the pristine
 # copies of the upstream files the series touches, commits the changes
@@ -46,12 +48,26 @@ qemu)
 		tests/qtest/meson.build tests/qtest/libqos/meson.build
 		tests/qtest/fuzz/meson.build tests/qtest/fuzz/generic_fuzz_configs.h" ;;
 linux)
-	[ -f "$CACHE/linux-source-version" ] ||
-		die "$CACHE/linux-source-version missing: run 'make deps'"
-	LVER=$(cat "$CACHE/linux-source-version")
+	# LINUX_BASE: the guest kernel's 6.12 (the default), or 7.3, whose
+	# tarball (linux-source-7.3.*.tar.xz, from Debian's linux-source-7.3
+	# package) is fetched by hand; its series goes to linux-7.3/
+	case ${LINUX_BASE:-6.12} in
+	6.12)
+		[ -f "$CACHE/linux-source-version" ] ||
+			die "$CACHE/linux-source-version missing: run 'make deps'"
+		LVER=$(cat "$CACHE/linux-source-version") ;;
+	7.3)
+		LVER=$(ls "$CACHE"/linux-source-7.3.*.tar.xz 2>/dev/null | tail -1)
+		LVER=${LVER##*/linux-source-}
+		LVER=${LVER%.tar.xz}
+		[ -n "$LVER" ] || die "no $CACHE/linux-source-7.3.*.tar.xz (LINUX_BASE=7.3)"
+		TREE=linux-7.3 ;;
+	*)
+		die "LINUX_BASE must be 6.12 or 7.3, not '$LINUX_BASE'" ;;
+	esac
 	TAR=$CACHE/linux-source-$LVER.tar.xz
-	BASE_NAME="Linux 6.12 as Debian ships it,
-linux-source-6.12 $LVER"
+	BASE_NAME="Linux ${LINUX_BASE:-6.12} as Debian ships it,
+linux-source-${LINUX_BASE:-6.12} $LVER"
 	BASE_FILES="MAINTAINERS drivers/net/ethernet/Kconfig
 		drivers/net/ethernet/Makefile drivers/infiniband/Kconfig
 		drivers/infiniband/hw/Makefile include/uapi/rdma/ib_user_ioctl_verbs.h" ;;
@@ -286,12 +302,17 @@ series_linux() {
 	ID=$(sed -n 's/^#define QROCE_RDMA_DRIVER_ID[[:space:]]*\([0-9]*\).*/\1/p' \
 		"$TOP/include/qroce-abi.h")
 	[ -n "$ID" ] || die "no QROCE_RDMA_DRIVER_ID in include/qroce-abi.h"
+	verbs=include/uapi/rdma/ib_user_ioctl_verbs.h
+	# RDMA_DRIVER_QROCE goes after the enum's last entry, RDMA_DRIVER_IONIC
+	# since Linux 6.18 (its value, 22, is rdma-core's too); 6.12's enum
+	# ends at RDMA_DRIVER_MANA, so IONIC's place is kept there first
+	grep -q '^	RDMA_DRIVER_IONIC,$' "$W/$verbs" ||
+		addline "$verbs" '^\tRDMA_DRIVER_MANA,$' '	RDMA_DRIVER_IONIC,'
 	before=$(awk '/^enum rdma_driver_id/ { on = 1; n = 0; next } on && /^};/ { print n; exit }
-		on && /^\tRDMA_DRIVER_[A-Z0-9_]*,$/ { n++ }' "$W/include/uapi/rdma/ib_user_ioctl_verbs.h")
+		on && /^\tRDMA_DRIVER_[A-Z0-9_]*,$/ { n++ }' "$W/$verbs")
 	[ "$before" = "$ID" ] ||
 		die "RDMA_DRIVER_QROCE would be $before in this kernel, qroce-abi.h says $ID"
-	addline include/uapi/rdma/ib_user_ioctl_verbs.h '^\tRDMA_DRIVER_MANA,$' \
-		'	RDMA_DRIVER_QROCE,'
+	addline "$verbs" '^\tRDMA_DRIVER_IONIC,$' '	RDMA_DRIVER_QROCE,'
 	put include/qroce-abi.h include/uapi/rdma/qroce-abi.h
 	commit "RDMA/uapi: add the qroce ABI and RDMA_DRIVER_QROCE" \
 "The uverbs ABI of the qroce RDMA driver (the udata of alloc_ucontext,
@@ -347,7 +368,8 @@ do; the two modules do not link against each other."
 
 	d=drivers/infiniband/hw/qroce
 	for f in "$TOP"/linux-driver/qroce*.[ch]; do
-		case ${f##*/} in qroce_en*|qroce_core.h|*.mod.c) continue ;; esac
+		# qroce_compat.h: the out-of-tree build's, for older kernels
+		case ${f##*/} in qroce_en*|qroce_core.h|qroce_compat.h|*.mod.c) continue ;; esac
 		put "linux-driver/${f##*/}" "$d/${f##*/}"
 	done
 	linux_includes "$W/$d"/*.[ch]
@@ -481,7 +503,7 @@ export_series() {
 	git_w tag base
 	case $TREE in
 	qemu) series_qemu ;;
-	linux) series_linux ;;
+	linux*) series_linux ;;
 	rdma-core) series_rdma_core ;;
 	esac
 	git_w format-patch -q --cover-letter --zero-commit --no-signature \
@@ -495,7 +517,7 @@ Its Linux drivers (qroce_en, qroce_ib) and rdma-core provider are sent
 to those trees as series of their own.
 
 Based on $BASE_NAME." ;;
-	linux) cover "qroce: drivers for QEMU's emulated RoCEv2 NIC" \
+	linux*) cover "qroce: drivers for QEMU's emulated RoCEv2 NIC" \
 "qroce is a RoCEv2 RDMA NIC emulated by QEMU (-device qroce).  This series
 adds its two drivers, split as ice/irdma and bnxt_en/bnxt_re are:
 qroce_en, the Ethernet PCI driver, and qroce_ib, the RDMA driver bound to
@@ -543,6 +565,14 @@ stage() {
 	[ "$TREE" != qemu ] ||
 		sed -i "s/unpack_edk2_blobs = bzip2.found()$/unpack_edk2_blobs = bzip2.found() and get_option('install_blobs')/" \
 			"$A/meson.build"
+	# and the RDMA driver, written for Linux 7.3, on the 6.12 base: the
+	# out-of-tree build's qroce_compat.h before each of its sources
+	if [ "$TREE" = linux ] && [ -d "$A/drivers/infiniband/hw/qroce" ]; then
+		cp "$TOP/linux-driver/qroce_compat.h" "$A/drivers/infiniband/hw/qroce/"
+		echo 'ccflags-y += -include $(src)/qroce_compat.h' \
+			>>"$A/drivers/infiniband/hw/qroce/Makefile"
+		git -C "$A" add -A
+	fi
 }
 
 apply_series() {
