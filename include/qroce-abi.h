@@ -15,9 +15,9 @@
 /*
  * RDMA_DRIVER_QROCE in enum rdma_driver_id (<rdma/ib_user_ioctl_verbs.h>),
  * the value by which the provider matches the device: the one after
- * RDMA_DRIVER_MANA (20).
+ * RDMA_DRIVER_IONIC (21).
  */
-#define QROCE_RDMA_DRIVER_ID	21
+#define QROCE_RDMA_DRIVER_ID	22
 
 /*
  * The size of each struct below, checked at compile time in C and C++:
