@@ -38,7 +38,7 @@
 
 /*
  * Driver ioctl attributes and methods, numbered from the first of the
- * driver's namespace, 1 << UVERBS_ID_NS_SHIFT (docs/abi.md):
+ * driver's namespace, 1 << UVERBS_ID_NS_SHIFT:
  * - ibv_alloc_dm: UVERBS_METHOD_DM_ALLOC's out attribute, a u64, the mmap
  *   offset of the allocation's pages;
  * - ibv_import_device: UVERBS_METHOD_QUERY_CONTEXT's out attribute, the

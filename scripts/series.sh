@@ -424,7 +424,8 @@ series_rdma_core() {
 		'	RDMA_DRIVER_QROCE,'
 	commit "Update kernel headers" \
 "To commit ('RDMA/uapi: add the qroce ABI and RDMA_DRIVER_QROCE') of the
-qroce kernel series: include/uapi/rdma/qroce-abi.h and the driver id."
+qroce kernel series: Linux's include/uapi/rdma/qroce-abi.h and the driver
+id."
 
 	for f in "$TOP"/rdma-core-provider/*; do
 		put "rdma-core-provider/${f##*/}" "providers/qroce/${f##*/}"
