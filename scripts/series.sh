@@ -297,20 +297,20 @@ linux_includes() { # linux_includes FILE...
 }
 
 series_linux() {
-	ID=$(driver_id)
-	# after the enum's last entry; a kernel without RDMA_DRIVER_IONIC
-	# (6.12) gets the value itself, the one rdma-core has
-	# shellcheck disable=SC2046
-	set -- $(driver_enum "$W/include/uapi/rdma/ib_user_ioctl_verbs.h")
-	[ $# = 2 ] || die "no enum rdma_driver_id in include/uapi/rdma/ib_user_ioctl_verbs.h"
-	if [ "$1" = "$ID" ]; then
-		line='	RDMA_DRIVER_QROCE,'
-	elif [ "$1" -lt "$ID" ]; then
-		line="	RDMA_DRIVER_QROCE = $ID,"
-	else
-		die "RDMA_DRIVER_QROCE would be $1 in this kernel, qroce-abi.h says $ID"
-	fi
-	addline include/uapi/rdma/ib_user_ioctl_verbs.h "^\t$2\$" "$line"
+	ID=$(sed -n 's/^#define QROCE_RDMA_DRIVER_ID[[:space:]]*\([0-9]*\).*/\1/p' \
+		"$TOP/include/qroce-abi.h")
+	[ -n "$ID" ] || die "no QROCE_RDMA_DRIVER_ID in include/qroce-abi.h"
+	verbs=include/uapi/rdma/ib_user_ioctl_verbs.h
+	# RDMA_DRIVER_QROCE goes after the enum's last entry, RDMA_DRIVER_IONIC
+	# since Linux 6.18 (its value, 22, is rdma-core's too); 6.12's enum
+	# ends at RDMA_DRIVER_MANA, so IONIC's place is kept there first
+	grep -q '^	RDMA_DRIVER_IONIC,$' "$W/$verbs" ||
+		addline "$verbs" '^\tRDMA_DRIVER_MANA,$' '	RDMA_DRIVER_IONIC,'
+	before=$(awk '/^enum rdma_driver_id/ { on = 1; n = 0; next } on && /^};/ { print n; exit }
+		on && /^\tRDMA_DRIVER_[A-Z0-9_]*,$/ { n++ }' "$W/$verbs")
+	[ "$before" = "$ID" ] ||
+		die "RDMA_DRIVER_QROCE would be $before in this kernel, qroce-abi.h says $ID"
+	addline "$verbs" '^\tRDMA_DRIVER_IONIC,$' '	RDMA_DRIVER_QROCE,'
 	put include/qroce-abi.h include/uapi/rdma/qroce-abi.h
 	commit "RDMA/uapi: add the qroce ABI and RDMA_DRIVER_QROCE" \
 "The uverbs ABI of the qroce RDMA driver (the udata of alloc_ucontext,
