@@ -17,7 +17,7 @@
 #                                         builds each prefix)
 #
 # TREE is qemu (QEMU 10.0.13), linux (Debian's linux-source-6.12, the
-# guest kernel's own version) or rdma-core (56.1).  The sources stay where
+# guest kernel's own version) or rdma-core (65.0).  The sources stay where
 # they are edited (qemu-device/, linux-driver/, rdma-core-provider/,
 # include/); each export builds a small git repository from the pristine
 # copies of the upstream files the series touches, commits the changes
@@ -58,10 +58,10 @@ linux-source-6.12 $LVER"
 		drivers/net/ethernet/Makefile drivers/infiniband/Kconfig
 		drivers/infiniband/hw/Makefile include/uapi/rdma/ib_user_ioctl_verbs.h" ;;
 rdma-core)
-	TAR=$CACHE/rdma-core_56.1.orig.tar.gz
-	BASE_NAME="rdma-core v56.1"
+	TAR=$CACHE/rdma-core_65.0.orig.tar.gz
+	BASE_NAME="rdma-core v65.0"
 	BASE_FILES="MAINTAINERS README.md CMakeLists.txt kernel-headers/CMakeLists.txt
-		kernel-headers/rdma/ib_user_ioctl_verbs.h debian/control
+		kernel-headers/rdma/ib_user_ioctl_verbs.h libibverbs/verbs.h debian/control
 		debian/copyright redhat/rdma-core.spec suse/rdma-core.spec" ;;
 *)
 	die "unknown tree '$TREE' (qemu, linux, rdma-core)" ;;
@@ -454,6 +454,20 @@ the destination must check like any other." \
 	commit "MAINTAINERS: add qroce" "The RoCEv2 NIC's files and who looks after them."
 }
 
+# qroce's value in enum rdma_driver_id, as include/qroce-abi.h states it
+driver_id() {
+	id=$(sed -n 's/^#define QROCE_RDMA_DRIVER_ID[[:space:]]*\([0-9]*\).*/\1/p' \
+		"$TOP/include/qroce-abi.h")
+	[ -n "$id" ] || die "no QROCE_RDMA_DRIVER_ID in include/qroce-abi.h"
+	echo "$id"
+}
+
+# the entries of enum rdma_driver_id in a header: their number and the last
+driver_enum() { # driver_enum HEADER
+	awk '/^enum rdma_driver_id/ { on = 1; n = 0; next } on && /^};/ { print n, last; exit }
+		on && /^\tRDMA_DRIVER_[A-Z0-9_]*,$/ { n++; last = $1 }' "$1"
+}
+
 # linux: the object list of one module from linux-driver/Kbuild
 kbuild_objs() { # kbuild_objs MODULE
 	awk -v m="$1-y" '$1 == m { on = 1 } on { print; if ($NF != "\\") exit }' \
@@ -476,12 +490,17 @@ series_linux() {
 	ID=$(sed -n 's/^#define QROCE_RDMA_DRIVER_ID[[:space:]]*\([0-9]*\).*/\1/p' \
 		"$TOP/include/qroce-abi.h")
 	[ -n "$ID" ] || die "no QROCE_RDMA_DRIVER_ID in include/qroce-abi.h"
+	verbs=include/uapi/rdma/ib_user_ioctl_verbs.h
+	# RDMA_DRIVER_QROCE goes after the enum's last entry, RDMA_DRIVER_IONIC
+	# since Linux 6.18 (its value, 22, is rdma-core's too); 6.12's enum
+	# ends at RDMA_DRIVER_MANA, so IONIC's place is kept there first
+	grep -q '^	RDMA_DRIVER_IONIC,$' "$W/$verbs" ||
+		addline "$verbs" '^\tRDMA_DRIVER_MANA,$' '	RDMA_DRIVER_IONIC,'
 	before=$(awk '/^enum rdma_driver_id/ { on = 1; n = 0; next } on && /^};/ { print n; exit }
-		on && /^\tRDMA_DRIVER_[A-Z0-9_]*,$/ { n++ }' "$W/include/uapi/rdma/ib_user_ioctl_verbs.h")
+		on && /^\tRDMA_DRIVER_[A-Z0-9_]*,$/ { n++ }' "$W/$verbs")
 	[ "$before" = "$ID" ] ||
 		die "RDMA_DRIVER_QROCE would be $before in this kernel, qroce-abi.h says $ID"
-	addline include/uapi/rdma/ib_user_ioctl_verbs.h '^\tRDMA_DRIVER_MANA,$' \
-		'	RDMA_DRIVER_QROCE,'
+	addline "$verbs" '^\tRDMA_DRIVER_IONIC,$' '	RDMA_DRIVER_QROCE,'
 	put include/qroce-abi.h include/uapi/rdma/qroce-abi.h
 	commit "RDMA/uapi: add the qroce ABI and RDMA_DRIVER_QROCE" \
 "The uverbs ABI of the qroce RDMA driver (the udata of alloc_ucontext,
@@ -581,24 +600,34 @@ the device's own view of QPs, CQs and MRs (rdma resource show -dd)."
 
 series_rdma_core() {
 	put include/qroce-abi.h kernel-headers/rdma/qroce-abi.h
-	sed -i 's|^  rdma/erdma-abi.h$|  rdma/erdma-abi.h\n  rdma/qroce-abi.h|' \
+	# both lists (the headers, the ABI wrappers), in order after qedr
+	sed -i 's|^  rdma/qedr-abi.h$|  rdma/qedr-abi.h\n  rdma/qroce-abi.h|' \
 		"$W/kernel-headers/CMakeLists.txt"
 	grep -c 'rdma/qroce-abi.h' "$W/kernel-headers/CMakeLists.txt" | grep -qx 2 ||
-		die "rdma-core: kernel-headers/CMakeLists.txt has not two erdma-abi.h lines"
-	addline kernel-headers/rdma/ib_user_ioctl_verbs.h '^\tRDMA_DRIVER_MANA,$' \
+		die "rdma-core: kernel-headers/CMakeLists.txt has not two qedr-abi.h lines"
+	# the next free driver id, which include/qroce-abi.h states
+	ID=$(driver_id)
+	before=$(driver_enum "$W/kernel-headers/rdma/ib_user_ioctl_verbs.h")
+	[ "${before% *}" = "$ID" ] ||
+		die "RDMA_DRIVER_QROCE would be ${before% *} in rdma-core, qroce-abi.h says $ID"
+	addline kernel-headers/rdma/ib_user_ioctl_verbs.h '^\tRDMA_DRIVER_IONIC,$' \
 		'	RDMA_DRIVER_QROCE,'
 	commit "Update kernel headers" \
 "To commit ('RDMA/uapi: add the qroce ABI and RDMA_DRIVER_QROCE') of the
-qroce kernel series: include/uapi/rdma/qroce-abi.h and the driver id."
+qroce kernel series: Linux's include/uapi/rdma/qroce-abi.h and the driver
+id."
 
 	for f in "$TOP"/rdma-core-provider/*; do
 		put "rdma-core-provider/${f##*/}" "providers/qroce/${f##*/}"
 	done
 	put include/qroce_hw.h providers/qroce/qroce_hw.h
-	sed -i '/^add_subdirectory(providers\/erdma)$/a add_subdirectory(providers/qroce)' \
+	sed -i '/^add_subdirectory(providers\/qedr)$/a add_subdirectory(providers/qroce)' \
 		"$W/CMakeLists.txt"
 	grep -qx 'add_subdirectory(providers/qroce)' "$W/CMakeLists.txt" ||
-		die "rdma-core: no providers/erdma in CMakeLists.txt"
+		die "rdma-core: no providers/qedr in CMakeLists.txt"
+	# what a static link names in -DRDMA_STATIC_PROVIDERS=qroce
+	addline libibverbs/verbs.h '^extern const struct verbs_device_ops verbs_provider_qedr;$' \
+		'extern const struct verbs_device_ops verbs_provider_qroce;'
 	sed -i 's/^ - qedr.ko$/ - qedr.ko\n - qroce_ib.ko/' "$W/README.md"
 	cat >"$S/maint" <<-'EOF'
 	QROCE USERSPACE PROVIDER (for qroce_ib.ko)
@@ -613,7 +642,9 @@ qroce kernel series: include/uapi/rdma/qroce-abi.h and the driver id."
 the driver, WQEs written and doorbells rung from userspace, completions
 polled from the CQ rings.  RC, UC, UD, SRQ, memory windows and the
 extended verbs (ibv_wr_*, ibv_create_cq_ex).  The device is matched by
-its driver id, RDMA_DRIVER_QROCE."
+its driver id, RDMA_DRIVER_QROCE.  libibverbs/verbs.h declares
+verbs_provider_qroce, so that a static link can name the provider in
+RDMA_STATIC_PROVIDERS."
 
 	sed -i 's/^  - qedr: QLogic QL4xxx RoCE HCAs$/&\n  - qroce: QEMU emulated RoCEv2 NIC/' "$W/debian/control"
 	cat >"$S/copy" <<-'EOF'
@@ -623,8 +654,6 @@ its driver id, RDMA_DRIVER_QROCE."
 
 	EOF
 	insert debian/copyright '^Files: providers/rxe/\*$' "$S/copy"
-	sed -i 's/^Obsoletes: libqedr < %{version}-%{release}$/&\nProvides: libqroce = %{version}-%{release}\nObsoletes: libqroce < %{version}-%{release}/' \
-		"$W/redhat/rdma-core.spec"
 	sed -i 's/^- libqedr: QLogic QL4xxx RoCE HCA$/&\n- libqroce: QEMU emulated RoCEv2 NIC/' \
 		"$W/redhat/rdma-core.spec" "$W/suse/rdma-core.spec"
 	for f in debian/control redhat/rdma-core.spec suse/rdma-core.spec; do

@@ -1,5 +1,5 @@
 #!/bin/sh
-# make test-rdma-core: rdma-core 56.1's own Python test suite
+# make test-rdma-core: rdma-core 65.0's own Python test suite
 # (tests/run_tests.py on pyverbs) in one guest, on qroce_0 and on rdma_rxe
 # (rxe0, on the guest's virtio-net NIC), one module per python run with a
 # time limit each, loopback on one device.  Vendor modules (mlx5, efa) are
@@ -241,7 +241,7 @@ qr_log "$(echo $MODULES | wc -w) modules: $(echo $MODULES)"
 suite_list
 suite_all
 {
-	echo "rdma-core 56.1 tests/run_tests.py, one module per run, $(date -u +%Y-%m-%d)," \
+	echo "rdma-core 65.0 tests/run_tests.py, one module per run, $(date -u +%Y-%m-%d)," \
 		"$(($(date +%s) - SR_T0)) s: \`make test-rdma-core\`"
 	echo
 	suite_table
