@@ -124,6 +124,13 @@ patches:
 patches-bisect: qemu driver rdma-core
 	sh scripts/series-bisect.sh
 
+# the series as a maintainer receives them: each applies to its pinned
+# base, passes its tree's checkpatch, has no patch over 1500 lines and
+# names no file its tree lacks, and every prefix builds (patches-bisect)
+.PHONY: patches-check
+patches-check: qemu driver rdma-core
+	sh scripts/patches-check.sh
+
 # --- rdma-core with providers/qroce -------------------------------------
 $(RDMA_BLD)/build.ninja: scripts/rdma-core-prepare.sh
 	sh scripts/rdma-core-prepare.sh $(RDMA_SRC)

@@ -1,11 +1,9 @@
 /* SPDX-License-Identifier: ((GPL-2.0 WITH Linux-syscall-note) OR BSD-2-Clause) */
 /*
- * qroce kernel <-> rdma-core provider ABI (uverbs driver data).
- *
- * The kernel driver (linux-driver/) and the provider (rdma-core-provider/)
- * both include this file; rdma-core sees it as <rdma/qroce-abi.h>.
- * docs/abi.md describes it.  Bump QROCE_UVERBS_ABI_VERSION on any
- * incompatible change.
+ * The uverbs ABI of qroce_ib (drivers/infiniband/hw/qroce/) and its
+ * rdma-core provider (providers/qroce/): the driver data of the verbs
+ * commands and responses, and the driver's own ioctl attributes and
+ * methods.  Bump QROCE_UVERBS_ABI_VERSION on any incompatible change.
  */
 #ifndef QROCE_ABI_USER_H
 #define QROCE_ABI_USER_H
@@ -15,20 +13,32 @@
 #define QROCE_UVERBS_ABI_VERSION 1
 
 /*
- * qroce's value in enum rdma_driver_id (<rdma/ib_user_ioctl_verbs.h>),
- * by which the provider matches the device.  The kernel and rdma-core
- * series add RDMA_DRIVER_QROCE after RDMA_DRIVER_MANA (20); a stock 6.12
- * kernel's enum stops at MANA, so the out-of-tree driver reports the
- * number itself.
+ * RDMA_DRIVER_QROCE in enum rdma_driver_id (<rdma/ib_user_ioctl_verbs.h>),
+ * the value by which the provider matches the device: the one after
+ * RDMA_DRIVER_IONIC (21).
  */
-#define QROCE_RDMA_DRIVER_ID	21
+#define QROCE_RDMA_DRIVER_ID	22
 
+/*
+ * The size of each struct below, checked at compile time in C and C++:
+ * with static_assert or _Static_assert where the language has it (C++11,
+ * C11), else (C90, C99, C++98) by an array of negative size, an error.
+ */
+#if defined(__cplusplus) && __cplusplus >= 201103L
+#define QROCE_ABI_ASSERT_SIZE(type, size) \
+	static_assert(sizeof(type) == (size), "sizeof(" #type ") != " #size)
+#elif !defined(__cplusplus) && defined(__STDC_VERSION__) && \
+	__STDC_VERSION__ >= 201112L
 #define QROCE_ABI_ASSERT_SIZE(type, size) \
 	_Static_assert(sizeof(type) == (size), "sizeof(" #type ") != " #size)
+#else
+#define QROCE_ABI_ASSERT_SIZE(type, size) \
+	extern char qroce_abi_assert_size[sizeof(type) == (size) ? 1 : -1]
+#endif
 
 /*
  * Driver ioctl attributes and methods, numbered from the first of the
- * driver's namespace, 1 << UVERBS_ID_NS_SHIFT (docs/abi.md):
+ * driver's namespace, 1 << UVERBS_ID_NS_SHIFT:
  * - ibv_alloc_dm: UVERBS_METHOD_DM_ALLOC's out attribute, a u64, the mmap
  *   offset of the allocation's pages;
  * - ibv_import_device: UVERBS_METHOD_QUERY_CONTEXT's out attribute, the

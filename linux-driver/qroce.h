@@ -103,9 +103,7 @@ int qroce_simple_cmd_out(struct qroce_dev *dev, u8 opcode, u32 handle,
 			 u32 *out);
 int qroce_simple_cmd(struct qroce_dev *dev, u8 opcode, u32 handle);
 
-/* qroce_ctrl.c (registration) and qroce_cq.c (events) */
-int qroce_ib_register(struct qroce_dev *dev);
-void qroce_ib_unregister(struct qroce_dev *dev);
+/* qroce_cq.c: events */
 void qroce_handle_comp(struct qroce_dev *dev, u32 cqn);
 void qroce_handle_async(struct qroce_dev *dev, const struct qroce_eqe *eqe);
 void qroce_kick_cqs(struct qroce_dev *dev);

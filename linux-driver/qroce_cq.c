@@ -512,3 +512,14 @@ void qroce_cq_clean(struct qroce_cq *cq, u32 qpn, struct qroce_srq *srq)
 		WRITE_ONCE(rec->ci, cpu_to_le32(cq->ci));
 	}
 }
+
+/* the verbs of completion queues, set by qroce_ib_register() */
+const struct ib_device_ops qroce_cq_ops = {
+	.create_cq = qroce_create_cq,
+	.destroy_cq = qroce_destroy_cq,
+	.poll_cq = qroce_poll_cq,
+	.req_notify_cq = qroce_req_notify_cq,
+	.resize_user_cq = qroce_resize_cq,
+
+	INIT_RDMA_OBJ_SIZE(ib_cq, qroce_cq, ibcq),
+};

@@ -383,7 +383,7 @@ DECLARE_UVERBS_NAMED_METHOD(QROCE_IB_METHOD_PD_QUERY,
 ADD_UVERBS_METHODS(qroce_ib_pd, UVERBS_OBJECT_PD,
 		   &UVERBS_METHOD(QROCE_IB_METHOD_PD_QUERY));
 
-static const struct uapi_definition qroce_ib_defs[] = {
+const struct uapi_definition qroce_ib_defs[] = {
 	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_DEVICE, &qroce_ib_query_context),
 	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_PD, &qroce_ib_pd),
 	UAPI_DEF_CHAIN(qroce_dm_defs),
@@ -956,7 +956,8 @@ static int qroce_get_hw_stats(struct ib_device *ibdev,
 	return QROCE_CNT_NUM;
 }
 
-static const struct ib_device_ops qroce_dev_ops = {
+/* the device, its ports, contexts, PDs, MRs, MWs and AHs */
+const struct ib_device_ops qroce_dev_ops = {
 	.owner = THIS_MODULE,
 	.driver_id = RDMA_DRIVER_QROCE,
 	.uverbs_abi_ver = QROCE_UVERBS_ABI_VERSION,
@@ -967,28 +968,15 @@ static const struct ib_device_ops qroce_dev_ops = {
 	.alloc_mw = qroce_alloc_mw,
 	.alloc_pd = qroce_alloc_pd,
 	.alloc_ucontext = qroce_alloc_ucontext,
-	.attach_mcast = qroce_attach_mcast,
 	.create_ah = qroce_create_ah,
 	.create_user_ah = qroce_create_ah,
-	.create_cq = qroce_create_cq,
-	.create_qp = qroce_create_qp,
-	.create_srq = qroce_create_srq,
 	.dealloc_mw = qroce_dealloc_mw,
 	.dealloc_pd = qroce_dealloc_pd,
 	.dealloc_ucontext = qroce_dealloc_ucontext,
 	.del_gid = qroce_del_gid,
 	.dereg_mr = qroce_dereg_mr,
-	.advise_mr = qroce_advise_mr,
 	.disassociate_ucontext = qroce_disassociate_ucontext,
 	.destroy_ah = qroce_destroy_ah,
-	.destroy_cq = qroce_destroy_cq,
-	.destroy_qp = qroce_destroy_qp,
-	.destroy_srq = qroce_destroy_srq,
-	.detach_mcast = qroce_detach_mcast,
-	.fill_res_cq_entry = qroce_fill_res_cq_entry,
-	.fill_res_mr_entry = qroce_fill_res_mr_entry,
-	.fill_res_qp_entry = qroce_fill_res_qp_entry,
-	.fill_res_qp_entry_raw = qroce_fill_res_qp_entry_raw,
 	.get_dma_mr = qroce_get_dma_mr,
 	.get_hw_stats = qroce_get_hw_stats,
 	.get_link_layer = qroce_get_link_layer,
@@ -996,78 +984,15 @@ static const struct ib_device_ops qroce_dev_ops = {
 	.map_mr_sg = qroce_map_mr_sg,
 	.mmap = qroce_mmap,
 	.mmap_free = qroce_mmap_free,
-	.modify_qp = qroce_modify_qp,
-	.modify_srq = qroce_modify_srq,
-	.poll_cq = qroce_poll_cq,
-	.post_recv = qroce_post_recv,
-	.post_send = qroce_post_send,
-	.post_srq_recv = qroce_post_srq_recv,
 	.query_device = qroce_query_device,
 	.query_pkey = qroce_query_pkey,
 	.query_port = qroce_query_port,
-	.query_qp = qroce_query_qp,
-	.query_srq = qroce_query_srq,
 	.query_ucontext = qroce_query_ucontext,
 	.reg_user_mr = qroce_reg_user_mr,
-	.reg_user_mr_dmabuf = qroce_reg_user_mr_dmabuf,
-	.req_notify_cq = qroce_req_notify_cq,
 	.rereg_user_mr = qroce_rereg_user_mr,
-	.resize_user_cq = qroce_resize_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, qroce_ah, ibah),
-	INIT_RDMA_OBJ_SIZE(ib_cq, qroce_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_mw, qroce_mw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_pd, qroce_pd, ibpd),
-	INIT_RDMA_OBJ_SIZE(ib_qp, qroce_qp, ibqp),
-	INIT_RDMA_OBJ_SIZE(ib_srq, qroce_srq, ibsrq),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, qroce_ucontext, ibuc),
 };
-
-int qroce_ib_register(struct qroce_dev *dev)
-{
-	struct ib_device *ibdev = &dev->ibdev;
-	int err, i;
-
-	for (i = 0; i < QROCE_CNT_NUM; i++)
-		dev->stat_descs[i].name = dev->core->stat_names[i];
-	ibdev->node_type = RDMA_NODE_IB_CA;
-	ibdev->phys_port_cnt = 1;
-	ibdev->num_comp_vectors = QROCE_NUM_CEQS;
-	strscpy(ibdev->node_desc, "qroce", sizeof(ibdev->node_desc));
-	addrconf_addr_eui48((u8 *)&ibdev->node_guid, dev->caps.mac);
-	ib_set_device_ops(ibdev, &qroce_dev_ops);
-	ibdev->driver_def = qroce_ib_defs;
-	err = qroce_dm_init(dev);
-	if (err)
-		return err;
-	err = ib_device_set_netdev(ibdev, dev->netdev, 1);
-	if (err)
-		goto err_dm;
-	dma_set_max_seg_size(&dev->pdev->dev, UINT_MAX);
-	err = ib_register_device(ibdev, "qroce_%d", &dev->pdev->dev);
-	if (err)
-		goto err_netdev;
-	WRITE_ONCE(dev->ib_registered, true);
-	return 0;
-
-err_netdev:
-	/* the port holds a reference that unregister_netdev would wait for */
-	ib_device_set_netdev(ibdev, NULL, 1);
-err_dm:
-	qroce_dm_fini(dev);
-	return err;
-}
-
-/*
- * ib_core destroys every object first, a user context's too (its process
- * keeps nothing of the device: disassociate_ucontext).  An address handle
- * a timed-out atomic command left in the device is the Ethernet driver's
- * to destroy (qroce_en_cmdq.c).
- */
-void qroce_ib_unregister(struct qroce_dev *dev)
-{
-	WRITE_ONCE(dev->ib_registered, false);
-	ib_unregister_device(&dev->ibdev);
-	ib_device_set_netdev(&dev->ibdev, NULL, 1);
-	qroce_dm_fini(dev);
-}

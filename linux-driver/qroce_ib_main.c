@@ -7,7 +7,9 @@
  * reverse order, leaving the netdev running.  Loaded before qroce_en, it
  * binds when the device appears.
  */
+#include <linux/dma-mapping.h>
 #include <linux/module.h>
+#include <net/addrconf.h>
 #include "qroce_verbs.h"
 
 /* ------------------------------------------------------------------ */
@@ -163,6 +165,64 @@ static const struct qroce_ulp_ops qroce_ulp_ops = {
 	.async_event = qroce_ulp_async_event,
 	.dev_fatal = qroce_ulp_dev_fatal,
 };
+
+/* ------------------------------------------------------------------ */
+/* The ib_device                                                       */
+/* ------------------------------------------------------------------ */
+
+static int qroce_ib_register(struct qroce_dev *dev)
+{
+	struct ib_device *ibdev = &dev->ibdev;
+	int err, i;
+
+	for (i = 0; i < QROCE_CNT_NUM; i++)
+		dev->stat_descs[i].name = dev->core->stat_names[i];
+	ibdev->node_type = RDMA_NODE_IB_CA;
+	ibdev->phys_port_cnt = 1;
+	ibdev->num_comp_vectors = QROCE_NUM_CEQS;
+	strscpy(ibdev->node_desc, "qroce", sizeof(ibdev->node_desc));
+	addrconf_addr_eui48((u8 *)&ibdev->node_guid, dev->caps.mac);
+	ib_set_device_ops(ibdev, &qroce_dev_ops);
+	ib_set_device_ops(ibdev, &qroce_cq_ops);
+	ib_set_device_ops(ibdev, &qroce_qp_ops);
+	ib_set_device_ops(ibdev, &qroce_srq_ops);
+	ib_set_device_ops(ibdev, &qroce_odp_ops);
+	ib_set_device_ops(ibdev, &qroce_restrack_ops);
+	ibdev->driver_def = qroce_ib_defs;
+	err = qroce_dm_init(dev);
+	if (err)
+		return err;
+	err = ib_device_set_netdev(ibdev, dev->netdev, 1);
+	if (err)
+		goto err_dm;
+	dma_set_max_seg_size(&dev->pdev->dev, UINT_MAX);
+	err = ib_register_device(ibdev, "qroce_%d", &dev->pdev->dev);
+	if (err)
+		goto err_netdev;
+	WRITE_ONCE(dev->ib_registered, true);
+	return 0;
+
+err_netdev:
+	/* the port holds a reference that unregister_netdev would wait for */
+	ib_device_set_netdev(ibdev, NULL, 1);
+err_dm:
+	qroce_dm_fini(dev);
+	return err;
+}
+
+/*
+ * ib_core destroys every object first, a user context's too (its process
+ * keeps nothing of the device: disassociate_ucontext).  An address handle
+ * a timed-out atomic command left in the device is the Ethernet driver's
+ * to destroy (qroce_en_cmdq.c).
+ */
+static void qroce_ib_unregister(struct qroce_dev *dev)
+{
+	WRITE_ONCE(dev->ib_registered, false);
+	ib_unregister_device(&dev->ibdev);
+	ib_device_set_netdev(&dev->ibdev, NULL, 1);
+	qroce_dm_fini(dev);
+}
 
 /* ------------------------------------------------------------------ */
 /* Probe and remove                                                    */

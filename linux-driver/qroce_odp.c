@@ -719,3 +719,9 @@ int qroce_advise_mr(struct ib_pd *pd, enum ib_uverbs_advise_mr_advice advice,
 	}
 	return err;
 }
+
+/* the verbs of on-demand paging and dma-buf memory regions, set by qroce_ib_register() */
+const struct ib_device_ops qroce_odp_ops = {
+	.advise_mr = qroce_advise_mr,
+	.reg_user_mr_dmabuf = qroce_reg_user_mr_dmabuf,
+};

@@ -788,3 +788,17 @@ int qroce_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
 {
 	return qroce_mcast_cmd(ibqp, gid, QROCE_CMD_DETACH_MCAST);
 }
+
+/* the verbs of queue pairs and multicast, set by qroce_ib_register() */
+const struct ib_device_ops qroce_qp_ops = {
+	.attach_mcast = qroce_attach_mcast,
+	.detach_mcast = qroce_detach_mcast,
+	.create_qp = qroce_create_qp,
+	.destroy_qp = qroce_destroy_qp,
+	.modify_qp = qroce_modify_qp,
+	.query_qp = qroce_query_qp,
+	.post_send = qroce_post_send,
+	.post_recv = qroce_post_recv,
+
+	INIT_RDMA_OBJ_SIZE(ib_qp, qroce_qp, ibqp),
+};

@@ -299,3 +299,11 @@ err_cancel:
 	nla_nest_cancel(msg, nest);
 	return -EMSGSIZE;
 }
+
+/* the verbs of the device's view in rdma resource show -dd, set by qroce_ib_register() */
+const struct ib_device_ops qroce_restrack_ops = {
+	.fill_res_cq_entry = qroce_fill_res_cq_entry,
+	.fill_res_mr_entry = qroce_fill_res_mr_entry,
+	.fill_res_qp_entry = qroce_fill_res_qp_entry,
+	.fill_res_qp_entry_raw = qroce_fill_res_qp_entry_raw,
+};

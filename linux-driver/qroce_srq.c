@@ -277,3 +277,14 @@ int qroce_post_srq_recv(struct ib_srq *ibsrq,
 	spin_unlock_irqrestore(&srq->lock, flags);
 	return err;
 }
+
+/* the verbs of shared receive queues, set by qroce_ib_register() */
+const struct ib_device_ops qroce_srq_ops = {
+	.create_srq = qroce_create_srq,
+	.destroy_srq = qroce_destroy_srq,
+	.modify_srq = qroce_modify_srq,
+	.query_srq = qroce_query_srq,
+	.post_srq_recv = qroce_post_srq_recv,
+
+	INIT_RDMA_OBJ_SIZE(ib_srq, qroce_srq, ibsrq),
+};

@@ -237,6 +237,18 @@ static inline struct ib_mr *qroce_reg_mr_nopin(struct qroce_dev *dev,
 	return &mr->ibmr;
 }
 
+/*
+ * The verbs each file implements, as the ib_device_ops it gives
+ * qroce_ib_register() (qroce_ib_main.c)
+ */
+extern const struct ib_device_ops qroce_dev_ops;	/* qroce_ctrl.c */
+extern const struct ib_device_ops qroce_cq_ops;
+extern const struct ib_device_ops qroce_qp_ops;
+extern const struct ib_device_ops qroce_srq_ops;
+extern const struct ib_device_ops qroce_odp_ops;
+extern const struct ib_device_ops qroce_restrack_ops;
+extern const struct uapi_definition qroce_ib_defs[];	/* qroce_ctrl.c */
+
 /* qroce_ctrl.c */
 int qroce_get_req(struct ib_udata *udata, void *req, size_t len);
 int qroce_no_req(struct ib_udata *udata);

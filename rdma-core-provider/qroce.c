@@ -115,7 +115,8 @@ static struct verbs_context *qroce_alloc_context(struct ibv_device *ibdev,
 					   RDMA_DRIVER_QROCE);
 	if (!ctx)
 		return NULL;
-	if (ibv_cmd_get_context(&ctx->ibv_ctx, &cmd, sizeof(cmd),
+	/* no fds passed to the driver (NULL fd_arr) */
+	if (ibv_cmd_get_context(&ctx->ibv_ctx, &cmd, sizeof(cmd), NULL,
 				&resp.ibv_resp, sizeof(resp)) ||
 	    qroce_context_setup(ctx, cmd_fd, &resp.drv_payload))
 		goto err_free;

@@ -100,7 +100,7 @@ struct qroce_pd {
 
 /*
  * The resource_type a parent domain's allocator is called with: which
- * ring it is for (docs/provider.md).
+ * ring it is for, QROCE_RES_TYPE_BASE | one of the values below.
  */
 #define QROCE_RES_TYPE_BASE	0x71726f6300000000ull	/* "qroc" */
 enum {

@@ -68,7 +68,11 @@ static struct ibv_cq_ex *qroce_create_cq_common(struct ibv_context *ibctx,
 	cmd.log2_entries = log2;
 	/* The ring holds 2^n - 1 usable entries' worth of what was asked. */
 	attr->cqe = (1u << log2) - 1;
-	err = ibv_cmd_create_cq_ex(ibctx, attr, &cq->vcq, &cmd.ibv_cmd,
+	/*
+	 * The ring's address goes in the driver data, not in the core's
+	 * CQ buffer attributes: no prov_attr, no CREATE_CQ_CMD_FLAGS_WITH_MEM_*.
+	 */
+	err = ibv_cmd_create_cq_ex(ibctx, attr, NULL, &cq->vcq, &cmd.ibv_cmd,
 				   sizeof(cmd), &resp.ibv_resp, sizeof(resp), 0);
 	if (err) {
 		errno = err;

@@ -215,7 +215,7 @@ static int qroce_qp_cmd(struct ibv_context *ibctx, struct qroce_qp *qp,
 		qroce_qp_req(qp, &cmd.drv_payload);
 		err = ibv_cmd_create_qp_ex2(ibctx, &qp->vqp, attr,
 					    &cmd.ibv_cmd, sizeof(cmd),
-					    &resp.ibv_resp, sizeof(resp));
+					    &resp.ibv_resp, sizeof(resp), NULL);
 		qp->qpn = resp.qpn;
 	} else {
 		struct uqroce_create_qp cmd = {};

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Fails when the hardware/ABI headers drift: a second copy in the tree, a
-# header that no longer compiles padding-free, an rdma-core copy that differs,
+# header that no longer compiles padding-free, an ABI header that C99, C11
+# or C++ does not take, an rdma-core copy that differs,
 # or a register/opcode in the header that docs/hw-spec.md does not describe
 # with the same value.
 set -eu
@@ -17,6 +18,17 @@ trap 'rm -rf "$tmp"' EXIT
 printf '#include "qroce_hw.h"\n#include "qroce-abi.h"\nint main(void) { return 0; }\n' >"$tmp/t.c"
 ${CC:-cc} -std=gnu11 -Wall -Wextra -Wpadded -Werror -Iinclude -c "$tmp/t.c" -o "$tmp/t.o" ||
 	err "include/ headers do not compile cleanly (-Wpadded: implicit padding)"
+
+# the ABI header is a uapi header and an rdma-core kernel header: C from
+# C99 on and C++ take it, warning-free
+for std in c99 c11; do
+	${CC:-cc} -std=$std -Wall -Wextra -Werror -fsyntax-only -x c include/qroce-abi.h ||
+		err "include/qroce-abi.h is not valid C ($std)"
+done
+for std in c++98 c++11 c++17; do
+	${CXX:-g++} -std=$std -Wall -Wextra -Werror -fsyntax-only -x c++ include/qroce-abi.h ||
+		err "include/qroce-abi.h is not valid C++ ($std)"
+done
 
 for f in build/src/rdma-core/kernel-headers/rdma/qroce-abi.h; do
 	[ -e "$f" ] || continue

@@ -1,8 +1,8 @@
 #!/bin/sh
 # The provider's gate: each of its sources compiled again with the exact
 # command of the rdma-core build (rdma-core's own warning set) and
-# -Werror, to a scratch object; then no function over 100 lines, and the
-# device matched by driver id only.  The
+# -Werror, to a scratch object; then no function over 100 lines, the
+# device matched by driver id only, and -DRDMA_STATIC_PROVIDERS=qroce.  The
 # product's build files leave -Werror out, as rdma-core's do (its CI
 # adds it); this gate is where warnings fail.
 #
@@ -39,6 +39,13 @@ if grep -n 'VERBS_PCI_MATCH\|VERBS_NAME_MATCH\|VERBS_MODALIAS_MATCH' \
 fi
 grep -q 'VERBS_DRIVER_ID(RDMA_DRIVER_QROCE)' "$TOP"/rdma-core-provider/qroce.c || {
 	echo "check-provider: no VERBS_DRIVER_ID(RDMA_DRIVER_QROCE) match" >&2
+	fail=1
+}
+# a program linked statically names the provider in RDMA_STATIC_PROVIDERS:
+# libibverbs/verbs.h must declare verbs_provider_qroce
+printf '#include <infiniband/verbs.h>\nint main(void) { return !ibv_get_device_list(0); }\n' |
+	cc -Wall -Werror -DRDMA_STATIC_PROVIDERS=qroce -I"$BLD/include" -fsyntax-only -x c - || {
+	echo "check-provider: -DRDMA_STATIC_PROVIDERS=qroce does not compile" >&2
 	fail=1
 }
 [ $fail = 0 ] && echo "check-provider: $n translation units -Werror clean"

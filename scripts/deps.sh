@@ -9,8 +9,14 @@ set -eu
 CACHE=${QROCE_CACHE:-/var/cache/qroce}
 QEMU_TAR=qemu_10.0.13+ds.orig.tar.xz
 QEMU_SHA=6a0888e806c2ffc0c5f0733e974f9aea55491950d3c47c98669c8b236dde59ae
-RDMA_TAR=rdma-core_56.1.orig.tar.gz
-RDMA_SHA=63ce7f2baa7242c2dbc76375dac957c420187dd27f8c5e148efc07971ee522a8
+# rdma-core 65.0 as Debian has it (the tarball unpacks to
+# linux-rdma-rdma-core-58e4080/), and Debian's packaging of it (65.0-1,
+# the checksums of its .dsc), from which its packages are rebuilt with
+# the provider
+RDMA_TAR=rdma-core_65.0.orig.tar.gz
+RDMA_SHA=f6ba3d8b2c4aa334c5c883c1ad0772de339011123cff4fb1db32ae7a443fb7ca
+RDMA_DEB=rdma-core_65.0-1.debian.tar.xz
+RDMA_DEB_SHA=66ec058af7057627356941b85752e3642bd9f405527dcef8f0c9fb92519f8fb8
 
 die() { echo "deps: $*" >&2; exit 1; }
 
@@ -113,6 +119,7 @@ fetch() { # fetch FILE POOL-PATH SHA256
 }
 fetch $QEMU_TAR q/qemu $QEMU_SHA
 fetch $RDMA_TAR r/rdma-core $RDMA_SHA
+fetch $RDMA_DEB r/rdma-core $RDMA_DEB_SHA
 
 # Guest kernel image: downloaded, not installed.  Its sha256 is checked by apt.
 if [ ! -f "$CACHE/kernel-$KVER.deb" ]; then

@@ -6,6 +6,8 @@
 #                                         git format-patch (cover letter,
 #                                         one logical change a patch)
 #   sh scripts/series.sh verify TREE      check that it applies with git am
+#   sh scripts/series.sh refs TREE        check that every file a patch
+#                                         names is a file of that tree
 #   sh scripts/series.sh apply TREE SRC [K]
 #                                         apply that series (its first K
 #                                         patches) with git am to the
@@ -17,7 +19,7 @@
 # TREE is qemu (QEMU 10.0.13), linux (Debian's linux-source-6.12, the
 # guest kernel's own version; LINUX_BASE=7.3: Debian's linux-source-7.3,
 # the kernel the driver is written for, into build/patches/linux-7.3/) or
-# rdma-core (56.1).  The sources stay where
+# rdma-core (65.0).  The sources stay where
 # they are edited (qemu-device/, linux-driver/, rdma-core-provider/,
 # include/); each export builds a small git repository from the pristine
 # copies of the upstream files the series touches, commits the changes
@@ -72,10 +74,10 @@ linux-source-${LINUX_BASE:-6.12} $LVER"
 		drivers/net/ethernet/Makefile drivers/infiniband/Kconfig
 		drivers/infiniband/hw/Makefile include/uapi/rdma/ib_user_ioctl_verbs.h" ;;
 rdma-core)
-	TAR=$CACHE/rdma-core_56.1.orig.tar.gz
-	BASE_NAME="rdma-core v56.1"
+	TAR=$CACHE/rdma-core_65.0.orig.tar.gz
+	BASE_NAME="rdma-core v65.0"
 	BASE_FILES="MAINTAINERS README.md CMakeLists.txt kernel-headers/CMakeLists.txt
-		kernel-headers/rdma/ib_user_ioctl_verbs.h debian/control
+		kernel-headers/rdma/ib_user_ioctl_verbs.h libibverbs/verbs.h debian/control
 		debian/copyright redhat/rdma-core.spec suse/rdma-core.spec" ;;
 *)
 	die "unknown tree '$TREE' (qemu, linux, rdma-core)" ;;
@@ -110,9 +112,15 @@ base() {
 W=
 git_w() { git -C "$W" -c core.autocrlf=false "$@"; }
 
-put() { # put REPO-FILE TREE-PATH: a file of this repository into the tree
+# put REPO-FILE TREE-PATH: a file of this repository into the tree; the
+# specification it names is QEMU's docs/specs/qroce.rst there
+put() {
 	mkdir -p "$W/$(dirname "$2")"
-	cp "$TOP/$1" "$W/$2"
+	case $TREE in
+	qemu) spec='docs/specs/qroce.rst' ;;
+	*) spec="QEMU's docs/specs/qroce.rst" ;;
+	esac
+	sed "s|docs/hw-spec\.md|$spec|g" "$TOP/$1" >"$W/$2"
 }
 
 commit() { # commit SUBJECT BODY
@@ -139,7 +147,7 @@ insert() {
 # The hardware header in QEMU's own types: <linux/types.h> is not there on
 # every host QEMU builds on, and QEMU's style has no tabs.
 qemu_hw_header() {
-	sed -e '/^#include <linux\/types.h>$/d' \
+	sed -e '/^#include <linux\/types.h>$/d' -e 's|docs/hw-spec\.md|docs/specs/qroce.rst|g' \
 	    -e 's/\b__u8\b/uint8_t/g; s/\b__u16\b/uint16_t/g' \
 	    -e 's/\b__u32\b/uint32_t/g; s/\b__u64\b/uint64_t/g' \
 	    -e 's/\b__le16\b/uint16_t/g; s/\b__le32\b/uint32_t/g' \
@@ -159,6 +167,88 @@ qemu_hw_header() {
 		next
 	}
 	{ print }'
+}
+
+QDEV=qemu-device/hw/net/qroce
+
+# A file of this repository as the QEMU tree keeps it: the hardware header
+# from hw/net/, the specification as docs/specs/qroce.rst
+qemu_put() { # qemu_put REPO-FILE TREE-PATH
+	put "$1" "$2"
+	sed -i -e 's|^#include "qroce_hw.h"$|#include "hw/net/qroce_hw.h"|' \
+	       -e 's|include/qroce_hw\.h|include/hw/net/qroce_hw.h|g' "$W/$2"
+}
+
+# qemu_dev SUBJECT BODY FILE...: the device's FILEs into hw/net/qroce/,
+# its meson.build cut to the .c files present, its trace-events to their
+# sections (the tree's trace list names the directory from the first
+# patch with an event), one commit
+qemu_dev() {
+	qd_subj=$1 qd_body=$2
+	shift 2
+	d=$W/hw/net/qroce
+	for f; do
+		qemu_put "$QDEV/$f" "hw/net/qroce/$f"
+	done
+	awk -v d="$d" '
+		/^  \047[a-z_]*\.c\047,$/ {
+			f = $1; gsub(/[\047,]/, "", f)
+			if (system("test -f " d "/" f) != 0) next
+		}
+		{ print }' "$TOP/$QDEV/meson.build" >"$d/meson.build"
+	awk -v d="$d" '
+		NR <= 3 { print; next }
+		/^# [a-z_]*\.c$/ { keep = system("test -f " d "/" $2) == 0 }
+		keep' "$TOP/$QDEV/trace-events" >"$d/trace-events"
+	if grep -q '^qroce_' "$d/trace-events"; then
+		put "$QDEV/trace.h" hw/net/qroce/trace.h
+		addline meson.build "^    'hw\/net',$" "    'hw/net/qroce',"
+	else
+		rm -f "$d/trace-events"
+	fi
+	if [ ! -f "$d/Kconfig" ]; then
+		put "$QDEV/Kconfig" hw/net/qroce/Kconfig
+		echo "subdir('qroce')" >>"$W/hw/net/meson.build"
+		printf '\nsource qroce/Kconfig\n' >>"$W/hw/net/Kconfig"
+	fi
+	commit "$qd_subj" "$qd_body"
+}
+
+# qemu_tests SUBJECT BODY DIR LINE-START FIRST-AFTER FILE...: test files
+# of qemu-device/DIR into DIR, then in DIR/meson.build the line
+# "LINE-START<.c files>))" after the last such line of qroce files, or
+# after the line FIRST-AFTER (a regular expression) for the first; one
+# commit
+qemu_tests() {
+	qt_subj=$1 qt_body=$2 qt_dir=$3 qt_start=$4 qt_first=$5
+	shift 5
+	qt_list=
+	for f; do
+		qemu_put "qemu-device/$qt_dir/$f" "$qt_dir/$f"
+		case $f in *.c) qt_list="$qt_list${qt_list:+, }'$f'" ;; esac
+	done
+	m=$W/$qt_dir/meson.build
+	n=$(grep -nF "$qt_start'qroce" "$m" | tail -1 | cut -d: -f1)
+	[ -n "$n" ] || n=$(grep -n "$qt_first" "$m" | cut -d: -f1)
+	[ -n "$n" ] || die "qemu: no line '$qt_first' in $qt_dir/meson.build"
+	sed -i "${n}a\\$qt_start$qt_list))" "$m"
+	commit "$qt_subj" "$qt_body"
+}
+
+# qemu_qtest SUBJECT BODY FILE...: qtests, listed in qos-test's sources
+qemu_qtest() {
+	qq_subj=$1 qq_body=$2
+	shift 2
+	qemu_tests "$qq_subj" "$qq_body" tests/qtest "qos_test_ss.add(files(" \
+		'^qos_test_ss = ss.source_set()$' "$@"
+}
+
+# qemu_fuzz SUBJECT BODY FILE...: fuzz targets, in the fuzzer's sources
+qemu_fuzz() {
+	qf_subj=$1 qf_body=$2
+	shift 2
+	qemu_tests "$qf_subj" "$qf_body" tests/qtest/fuzz "specific_fuzz_ss.add(when: 'CONFIG_QROCE', if_true: files(" \
+		"^specific_fuzz_ss.add(files('generic_fuzz.c'))$" "$@"
 }
 
 series_qemu() {
@@ -181,43 +271,113 @@ and userspace rings with doorbells (data path).  This is its hardware
 interface as the device, the Linux driver and the rdma-core provider
 implement it, and the 1b36:00e0 device ID it asks for."
 
-	# 2: the device
+	# 2: the hardware header
 	mkdir -p "$W/include/hw/net"
-	qemu_hw_header >"$W/include/hw/net/qroce_hw.h.tmp"
-	mv "$W/include/hw/net/qroce_hw.h.tmp" "$W/include/hw/net/qroce_hw.h"
-	for f in "$TOP"/qemu-device/hw/net/qroce/*; do
-		put "qemu-device/hw/net/qroce/${f##*/}" "hw/net/qroce/${f##*/}"
-	done
-	sed -i 's|^#include "qroce_hw.h"$|#include "hw/net/qroce_hw.h"|' "$W"/hw/net/qroce/*.[ch]
-	echo "subdir('qroce')" >>"$W/hw/net/meson.build"
-	printf '\nsource qroce/Kconfig\n' >>"$W/hw/net/Kconfig"
-	addline meson.build "^    'hw\/net',$" "    'hw/net/qroce',"
-	commit "hw/net/qroce: add the qroce RoCEv2 RDMA NIC" \
-"-device qroce: a PCIe function with a command queue for the control
-path (PDs, CQs, QPs of type RC, UC and UD, SRQs, MRs and memory windows,
-address handles, multicast), userspace send and receive rings with
-doorbell pages for the data path, and an Ethernet function whose frames
-and RoCEv2 frames share the netdev backend.  RoCEv2 frames carry a valid
-ICRC; RC has go-back-N retransmission, RNR and sequence NAKs, ECN and
-DCQCN.  Every guest-supplied index, length, key and address is checked;
-objects are charged to a state budget (state-budget-mb).  The x- knobs
-inject wire and command faults for tests.  The device is not migratable
-yet.  docs/specs/qroce.rst describes the interface.
+	qemu_hw_header >"$W/include/hw/net/qroce_hw.h"
+	commit "include/hw/net: add qroce's hardware interface header" \
+"Registers, command and event queue entries, work queue entries and
+completions of docs/specs/qroce.rst as C structures, and the table of
+work-request opcodes (which QP types take each one, what it reads and
+writes, its completion opcode).  The device, its Linux drivers and its
+rdma-core provider share this header.
 
-include/hw/net/qroce_hw.h is (GPL-2.0-only OR BSD-2-Clause): it is the
-one hardware header of the device, its Linux drivers and its rdma-core
-provider, and rdma-core's providers are GPL-2.0 or BSD licensed."
+It is (GPL-2.0-only OR BSD-2-Clause): rdma-core's providers are GPL-2.0
+or BSD licensed."
 
-	# 3: the libqos driver and the qtests
-	put qemu-device/tests/qtest/libqos/qroce.c tests/qtest/libqos/qroce.c
-	put qemu-device/tests/qtest/libqos/qroce.h tests/qtest/libqos/qroce.h
-	files=
-	for f in "$TOP"/qemu-device/tests/qtest/qroce-*-test.c; do
-		put "qemu-device/tests/qtest/${f##*/}" "tests/qtest/${f##*/}"
-		files="$files${files:+, }'${f##*/}'"
+	# 3..: the device, one layer after another from the wire up; no file
+	# calls a file that comes after it, so every prefix builds, and
+	# -device qroce exists from the last of them
+	qemu_dev "hw/net/qroce: add the RoCEv2 frame codec" \
+"roce_wire.c builds and parses RoCEv2 frames: Ethernet, IPv4 or IPv6,
+UDP port 4791, the InfiniBand transport headers of each opcode and the
+invariant CRC.  It depends on nothing else in QEMU, so the qtests' wire
+peer can link it on its own (-DROCE_WIRE_STANDALONE).  Nothing uses it
+yet; the device that does comes later in this series." \
+		roce_wire.c roce_wire.h
+	qemu_dev "hw/net/qroce: add the device state, DMA and the port" \
+"qroce.h holds the state of the device the following patches fill in.
+qroce_dma.c reads and writes guest memory for the device: only RAM,
+never MMIO or holes, and inside the re-entrancy guard.  qroce_port.c is
+the device's side of the netdev: frames out (with a loopback queue for
+frames to the device's own addresses) and in, sorted into RoCEv2 and
+Ethernet; qroce_wirefault.c sits under it and drops, duplicates,
+reorders or delays frames when a test asks it to." \
+		qroce.h qroce_dma.c qroce_dma.h qroce_wirefault.c qroce_wirefault.h \
+		qroce_port.c qroce_port.h
+	qemu_dev "hw/net/qroce: add rings and the on-demand paging table" \
+"qroce_ring.c reads and writes the queues the guest shares with the
+device (command, event, completion, send and receive rings) with each
+index checked against its ring.  qroce_odp.c keeps which pages of an
+on-demand-paging memory region are present; an access to an absent page
+returns a miss the data path turns into a page-fault event." \
+		qroce_odp.c qroce_odp.h qroce_ring.c qroce_ring.h
+	qemu_dev "hw/net/qroce: add the object tables" \
+"PDs, CQs, QPs, SRQs, MRs, memory windows, address handles and
+multicast groups in tables indexed by handle, their keys and QPNs not
+reused at once, every object charged to a state budget so that a guest
+cannot make the device allocate without bound; buffer tables translate
+an MR's addresses to guest pages." \
+		qroce_objects.c qroce_objects.h
+	qemu_dev "hw/net/qroce: add congestion control and the data path's common part" \
+"DCQCN (ECN marks, CNPs, the rate and its timers) and what every
+transport shares: WQE reading, scatter/gather through MRs and windows,
+completions, the QP's error state and the run queue of QPs with work." \
+		qroce_data_state.h qroce_data_xport.h qroce_data_cc.c qroce_data_cc.h \
+		qroce_data_common.c qroce_data_common.h
+	qemu_dev "hw/net/qroce: add the RC responder and requester" \
+"Reliable connection: the responder checks PSNs, answers with ACKs,
+NAKs and RNR NAKs, places SENDs, WRITEs and atomics and serves READs; the
+requester segments messages into packets, keeps the retransmission
+window and goes back N on a NAK or a timeout." \
+		qroce_data_rc.h qroce_data_rc_resp.c qroce_data_rc_req.c
+	qemu_dev "hw/net/qroce: add the RC completer, UC and UD" \
+"The RC completer retires WQEs on ACKs and READ responses; UC sends and
+receives without acknowledgement; UD and GSI send datagrams to address
+handles and receive them with the GRH the verbs expect." \
+		qroce_data_rc_comp.c qroce_data_uc.c qroce_data_ud.c
+	qemu_dev "hw/net/qroce: add the engine's scheduler" \
+"qroce_data.c runs the QPs on the run queue in turn, in the main loop or
+in an IOThread, and dispatches the frames the port receives to their
+QP's transport." \
+		qroce_data.c qroce_data.h
+	qemu_dev "hw/net/qroce: add the Ethernet function and the command queue" \
+"qroce_eth.c is the NIC's Ethernet side (its RX and TX rings share the
+port with RoCEv2).  qroce_ctrl.c runs the command queue and dispatches
+each command to its handler; this patch has the address, CQ and SRQ
+commands." \
+		qroce_eth.c qroce_eth.h qroce_ctrl.c qroce_ctrl.h qroce_cmd.h \
+		qroce_cmd_addr.c qroce_cmd_cq.c qroce_cmd_srq.c
+	qemu_dev "hw/net/qroce: add the MR, ODP and QP commands" \
+"Registration of memory regions (plain, fast-registration, on-demand
+paging, device memory) and windows, the ODP commands that map and unmap
+pages after a fault, and the QP commands: create, modify with the state
+machine's checks, query and destroy." \
+		qroce_cmd_mr.c qroce_cmd_odp.c qroce_cmd_qp.c
+	qemu_dev "hw/net/qroce: add the register file and doorbells" \
+"BAR0's registers (identity, command queue, event queues, reset and
+health) and BAR2's doorbell pages, each value checked when it is
+written." \
+		qroce_regs.c qroce_regs.h
+	qemu_dev "hw/net/qroce: add migration" \
+"The device's VMState: objects, rings, QP transport state and frames in
+flight move to the destination, and each value is checked as it comes in
+(a stream is guest-controlled input).  On-demand-paging MRs move without
+their present pages; they fault again on the destination." \
+		qroce_migration.c qroce_migration.h
+	qemu_dev "hw/net/qroce: add the qroce PCI device" \
+"-device qroce: the PCIe function (BARs, MSI-X, reset, properties) that
+ties the previous patches together, and its run-time knobs (congestion
+control, fault injection for tests, x-objects)." \
+		qroce_debug.c qroce_debug.h qroce_pci.c
+	cmp -s "$W/hw/net/qroce/meson.build" "$TOP/$QDEV/meson.build" ||
+		die "qemu: a file of $QDEV/meson.build is in no patch"
+	for f in "$TOP/$QDEV"/*; do
+		[ -f "$W/hw/net/qroce/${f##*/}" ] || die "qemu: $QDEV/${f##*/} is in no patch"
 	done
-	sed -i 's|^#include "qroce_hw.h"$|#include "hw/net/qroce_hw.h"|' \
-		"$W"/tests/qtest/libqos/qroce.[ch] "$W"/tests/qtest/qroce-*-test.c
+
+	# the libqos driver, then the qtests by area
+	qemu_put qemu-device/tests/qtest/libqos/qroce.c tests/qtest/libqos/qroce.c
+	qemu_put qemu-device/tests/qtest/libqos/qroce.h tests/qtest/libqos/qroce.h
 	addline tests/qtest/libqos/meson.build "^        'igb.c',$" "        'qroce.c',"
 	# the driver's wire peer uses the device's frame codec, built on its
 	# own (no QEMU headers); not in a fuzzing build, whose qemu-fuzz links
@@ -226,26 +386,48 @@ provider, and rdma-core's providers are GPL-2.0 or BSD licensed."
 	qroce_wire = static_library('qroce-wire', meson.project_source_root() / 'hw/net/qroce/roce_wire.c', c_args: '-DROCE_WIRE_STANDALONE', build_by_default: false)
 	qos = declare_dependency(dependencies: qos, objects: get_option('fuzzing') ? [] : qroce_wire.extract_all_objects(recursive: false))
 	EOF
-	addline tests/qtest/meson.build "^qos_test_ss = ss.source_set()$" \
-		"qos_test_ss.add(files($files))"
-	commit "tests/qtest: add a libqos driver for qroce and its qtests" \
+	commit "tests/qtest/libqos: add a driver for qroce" \
 "libqos/qroce.c drives the device as a guest driver would (command queue,
 event queues, rings, doorbells) and plays a RoCEv2 peer on the wire with
-the device's frame codec.  The tests, one file an area, check registers,
-commands, RC, UC and UD transfers, memory registration, SRQs, the
-Ethernet function, the frames on the wire, fault injection, and that
-hostile input is refused without harm."
-
-	# 4: the fuzz targets (qroce_fuzz.[ch]: what they share)
-	files=
-	for f in "$TOP"/qemu-device/tests/qtest/fuzz/qroce_*.[ch]; do
-		put "qemu-device/tests/qtest/fuzz/${f##*/}" "tests/qtest/fuzz/${f##*/}"
-		case $f in *.c) files="$files${files:+, }'${f##*/}'" ;; esac
+the device's frame codec.  The qtests that follow use it."
+	qemu_qtest "tests/qtest: add qroce register and wire tests" \
+"Registers and their checks, doorbells, and the frames on the wire
+(headers, ICRC, DCQCN's window against a peer that ACKs late)." \
+		qroce-regs-test.c qroce-wire-test.c
+	qemu_qtest "tests/qtest: add qroce command tests" \
+"Every command of the control path, with good and bad arguments: each
+bad one completes with an error status and changes nothing." \
+		qroce-cmd-test.c
+	qemu_qtest "tests/qtest: add qroce memory registration tests" \
+"Plain, fast-registration, on-demand-paging and device-memory regions,
+windows of both types, and the access rights each grants." \
+		qroce-mr-test.c
+	qemu_qtest "tests/qtest: add qroce RC tests" \
+"SEND, WRITE, READ and atomics on RC against the libqos peer, with
+retransmission, NAKs and RNR." \
+		qroce-rc-test.c
+	qemu_qtest "tests/qtest: add qroce UD, UC and SRQ tests" \
+"Datagrams and the GRH, unreliable connection, and receives from shared
+receive queues with their limit event." \
+		qroce-ud-uc-test.c qroce-srq-test.c
+	qemu_qtest "tests/qtest: add qroce Ethernet and fault-injection tests" \
+"The Ethernet function beside RoCEv2 on one MAC, and the knobs that make
+the wire and the commands fail for tests." \
+		qroce-eth-test.c qroce-inject-test.c
+	qemu_qtest "tests/qtest: add qroce security tests" \
+"What a hostile or broken guest or peer must not get from the device:
+out-of-range indices, lengths, keys and addresses, rewritten WQEs,
+producer indices moving backwards, DMA outside RAM." \
+		qroce-security-test.c
+	qemu_qtest "tests/qtest: add qroce migration tests" \
+"Migration with objects and traffic in flight, and streams with
+out-of-range values that the destination refuses." \
+		qroce-migration-test.c
+	for f in "$TOP"/qemu-device/tests/qtest/qroce-*-test.c; do
+		[ -f "$W/tests/qtest/${f##*/}" ] || die "qemu: ${f##*/} is in no patch"
 	done
-	sed -i 's|^#include "qroce_hw.h"$|#include "hw/net/qroce_hw.h"|' \
-		"$W"/tests/qtest/fuzz/qroce_*.[ch]
-	addline tests/qtest/fuzz/meson.build "^specific_fuzz_ss.add(files('generic_fuzz.c'))$" \
-		"specific_fuzz_ss.add(when: 'CONFIG_QROCE', if_true: files($files))"
+
+	# the fuzz targets (qroce_fuzz.[ch]: what they share)
 	sed -i '/^const generic_fuzz_config predefined_configs\[\] = {$/a\
     {\
         .name = "qroce",\
@@ -254,16 +436,24 @@ hostile input is refused without harm."
         "-netdev hubport,id=n0,hubid=0",\
         .objects = "qroce*",\
     },' "$W/tests/qtest/fuzz/generic_fuzz_configs.h"
-	commit "tests/qtest/fuzz: add qroce targets" \
+	qemu_fuzz "tests/qtest/fuzz: add qroce targets" \
 "generic-fuzz-qroce runs the generic fuzzer over qroce's BARs, its PCI
 configuration space and every DMA read it makes; qroce-frames feeds a
 set-up device (command queue, EQ, CQ, PD, MR, QPs of each type in RTS,
-an SRQ, the Ethernet rings) the fuzzer's bytes as frames from the wire;
-qroce-migstream loads them as the device's migration section into a
-reset device, then drives it with doorbells, frames, the clock and
-destroy commands, and resets it."
+an SRQ, the Ethernet rings) the fuzzer's bytes as frames from the wire.
+qroce_fuzz.c sets the device up for this target and the next." \
+		qroce_fuzz.c qroce_fuzz.h qroce_frames_fuzz.c
+	qemu_fuzz "tests/qtest/fuzz: add a qroce migration-stream target" \
+"qroce-migstream loads the fuzzer's bytes as the device's migration
+section into a reset device, then drives it with doorbells, frames, the
+clock and destroy commands, and resets it: a migration stream is input
+the destination must check like any other." \
+		qroce_migstream_fuzz.c
+	for f in "$TOP"/qemu-device/tests/qtest/fuzz/qroce_*; do
+		[ -f "$W/tests/qtest/fuzz/${f##*/}" ] || die "qemu: fuzz/${f##*/} is in no patch"
+	done
 
-	# 5: MAINTAINERS
+	# MAINTAINERS
 	cat >"$S/maint" <<-'EOF'
 	qroce
 	M: qroce developers <qroce@invalid>
@@ -278,6 +468,20 @@ destroy commands, and resets it."
 	EOF
 	insert MAINTAINERS '^Rocker$' "$S/maint"
 	commit "MAINTAINERS: add qroce" "The RoCEv2 NIC's files and who looks after them."
+}
+
+# qroce's value in enum rdma_driver_id, as include/qroce-abi.h states it
+driver_id() {
+	id=$(sed -n 's/^#define QROCE_RDMA_DRIVER_ID[[:space:]]*\([0-9]*\).*/\1/p' \
+		"$TOP/include/qroce-abi.h")
+	[ -n "$id" ] || die "no QROCE_RDMA_DRIVER_ID in include/qroce-abi.h"
+	echo "$id"
+}
+
+# the entries of enum rdma_driver_id in a header: their number and the last
+driver_enum() { # driver_enum HEADER
+	awk '/^enum rdma_driver_id/ { on = 1; n = 0; next } on && /^};/ { print n, last; exit }
+		on && /^\tRDMA_DRIVER_[A-Z0-9_]*,$/ { n++; last = $1 }' "$1"
 }
 
 # linux: the object list of one module from linux-driver/Kbuild
@@ -413,24 +617,34 @@ the device's own view of QPs, CQs and MRs (rdma resource show -dd)."
 
 series_rdma_core() {
 	put include/qroce-abi.h kernel-headers/rdma/qroce-abi.h
-	sed -i 's|^  rdma/erdma-abi.h$|  rdma/erdma-abi.h\n  rdma/qroce-abi.h|' \
+	# both lists (the headers, the ABI wrappers), in order after qedr
+	sed -i 's|^  rdma/qedr-abi.h$|  rdma/qedr-abi.h\n  rdma/qroce-abi.h|' \
 		"$W/kernel-headers/CMakeLists.txt"
 	grep -c 'rdma/qroce-abi.h' "$W/kernel-headers/CMakeLists.txt" | grep -qx 2 ||
-		die "rdma-core: kernel-headers/CMakeLists.txt has not two erdma-abi.h lines"
-	addline kernel-headers/rdma/ib_user_ioctl_verbs.h '^\tRDMA_DRIVER_MANA,$' \
+		die "rdma-core: kernel-headers/CMakeLists.txt has not two qedr-abi.h lines"
+	# the next free driver id, which include/qroce-abi.h states
+	ID=$(driver_id)
+	before=$(driver_enum "$W/kernel-headers/rdma/ib_user_ioctl_verbs.h")
+	[ "${before% *}" = "$ID" ] ||
+		die "RDMA_DRIVER_QROCE would be ${before% *} in rdma-core, qroce-abi.h says $ID"
+	addline kernel-headers/rdma/ib_user_ioctl_verbs.h '^\tRDMA_DRIVER_IONIC,$' \
 		'	RDMA_DRIVER_QROCE,'
 	commit "Update kernel headers" \
 "To commit ('RDMA/uapi: add the qroce ABI and RDMA_DRIVER_QROCE') of the
-qroce kernel series: include/uapi/rdma/qroce-abi.h and the driver id."
+qroce kernel series: Linux's include/uapi/rdma/qroce-abi.h and the driver
+id."
 
 	for f in "$TOP"/rdma-core-provider/*; do
 		put "rdma-core-provider/${f##*/}" "providers/qroce/${f##*/}"
 	done
 	put include/qroce_hw.h providers/qroce/qroce_hw.h
-	sed -i '/^add_subdirectory(providers\/erdma)$/a add_subdirectory(providers/qroce)' \
+	sed -i '/^add_subdirectory(providers\/qedr)$/a add_subdirectory(providers/qroce)' \
 		"$W/CMakeLists.txt"
 	grep -qx 'add_subdirectory(providers/qroce)' "$W/CMakeLists.txt" ||
-		die "rdma-core: no providers/erdma in CMakeLists.txt"
+		die "rdma-core: no providers/qedr in CMakeLists.txt"
+	# what a static link names in -DRDMA_STATIC_PROVIDERS=qroce
+	addline libibverbs/verbs.h '^extern const struct verbs_device_ops verbs_provider_qedr;$' \
+		'extern const struct verbs_device_ops verbs_provider_qroce;'
 	sed -i 's/^ - qedr.ko$/ - qedr.ko\n - qroce_ib.ko/' "$W/README.md"
 	cat >"$S/maint" <<-'EOF'
 	QROCE USERSPACE PROVIDER (for qroce_ib.ko)
@@ -445,7 +659,9 @@ qroce kernel series: include/uapi/rdma/qroce-abi.h and the driver id."
 the driver, WQEs written and doorbells rung from userspace, completions
 polled from the CQ rings.  RC, UC, UD, SRQ, memory windows and the
 extended verbs (ibv_wr_*, ibv_create_cq_ex).  The device is matched by
-its driver id, RDMA_DRIVER_QROCE."
+its driver id, RDMA_DRIVER_QROCE.  libibverbs/verbs.h declares
+verbs_provider_qroce, so that a static link can name the provider in
+RDMA_STATIC_PROVIDERS."
 
 	sed -i 's/^  - qedr: QLogic QL4xxx RoCE HCAs$/&\n  - qroce: QEMU emulated RoCEv2 NIC/' "$W/debian/control"
 	cat >"$S/copy" <<-'EOF'
@@ -455,8 +671,6 @@ its driver id, RDMA_DRIVER_QROCE."
 
 	EOF
 	insert debian/copyright '^Files: providers/rxe/\*$' "$S/copy"
-	sed -i 's/^Obsoletes: libqedr < %{version}-%{release}$/&\nProvides: libqroce = %{version}-%{release}\nObsoletes: libqroce < %{version}-%{release}/' \
-		"$W/redhat/rdma-core.spec"
 	sed -i 's/^- libqedr: QLogic QL4xxx RoCE HCA$/&\n- libqroce: QEMU emulated RoCEv2 NIC/' \
 		"$W/redhat/rdma-core.spec" "$W/suse/rdma-core.spec"
 	for f in debian/control redhat/rdma-core.spec suse/rdma-core.spec; do
@@ -601,8 +815,49 @@ apply_series() {
 	[ $n -eq 0 ] || echo "series: $n files of $SRC updated from $OUT"
 }
 
+# refs: every path a patch of the series names (in its message, its
+# comments or its code) must be a file of the tree the series makes: the
+# tarball's files and those the series adds.  A name counts as there when
+# it is a path of the tree, a path under include/ (an #include) or the end
+# of one (a header named from its directory, or relative with ../).
+# System headers (#include <...>), names another tree's ("QEMU's
+# docs/...") and QEMU's generated trace headers are not checked.  Prints
+# each missing one as
+# "PATCH: NAME"; status 1 if there is any.
+refs() {
+	[ -d "$OUT" ] || die "$OUT missing: run 'sh scripts/series.sh export $TREE'"
+	rt=$(mktemp -d)
+	tar -tf "$TAR" | sed -n 's|^[^/]*/||p' | grep -v '/$' >"$rt/files"
+	cat "$OUT"/0*.patch | sed -n 's|^+++ b/||p' >>"$rt/files"
+	sort -u -o "$rt/files" "$rt/files"
+	rf=0
+	for p in "$OUT"/0*.patch; do
+		case $p in */0000-cover-letter.patch) continue ;; esac
+		# the message and the added lines, not the context or diffstat
+		# (not system headers, not names said to be another tree's, not
+		# QEMU's generated trace headers)
+		awk '/^diff --git / { body = 1 } !body && !/^ [^ ].*\|/ || /^\+[^+]/' "$p" |
+		grep -v '^+#include <' |
+		sed -E "s/(QEMU|Linux|rdma-core)'s [^ ]+//g" |
+		grep -oE '(\.?\.?/)*([A-Za-z0-9_.-]+/)+[A-Za-z0-9_-]+\.(c|h|md|rst|sh|py|txt|pl|build|json|spec)\b' |
+		sed -E 's|^(\.\.?/)+||' | grep -v '^trace/trace-' | sort -u |
+		while read -r n; do
+			grep -qxF -e "$n" -e "include/$n" "$rt/files" && continue
+			grep -q "/$(printf '%s' "$n" | sed 's/[.[\*^$]/\\&/g')\$" "$rt/files" && continue
+			echo "${p##*/}: $n"
+		done >>"$rt/missing"
+	done
+	if [ -s "$rt/missing" ]; then
+		cat "$rt/missing"
+		rf=1
+	fi
+	rm -rf "$rt"
+	return $rf
+}
+
 case $CMD in
 export) export_series ;;
+refs) refs ;;
 verify) stage; rm -rf "$A" ;;
 apply)
 	[ $# -eq 3 ] || [ $# -eq 4 ] || die "usage: series.sh apply TREE SRC [K]"
@@ -611,5 +866,5 @@ apply)
 	'' | *[!0-9]* | 0) [ -z "$UPTO" ] || die "apply: K must be a patch count, not '$UPTO'" ;;
 	esac
 	apply_series "$3" ;;
-*) die "unknown command '$CMD' (export, apply)" ;;
+*) die "unknown command '$CMD' (export, verify, apply, refs)" ;;
 esac

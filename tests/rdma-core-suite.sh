@@ -1,12 +1,12 @@
 #!/bin/sh
-# make test-rdma-core: rdma-core 56.1's own Python test suite
+# make test-rdma-core: rdma-core 65.0's own Python test suite
 # (tests/run_tests.py on pyverbs) in one guest, on qroce_0 and on rdma_rxe
 # (rxe0, on the guest's virtio-net NIC), one module per python run with a
 # time limit each, loopback on one device.  Vendor modules (mlx5, efa) are
 # left out.  Prints a table per module (ok/skip/fail/error on each
 # device), the reason of every test skipped on qroce, and checks that
-# qroce has no failure and no error and that every test ok on rxe is ok on
-# qroce.  TAP as tests/run.sh prints it, the whole suite one group; ends
+# qroce has no failure and no error (but one rxe has the same way) and
+# that every test ok on rxe is ok on qroce.  TAP as tests/run.sh prints it, the whole suite one group; ends
 # with "N passed, N failed".
 #
 #   QR_SUITE_TIMEOUT   seconds per module and device (default 300)
@@ -211,10 +211,22 @@ suite_table() {
 	}' "$RES"
 }
 
-# check (a): no test failed or errored on qroce
+# check (a): no test failed or errored on qroce, but for one that failed
+# or errored on rxe too with the same result and reason: that one is the
+# guest kernel's or rdma-core's, not the device's (it is printed, so the
+# table's reader sees it; with rdma-core 65 on the 6.12 guest kernel,
+# test_rdmacm_async_resolve_addrinfo, whose kernel command 6.12 lacks)
 suite_qroce_clean() {
-	awk -F'\t' '$1 == "qroce" && ($3 == "fail" || $3 == "error") { print $3, $4, $5; bad = 1 }
-		END { exit bad }' "$RES"
+	awk -F'\t' '$1 == "rxe" && ($3 == "fail" || $3 == "error") { r[$4] = $3 "\t" $5 }
+		$1 == "qroce" && ($3 == "fail" || $3 == "error") { q[$4] = $3 "\t" $5 }
+		END {
+			for (t in q) {
+				if (t in r && r[t] == q[t]) { print "the same on rxe0 (not counted):", t, q[t]; continue }
+				print q[t], t
+				bad = 1
+			}
+			exit bad
+		}' "$RES"
 }
 
 # check (b): every test ok on rxe is ok on qroce
@@ -241,12 +253,12 @@ qr_log "$(echo $MODULES | wc -w) modules: $(echo $MODULES)"
 suite_list
 suite_all
 {
-	echo "rdma-core 56.1 tests/run_tests.py, one module per run, $(date -u +%Y-%m-%d)," \
+	echo "rdma-core 65.0 tests/run_tests.py, one module per run, $(date -u +%Y-%m-%d)," \
 		"$(($(date +%s) - SR_T0)) s: \`make test-rdma-core\`"
 	echo
 	suite_table
 } >"$TABLE"
 cat "$TABLE"
-qr_check "qroce_0: no test of the suite failed or errored" suite_qroce_clean
+qr_check "qroce_0: no test of the suite failed or errored (but as on rxe0)" suite_qroce_clean
 qr_check "every test ok on rxe0 is ok on qroce_0" suite_rxe_subset
 qr_finish

@@ -13,7 +13,8 @@
 #       # | what the failed check printed: comments
 #       1..2
 #       # srq: 1 passed, 1 failed
-#   not ok 1 - t-srq             ok only if no check failed and the plan came
+#   not ok 1 - t-srq (8s)        ok only if no check failed and the plan came
+#                                (the group's wall time in brackets)
 #   P passed, F failed           the runner's last line, for people
 #
 #   tap_line STATUS DESC         one numbered test line; STATUS 0 is ok
@@ -85,6 +86,7 @@ tap_group() {
 	shift 2
 	tg_out=$(mktemp)
 	echo "    # Subtest: $tg_name"
+	tg_t0=$(date +%s)
 	timeout "$tg_secs" "$@" 2>&1 | tee "$tg_out" | tap_nest
 	tap_count "$tg_out"
 	rm -f "$tg_out"
@@ -96,7 +98,7 @@ tap_group() {
 	fi
 	TAP_PASS=$((TAP_PASS + tc_p))
 	TAP_FAIL=$((TAP_FAIL + tc_f))
-	tap_line "$tc_f" "$tg_name"
+	tap_line "$tc_f" "$tg_name ($(($(date +%s) - tg_t0))s)"
 }
 
 tap_file() {

@@ -66,16 +66,16 @@ TAP version 13
     1..3
     # harness/mixed: 2 passed, 1 failed
     # logs kept in $QR_B/test-logs/harness/mixed
-not ok 1 - t-mixed
+not ok 1 - t-mixed (Ns)
     # Subtest: t-noplan
     ok 1 - passes, then the file stops (Ns)
     # t-noplan: stopped early: 1 tests ran, plan: none
-not ok 2 - t-noplan
+not ok 2 - t-noplan (Ns)
     # Subtest: t-pass
     ok 1 - passes (Ns)
     1..1
     # harness/pass: 1 passed, 0 failed
-ok 3 - t-pass
+ok 3 - t-pass (Ns)
 4 passed, 2 failed
 EOF
 }
@@ -117,7 +117,7 @@ TAP version 13
     not ok 3 - /x86_64/pc/qroce/qroce-tests/c
     1..3
     # qtest: 1 passed, 1 failed
-not ok 1 - qtest
+not ok 1 - qtest (Ns)
 1 passed, 1 failed
 EOF
 		grep -qx '# args: --tap -k -p /x86_64/pc/qroce/qroce-tests/a -p /x86_64/pc/qroce/qroce-tests/b' \

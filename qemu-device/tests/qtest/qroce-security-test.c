@@ -1,7 +1,11 @@
 /*
  * qtests of qroce: what a hostile or broken guest or peer must not get
- * from the device -- one test for each finding of the audit of 30bbaa3
- * (docs/security.md), and garbage WQEs on connected QPs of each type.
+ * from the device -- one test for each hole a read-through of the model
+ * found (WQEs re-read after a rewrite, unbounded buffer tables and
+ * flushes, producer indices moving backwards, DMA outside the re-entrancy
+ * guard or outside RAM, unchecked register values, receive-path lengths,
+ * keys and QPNs reused at once), and garbage WQEs on connected QPs of
+ * each type.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */

@@ -1,7 +1,7 @@
 /*
  * qroce: emulated RoCEv2 RDMA NIC -- device state shared by the files of
  * the model.  Each file declares its functions in its own header; a file
- * calls only the files below it (scripts/check-layers.sh):
+ * calls only the files below it in this list:
  *
  *   qroce_pci.c          QOM/PCI shell: realize, reset, properties, MSI-X
  *   qroce_debug.c        run-time knobs, fault injection, x-objects
@@ -400,7 +400,7 @@ typedef struct QRoceParams {
     uint32_t dcqcn_line_mbps, dcqcn_min_mbps, dcqcn_ai_mbps, dcqcn_hai_mbps;
     uint32_t dcqcn_g, dcqcn_alpha_us, dcqcn_timer_us, dcqcn_byte_kb, dcqcn_f;
     uint32_t dcqcn_wnd_g;
-    /* wire faults for tests (docs/hw-spec.md §15), in parts per million */
+    /* wire faults for tests (docs/hw-spec.md §15), parts per million */
     uint64_t fault_seed;
     uint32_t fault_ppm[2][4];   /* [QROCE_DIR_TX/RX][QROCE_FAULT_*] */
     /* fault injection for driver tests (docs/hw-spec.md §17) */

@@ -1,8 +1,8 @@
 /*
  * qroce: the commands of event queues and completion queues: CREATE_EQ,
- * DESTROY_EQ, CREATE_CQ, RESIZE_CQ, DESTROY_CQ (docs/hw-spec.md §3).  Each
- * checks every value the guest supplies before use and answers with a
- * status.
+ * DESTROY_EQ, CREATE_CQ, RESIZE_CQ, DESTROY_CQ (docs/hw-spec.md §3).
+ * Each checks every value the guest supplies before use and answers with
+ * a status.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */

@@ -26,7 +26,7 @@
  *              the given EtherType (non-RoCE path: the Ethernet RX ring)
  *
  * A crashing input replays with
- *   build/qemu-fuzz/qemu-fuzz-x86_64 --fuzz-target=qroce-frames FILE
+ *   ./qemu-fuzz-x86_64 --fuzz-target=qroce-frames FILE
  * QROCE_FRAMES_LOG=1 prints the frames it delivers, QROCE_FRAMES_ARGS adds
  * to QEMU's command line (e.g. "-trace qroce_*").
  *

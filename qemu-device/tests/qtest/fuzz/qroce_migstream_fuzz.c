@@ -52,18 +52,17 @@
  * Each seed is loaded back once before it is written (it must be
  * accepted).  After a change to the stream (qroce_migration.c), make them
  * again:
- *   QROCE_MIGSTREAM_SEED=tests/fuzz-corpus/qroce-migstream \
- *       build/qemu-fuzz/qemu-fuzz-x86_64 --fuzz-target=qroce-migstream \
- *       -runs=1
+ *   QROCE_MIGSTREAM_SEED=SEED-DIRECTORY \
+ *       ./qemu-fuzz-x86_64 --fuzz-target=qroce-migstream -runs=1
  *
  * A crashing input replays with
- *   build/qemu-fuzz/qemu-fuzz-x86_64 --fuzz-target=qroce-migstream FILE
+ *   ./qemu-fuzz-x86_64 --fuzz-target=qroce-migstream FILE
  * The messages of a refused load (the device's and VMState's, one input
  * after another) are not printed; QROCE_MIGSTREAM_LOG=1 prints them, the
  * objects loaded (x-objects) and the frames delivered;
  * QROCE_MIGSTREAM_ARGS adds to QEMU's command line (e.g. -trace qroce_*).
- * Reproducers of the bugs it found are in the seed directory too
- * (repro-*, docs/security.md).
+ * Keep the reproducers of the bugs it finds (repro-*) beside the seeds,
+ * so that each later run loads them again.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
