@@ -6,7 +6,7 @@
  * the auxiliary bus, as ice/irdma and bnxt_en/bnxt_re do.  The hardware
  * itself is ../include/qroce_hw.h, for both.
  *
- * The boundary (docs/architecture.md, "Two drivers"):
+ * The boundary:
  *
  * qroce_en owns the PCI function and everything of which the device has
  * one: the BARs, MSI-X, reset and enable, the capability registers, the

@@ -68,7 +68,7 @@ fi
 PKGS="build-essential ninja-build pkg-config flex bison xz-utils bzip2 curl ca-certificates
       libglib2.0-dev libpixman-1-dev libslirp-dev zlib1g-dev libfdt-dev python3 python3-venv
       cmake libnl-3-dev libnl-route-3-dev libudev-dev
-      busybox-static cpio kmod seabios qemu-system-data perftest iproute2 libpci3
+      busybox-static cpio kmod seabios qemu-system-data perftest iproute2 libpci3 ccache
       tshark sparse nvme-cli ethtool cython3 python3-dev
       libelf-dev dwarves bc libssl-dev pandoc"
 BPO_PKGS="meson python3-pycotap linux-image-amd64 linux-headers-amd64"

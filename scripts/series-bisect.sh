@@ -10,8 +10,9 @@
 #
 #   qemu       ninja qemu-system-x86_64 and qos-test in build/qemu; the
 #              device list (qroce.mak, outside the series) names QROCE only
-#              once a patch has added its Kconfig; the fuzz targets are
-#              built when build/qemu-fuzz exists (make qemu-fuzz)
+#              once a patch has added its Kconfig; when build/qemu-fuzz
+#              exists (make qemu-fuzz), qemu-fuzz-x86_64 too for a patch
+#              of fuzz targets and for the last patch
 #   linux      every qroce directory the prefix has, with M=; the uAPI
 #              header compiled on its own as userspace sees it; the
 #              headers under include/linux/qroce/ compiled in a module of
@@ -35,7 +36,8 @@ ok=0 bad=0
 say() { printf '%s\n' "$*"; }
 
 npatches() { ls "$B/patches/$1"/*.patch | grep -vc '/0000-cover-letter.patch$'; }
-subject() { ls "$B/patches/$1"/*.patch | grep -v '/0000-cover-letter.patch$' | sed -n "$2p" | xargs basename; }
+patchfile() { ls "$B/patches/$1"/*.patch | grep -v '/0000-cover-letter.patch$' | sed -n "$2p"; }
+subject() { basename "$(patchfile "$1" "$2")"; }
 
 # step TREE K: apply the first K patches and build; the log of the build
 # in build/series/bisect/TREE-K.log
@@ -63,10 +65,13 @@ build_qemu() {
 	fi
 	[ "$(cat "$mak")" = "$want" ] || printf '%s\n' "$want" >"$mak"
 	ninja -C "$B/qemu" -j"$JOBS" qemu-system-x86_64 tests/qtest/qos-test || return 1
-	if [ -f "$B/qemu-fuzz/build.ninja" ]; then
-		ninja -C "$B/qemu-fuzz" -j"$JOBS" qemu-fuzz-x86_64 || return 1
-	else
+	# the fuzzing build compiles the same device again with another
+	# compiler: only for a patch of fuzz targets and for the last one
+	if [ ! -f "$B/qemu-fuzz/build.ninja" ]; then
 		echo "bisect: no build/qemu-fuzz (make qemu-fuzz): fuzz targets not built"
+	elif [ "$1" = "$(npatches qemu)" ] ||
+	     grep -q '^+++ b/tests/qtest/fuzz/' "$(patchfile qemu "$1")"; then
+		ninja -C "$B/qemu-fuzz" -j"$JOBS" qemu-fuzz-x86_64 || return 1
 	fi
 }
 

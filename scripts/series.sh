@@ -199,7 +199,8 @@ qemu_dev() {
 	awk -v d="$d" '
 		NR <= 3 { print; next }
 		/^# [a-z_]*\.c$/ { keep = system("test -f " d "/" $2) == 0 }
-		keep' "$TOP/$QDEV/trace-events" >"$d/trace-events"
+		keep' "$TOP/$QDEV/trace-events" |
+		sed -e :a -e '/^\n*$/{$d;N;ba' -e '}' >"$d/trace-events"
 	if grep -q '^qroce_' "$d/trace-events"; then
 		put "$QDEV/trace.h" hw/net/qroce/trace.h
 		addline meson.build "^    'hw\/net',$" "    'hw/net/qroce',"
@@ -496,10 +497,42 @@ kconfig_entry() { # kconfig_entry SYMBOL
 		"$TOP/linux-driver/Kconfig" | sed -e :a -e '/^\n*$/{$d;N;ba' -e '}'
 }
 
-linux_includes() { # linux_includes FILE...
+# linux_includes FILE...: the shared headers as the kernel tree keeps
+# them, in #include lines and where comments name them
+linux_includes() {
 	sed -i -e 's|^#include "qroce_hw.h"$|#include <linux/qroce/qroce_hw.h>|' \
 	       -e 's|^#include "qroce_core.h"$|#include <linux/qroce/qroce_core.h>|' \
-	       -e 's|^#include "qroce-abi.h"$|#include <rdma/qroce-abi.h>|' "$@"
+	       -e 's|^#include "qroce-abi.h"$|#include <rdma/qroce-abi.h>|' \
+	       -e 's|\(\.\./\)\{0,1\}include/qroce_hw\.h|include/linux/qroce/qroce_hw.h|g' "$@"
+}
+
+# linux_mod DIR MODULE SYMBOL SUBJECT BODY FILE...: FILEs of
+# linux-driver/ into DIR and their objects into DIR/Makefile (MODULE,
+# built when CONFIG_SYMBOL is set; the first patch makes the Makefile,
+# each later one adds a line), one commit
+linux_mod() {
+	lm_dir=$1 lm_mod=$2 lm_sym=$3 lm_subj=$4 lm_body=$5
+	shift 5
+	lm_objs=
+	for f; do
+		put "linux-driver/$f" "$lm_dir/$f"
+		linux_includes "$W/$lm_dir/$f"
+		case $f in
+		*.c)
+			kbuild_objs "$lm_mod" | grep -qw "${f%.c}\.o" ||
+				die "linux: ${f%.c}.o is not in $lm_mod of linux-driver/Kbuild"
+			lm_objs="$lm_objs ${f%.c}.o" ;;
+		esac
+	done
+	if [ ! -f "$W/$lm_dir/Makefile" ]; then
+		printf '# SPDX-License-Identifier: GPL-2.0\nobj-$(CONFIG_%s) += %s.o\n\n%s-y :=%s\n' \
+			"$lm_sym" "$lm_mod" "$lm_mod" "$lm_objs" >"$W/$lm_dir/Makefile"
+	else
+		for o in $lm_objs; do
+			echo "$lm_mod-y += $o" >>"$W/$lm_dir/Makefile"
+		done
+	fi
+	commit "$lm_subj" "$lm_body"
 }
 
 series_linux() {
@@ -534,11 +567,7 @@ driver gives the RDMA driver through the auxiliary device: the PCI
 function, the command queue, event queue vectors and the netdev."
 
 	d=drivers/net/ethernet/qroce
-	for f in "$TOP"/linux-driver/qroce_en*.[ch]; do
-		case $f in *.mod.c) continue ;; esac
-		put "linux-driver/${f##*/}" "$d/${f##*/}"
-	done
-	linux_includes "$W/$d"/*.[ch]
+	mkdir -p "$W/$d"
 	{
 		echo '# SPDX-License-Identifier: GPL-2.0'
 		echo 'config NET_VENDOR_QROCE'
@@ -553,51 +582,92 @@ function, the command queue, event queue vectors and the netdev."
 		echo
 		echo 'endif # NET_VENDOR_QROCE'
 	} >"$W/$d/Kconfig"
-	{
-		echo '# SPDX-License-Identifier: GPL-2.0'
-		echo 'obj-$(CONFIG_QROCE_EN) += qroce_en.o'
-		echo
-		kbuild_objs qroce_en
-	} >"$W/$d/Makefile"
 	addline drivers/net/ethernet/Kconfig '^source "drivers\/net\/ethernet\/qlogic\/Kconfig"$' \
 		'source "drivers/net/ethernet/qroce/Kconfig"'
 	addline drivers/net/ethernet/Makefile '^obj-$(CONFIG_NET_VENDOR_QLOGIC) += qlogic\/$' \
 		'obj-$(CONFIG_NET_VENDOR_QROCE) += qroce/'
-	commit "net: qroce: add the Ethernet PCI driver" \
+	linux_mod $d qroce_en QROCE_EN "net: qroce: add the command queue" \
+"qroce_en is the Ethernet PCI driver of qroce, the RoCEv2 NIC QEMU
+emulates; the patches after this one add the rest of it.  This one has
+the device's command queue: commands posted to a ring in DMA memory,
+their completions matched by tag with a timeout, a health check that
+declares the function dead and recovers it, and the commands' names for
+the logs." \
+		qroce_en.h qroce_en_cmdq.c
+	linux_mod $d qroce_en QROCE_EN "net: qroce: add the netdev" \
+"The Ethernet function: its RX and TX rings, the MAC filter, link state,
+and the device's counters as ethtool statistics." \
+		qroce_en_eth.c
+	linux_mod $d qroce_en QROCE_EN "net: qroce: add the PCI driver and the auxiliary device" \
 "qroce_en binds to the PCI function: BARs, MSI-X, the command queue and
-the asynchronous event queue, health checks and recovery, the netdev
-with its MAC filter, link and counters.  It adds an auxiliary device,
+the asynchronous event queue, the netdev.  It adds an auxiliary device,
 qroce_en.rdma.N, for the RDMA driver, as ice/irdma and bnxt_en/bnxt_re
-do; the two modules do not link against each other."
+do; the two modules do not link against each other." \
+		qroce_en_eq.c qroce_en_aux.c qroce_en_main.c
+	for f in "$TOP"/linux-driver/qroce_en*.[ch]; do
+		case $f in *.mod.c) continue ;; esac
+		[ -f "$W/$d/${f##*/}" ] || die "linux: ${f##*/} is in no patch"
+	done
 
 	d=drivers/infiniband/hw/qroce
-	for f in "$TOP"/linux-driver/qroce*.[ch]; do
-		# qroce_compat.h: the out-of-tree build's, for older kernels
-		case ${f##*/} in qroce_en*|qroce_core.h|qroce_compat.h|*.mod.c) continue ;; esac
-		put "linux-driver/${f##*/}" "$d/${f##*/}"
-	done
-	linux_includes "$W/$d"/*.[ch]
+	mkdir -p "$W/$d"
 	{
 		echo '# SPDX-License-Identifier: GPL-2.0'
 		kconfig_entry INFINIBAND_QROCE
 	} >"$W/$d/Kconfig"
-	{
-		echo '# SPDX-License-Identifier: GPL-2.0'
-		echo 'obj-$(CONFIG_INFINIBAND_QROCE) += qroce_ib.o'
-		echo
-		kbuild_objs qroce_ib
-	} >"$W/$d/Makefile"
 	addline drivers/infiniband/Kconfig '^source "drivers\/infiniband\/hw\/qedr\/Kconfig"$' \
 		'source "drivers/infiniband/hw/qroce/Kconfig"'
 	addline drivers/infiniband/hw/Makefile '^obj-$(CONFIG_INFINIBAND_QEDR)' \
 		'obj-$(CONFIG_INFINIBAND_QROCE)		+= qroce/'
-	commit "RDMA/qroce: add the RDMA driver" \
-"qroce_ib binds to the auxiliary device of qroce_en and registers an
-ib_device: RC, UC and UD QPs, SRQs, CQs, fast registration and memory
-windows, address handles and multicast, driven through the device's
-command queue.  The data path is in userspace (rdma-core's qroce
-provider); kernel consumers post through the same rings.  restrack shows
-the device's own view of QPs, CQs and MRs (rdma resource show -dd)."
+	linux_mod $d qroce_ib INFINIBAND_QROCE "RDMA/qroce: add buffer tables and work queues" \
+"qroce_ib is the RDMA driver of qroce, bound to the auxiliary device of
+qroce_en; the patches after this one add it a family of verbs at a time,
+and the last registers the ib_device.  This one has what they share:
+the driver's structures, buffer tables (the pages of an MR or a queue as
+the device reads them) and the work queues of kernel QPs and SRQs." \
+		qroce.h qroce_verbs.h qroce_bt.c qroce_wq.c
+	linux_mod $d qroce_ib INFINIBAND_QROCE "RDMA/qroce: add on-demand paging and dma-buf MRs" \
+"ODP MRs: the device reports a page fault as an event, the driver maps
+the pages through ib_umem_odp and tells the device; invalidations unmap
+them.  dma-buf MRs are mapped on registration and moved on a move
+notification.  advise_mr prefetches." \
+		qroce_odp.h qroce_odp.c
+	linux_mod $d qroce_ib INFINIBAND_QROCE "RDMA/qroce: add device memory" \
+"The device's on-chip memory as ib_dm: allocated from a bitmap, mapped
+into userspace and registered as an MR." \
+		qroce_dm.c
+	linux_mod $d qroce_ib INFINIBAND_QROCE "RDMA/qroce: add the device, contexts, PDs, MRs, MWs and AHs" \
+"The verbs of the device itself: query_device and query_port, GIDs,
+user contexts and their mmap entries, PDs, MRs (user, DMA, fast
+registration, rereg), memory windows, address handles and counters." \
+		qroce_ctrl.c
+	linux_mod $d qroce_ib INFINIBAND_QROCE "RDMA/qroce: add completion queues" \
+"CQs in DMA memory shared with userspace, their completion events, and
+the asynchronous events of the device's objects." \
+		qroce_cq.c
+	linux_mod $d qroce_ib INFINIBAND_QROCE "RDMA/qroce: add shared receive queues" \
+"SRQs with their limit event; kernel SRQs post through qroce_wq.c." \
+		qroce_srq.c
+	linux_mod $d qroce_ib INFINIBAND_QROCE "RDMA/qroce: add queue pairs" \
+"RC, UC, UD and GSI QPs: create with the rings the device reads, modify
+through the QP state machine, query, destroy, multicast attach, and
+post_send/post_recv for kernel consumers." \
+		qroce_qp.c
+	linux_mod $d qroce_ib INFINIBAND_QROCE "RDMA/qroce: add restrack entries" \
+"rdma resource show -dd shows the device's own view of QPs, CQs and MRs
+(its PSNs, indices and states) beside the core's." \
+		qroce_restrack.c
+	linux_mod $d qroce_ib INFINIBAND_QROCE "RDMA/qroce: register the ib_device" \
+"qroce_ib binds to the auxiliary device of qroce_en, creates the
+completion event queues and registers an ib_device with the verbs of
+the previous patches.  The data path is in userspace (rdma-core's
+qroce provider); kernel consumers post through the same rings." \
+		qroce_ib_main.c
+	for f in "$TOP"/linux-driver/qroce*.[ch]; do
+		# qroce_compat.h: the out-of-tree build's, for older kernels
+		case ${f##*/} in qroce_en*|qroce_core.h|qroce_compat.h|*.mod.c) continue ;; esac
+		[ -f "$W/$d/${f##*/}" ] || die "linux: ${f##*/} is in no patch"
+	done
 
 	cat >"$S/maint" <<-'EOF'
 	QROCE EMULATED RoCEv2 NIC DRIVERS
@@ -613,6 +683,21 @@ the device's own view of QPs, CQs and MRs (rdma resource show -dd)."
 	EOF
 	insert MAINTAINERS '^QT1010 MEDIA DRIVER$' "$S/maint"
 	commit "MAINTAINERS: add qroce" "The qroce drivers and who looks after them."
+}
+
+# prov SUBJECT BODY FILE...: FILEs of rdma-core-provider/ into
+# providers/qroce/, its CMakeLists.txt listing the .c files there so far,
+# one commit
+prov() {
+	pv_subj=$1 pv_body=$2
+	shift 2
+	for f; do
+		put "rdma-core-provider/$f" "providers/qroce/$f"
+	done
+	awk -v d="$W/providers/qroce" '
+		/^  [a-z_]*\.c$/ { f = $1; if (system("test -f " d "/" f) != 0) next }
+		{ print }' "$TOP/rdma-core-provider/CMakeLists.txt" >"$W/providers/qroce/CMakeLists.txt"
+	commit "$pv_subj" "$pv_body"
 }
 
 series_rdma_core() {
@@ -634,14 +719,39 @@ series_rdma_core() {
 qroce kernel series: Linux's include/uapi/rdma/qroce-abi.h and the driver
 id."
 
-	for f in "$TOP"/rdma-core-provider/*; do
-		put "rdma-core-provider/${f##*/}" "providers/qroce/${f##*/}"
-	done
 	put include/qroce_hw.h providers/qroce/qroce_hw.h
+	commit "providers/qroce: add the hardware interface of QEMU's qroce NIC" \
+"qroce is the RoCEv2 NIC QEMU emulates (-device qroce); its kernel driver
+is qroce_ib.  This header is the device's interface as described in
+QEMU's docs/specs/qroce.rst: work queue entries, completions and
+doorbells, and the table of work-request opcodes (which QP types take
+each one, what it reads and writes, its completion opcode).  The device
+model, the kernel driver and this provider share it.  The provider that
+uses it follows, a part at a time."
 	sed -i '/^add_subdirectory(providers\/qedr)$/a add_subdirectory(providers/qroce)' \
 		"$W/CMakeLists.txt"
 	grep -qx 'add_subdirectory(providers/qroce)' "$W/CMakeLists.txt" ||
 		die "rdma-core: no providers/qedr in CMakeLists.txt"
+	prov "providers/qroce: add PDs, MRs and the mapped rings" \
+"The provider's structures, and the verbs that need no ring of their
+own: protection domains (with parent domains and their thread domains),
+memory regions and windows, address handles; and the rings the driver
+maps for CQs, QPs and SRQs." \
+		qroce.h qroce_abi.h qroce_ctrl_pd.c qroce_ctrl_mr.c
+	prov "providers/qroce: add CQs" \
+"Completion queues on rings shared with the device: ibv_poll_cq and the
+extended CQ (ibv_start_poll and the read_* accessors), notification
+requests, resize and destroy." \
+		qroce_poll.c qroce_ctrl_cq.c
+	prov "providers/qroce: add posting of work requests" \
+"WQEs written to the send and receive rings and the doorbell rung from
+userspace: ibv_post_send, ibv_post_recv and ibv_post_srq_recv, the
+extended ibv_wr_* API, memory window binds, inline data." \
+		qroce_post.c
+	prov "providers/qroce: add QPs and SRQs" \
+"Creating, modifying, querying and destroying QPs of type RC, UC and UD
+and SRQs, with rings the driver maps and the device reads." \
+		qroce_ctrl_qp.c
 	# what a static link names in -DRDMA_STATIC_PROVIDERS=qroce
 	addline libibverbs/verbs.h '^extern const struct verbs_device_ops verbs_provider_qedr;$' \
 		'extern const struct verbs_device_ops verbs_provider_qroce;'
@@ -654,14 +764,15 @@ id."
 
 	EOF
 	insert MAINTAINERS '^RXE SOFT ROCEE* USERSPACE PROVIDER' "$S/maint"
-	commit "providers/qroce: add the provider of QEMU's qroce RoCEv2 NIC" \
-"The data path of qroce_ib: send and receive rings and CQs mapped from
-the driver, WQEs written and doorbells rung from userspace, completions
-polled from the CQ rings.  RC, UC, UD, SRQ, memory windows and the
-extended verbs (ibv_wr_*, ibv_create_cq_ex).  The device is matched by
-its driver id, RDMA_DRIVER_QROCE.  libibverbs/verbs.h declares
-verbs_provider_qroce, so that a static link can name the provider in
-RDMA_STATIC_PROVIDERS."
+	prov "providers/qroce: register the provider" \
+"The device is matched by its driver id, RDMA_DRIVER_QROCE; its context
+is allocated with the ABI version and ring sizes the driver returns.
+libibverbs/verbs.h declares verbs_provider_qroce, so that a static link
+can name the provider in RDMA_STATIC_PROVIDERS." \
+		qroce.c CMakeLists.txt
+	for f in "$TOP"/rdma-core-provider/*; do
+		[ -f "$W/providers/qroce/${f##*/}" ] || die "rdma-core: ${f##*/} is in no patch"
+	done
 
 	sed -i 's/^  - qedr: QLogic QL4xxx RoCE HCAs$/&\n  - qroce: QEMU emulated RoCEv2 NIC/' "$W/debian/control"
 	cat >"$S/copy" <<-'EOF'
