@@ -4,6 +4,7 @@
  * device, and the rings of CQs, QPs and SRQs (user: pinned provider memory;
  * kernel: a DMA-coherent buffer).
  */
+#include <linux/module.h>
 #include <linux/dma-mapping.h>
 #include <linux/log2.h>
 #include <rdma/iter.h>
@@ -143,3 +144,11 @@ void qroce_ring_put(struct qroce_dev *dev, struct qroce_ring *r)
 		dma_free_coherent(&dev->pdev->dev, r->size, r->va, r->dma);
 	memset(r, 0, sizeof(*r));
 }
+
+/*
+ * The module's identity is with its first file, so that the module links
+ * whichever of its files a build has.
+ */
+MODULE_DESCRIPTION("qroce emulated RoCEv2 NIC: RDMA (auxiliary driver)");
+MODULE_LICENSE("GPL");
+MODULE_AUTHOR("qroce");

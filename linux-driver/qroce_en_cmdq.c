@@ -21,6 +21,7 @@
  * address handle it created is destroyed, here, for as long as the
  * function is bound: the RDMA driver may come and go meanwhile).
  */
+#include <linux/module.h>
 #include <linux/delay.h>
 #include <linux/dma-mapping.h>
 #include "qroce_en.h"
@@ -408,3 +409,11 @@ int qroce_simple_cmd(struct qroce_en *en, u8 opcode, u32 handle)
 	cmd.handle.handle = cpu_to_le32(handle);
 	return qroce_cmd_exec(en, &cmd, NULL);
 }
+
+/*
+ * The module's identity is with its first file, so that the module links
+ * whichever of its files a build has.
+ */
+MODULE_DESCRIPTION("qroce emulated RoCEv2 NIC: Ethernet and PCI core");
+MODULE_LICENSE("GPL");
+MODULE_AUTHOR("qroce");

@@ -479,7 +479,3 @@ static void __exit qroce_en_module_exit(void)
 
 module_init(qroce_en_module_init);
 module_exit(qroce_en_module_exit);
-
-MODULE_DESCRIPTION("qroce emulated RoCEv2 NIC: Ethernet and PCI core");
-MODULE_LICENSE("GPL");
-MODULE_AUTHOR("qroce");

@@ -327,7 +327,3 @@ static struct auxiliary_driver qroce_ib_driver = {
 	.id_table = qroce_ib_id_table,
 };
 module_auxiliary_driver(qroce_ib_driver);
-
-MODULE_DESCRIPTION("qroce emulated RoCEv2 NIC: RDMA (auxiliary driver)");
-MODULE_LICENSE("GPL");
-MODULE_AUTHOR("qroce");

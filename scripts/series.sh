@@ -180,9 +180,9 @@ qemu_put() { # qemu_put REPO-FILE TREE-PATH
 }
 
 # qemu_dev SUBJECT BODY FILE...: the device's FILEs into hw/net/qroce/,
-# its meson.build cut to the .c files present, its trace-events to their
-# sections (the tree's trace list names the directory from the first
-# patch with an event), one commit
+# its meson.build cut to the .c files present, its trace-events to the
+# events they use (the tree's trace list names the directory from the
+# first patch with an event), one commit
 qemu_dev() {
 	qd_subj=$1 qd_body=$2
 	shift 2
@@ -196,11 +196,19 @@ qemu_dev() {
 			if (system("test -f " d "/" f) != 0) next
 		}
 		{ print }' "$TOP/$QDEV/meson.build" >"$d/meson.build"
-	awk -v d="$d" '
+	# the events the files so far name (trace_NAME, or NAME in the macros
+	# that paste it), under their sections' headers
+	grep -ohE 'qroce_[a-z0-9_]+' "$d"/*.[ch] | sort -u >"$S/events"
+	awk -v used="$S/events" '
+		BEGIN { while ((getline l < used) > 0) u[l] = 1 }
 		NR <= 3 { print; next }
-		/^# [a-z_]*\.c$/ { keep = system("test -f " d "/" $2) == 0 }
-		keep' "$TOP/$QDEV/trace-events" |
-		sed -e :a -e '/^\n*$/{$d;N;ba' -e '}' >"$d/trace-events"
+		/^# [a-z_]*\.c$/ { sec = $0; shown = 0; next }
+		/^qroce_/ {
+			n = $1; sub(/\(.*/, "", n)
+			if (!(n in u)) next
+			if (!shown) { if (printed) print ""; print sec; shown = 1; printed = 1 }
+			print
+		}' "$TOP/$QDEV/trace-events" >"$d/trace-events"
 	if grep -q '^qroce_' "$d/trace-events"; then
 		put "$QDEV/trace.h" hw/net/qroce/trace.h
 		addline meson.build "^    'hw\/net',$" "    'hw/net/qroce',"
@@ -864,7 +872,7 @@ Based on $BASE_NAME." ;;
 		mv "$S/out" "$OUT"
 		echo "series: wrote $OUT: $(($(ls "$OUT" | wc -l) - 1)) patches and a cover letter"
 	fi
-	rm -rf "$W" "$S/msg" "$S/maint" "$S/copy"
+	rm -rf "$W" "$S/msg" "$S/maint" "$S/copy" "$S/events"
 }
 
 # --- applying it --------------------------------------------------------
