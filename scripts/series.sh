@@ -349,19 +349,21 @@ handles and receive them with the GRH the verbs expect." \
 in an IOThread, and dispatches the frames the port receives to their
 QP's transport." \
 		qroce_data.c qroce_data.h
-	qemu_dev "hw/net/qroce: add the Ethernet function and the command queue" \
+	qemu_dev "hw/net/qroce: add the Ethernet function and the address, CQ and SRQ commands" \
 "qroce_eth.c is the NIC's Ethernet side (its RX and TX rings share the
-port with RoCEv2).  qroce_ctrl.c runs the command queue and dispatches
-each command to its handler; this patch has the address, CQ and SRQ
-commands." \
-		qroce_eth.c qroce_eth.h qroce_ctrl.c qroce_ctrl.h qroce_cmd.h \
+port with RoCEv2).  The commands of the control path come a family to a
+file (what they share is in qroce_cmd.h); this patch has those of GIDs,
+address handles and multicast groups, of event and completion queues,
+and of SRQs.  The queue that runs them follows with the rest." \
+		qroce_eth.c qroce_eth.h qroce_cmd.h \
 		qroce_cmd_addr.c qroce_cmd_cq.c qroce_cmd_srq.c
-	qemu_dev "hw/net/qroce: add the MR, ODP and QP commands" \
+	qemu_dev "hw/net/qroce: add the MR, ODP and QP commands and the command queue" \
 "Registration of memory regions (plain, fast-registration, on-demand
 paging, device memory) and windows, the ODP commands that map and unmap
 pages after a fault, and the QP commands: create, modify with the state
-machine's checks, query and destroy." \
-		qroce_cmd_mr.c qroce_cmd_odp.c qroce_cmd_qp.c
+machine's checks, query and destroy.  qroce_ctrl.c runs the command
+queue and dispatches each command to its handler." \
+		qroce_cmd_mr.c qroce_cmd_odp.c qroce_cmd_qp.c qroce_ctrl.c qroce_ctrl.h
 	qemu_dev "hw/net/qroce: add the register file and doorbells" \
 "BAR0's registers (identity, command queue, event queues, reset and
 health) and BAR2's doorbell pages, each value checked when it is
