@@ -119,10 +119,12 @@ ulp_recover() {
 	c0=$(ulp_connects)
 	qr_exec 1 "$(ulp_tgt_dd o if=/dev/zero of=$ULP_TGT conv=notrunc)" || return 1
 	qr_bg 2 io "$(printf '%s' "$ULP_RT" | tr '\n\t' '  ')" || return 1
-	# the link goes down as the I/O starts, so that the outage cannot miss
-	# it (a fast round trip can be over a second in); a QP error or a
-	# move a second in, once the ULP's QPs are busy
-	[ "$1" = link ] || sleep 1
+	# the link goes down and a QP goes to ERR as the I/O starts, so that
+	# neither can miss it (a fast round trip can be over a second in: the
+	# I/O must still run after the QP error, checked below); a move half
+	# a second in, once the ULP's QPs are busy (the I/O must outlast the
+	# move, about a second and a half here)
+	[ "$1" = link ] || [ "$1" = qp ] || sleep 0.5
 	if [ "$1" = link ]; then
 		qr_qom_set 2 x-link-up false && sleep 2 && qr_qom_set 2 x-link-up true ||
 			return 1
@@ -138,9 +140,11 @@ ulp_recover() {
 		echo "guest 2's fast registrations: $f0 before the move, $f1 after it"
 	else
 		qpn=$(qr_exec 2 "rdma resource show qp link qroce_0/1 | awk '/type RC/ && /state RTS/ { for (i = 1; i < NF; i++) if (\$i == \"lqpn\") print \$(i + 1) }' | head -1")
+		qr_exec 2 "rdma resource show qp link qroce_0/1" | sed 's/^/guest 2: /'
 		[ -n "$qpn" ] || { echo "no RC QP in RTS"; return 1; }
 		qr_qom_set 2 x-inject-event "qp-fatal:$qpn" || return 1
-		echo "QP $qpn of guest 2 moved to ERR"
+		qr_exec 2 "[ ! -e /tmp/bg.io ]" || { echo "the I/O was over before the QP error"; return 1; }
+		echo "QP $qpn of guest 2 moved to ERR during the I/O"
 	fi
 	qr_bg_wait 2 io 300 >"$QR_DIR/io.out" 2>&1
 	rc=$?
