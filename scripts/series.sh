@@ -851,12 +851,36 @@ valid RoCEv2 on the wire, and every guest-supplied value is checked.
 Its Linux drivers (qroce_en, qroce_ib) and rdma-core provider are sent
 to those trees as series of their own.
 
+Why a device: rxe and siw are RDMA in software inside the guest kernel;
+they have no command queue, no doorbells, no DMA and no device state to
+migrate, so a driver developer cannot test a hardware driver's paths on
+them.  pvrdma, the last emulated RDMA device, needed RDMA hardware on
+the host and was removed.  qroce needs nothing on the host: its RoCEv2
+frames go through any netdev backend.
+
+Tested: the qtests of this series (registers, commands, memory
+registration, RC, UC, UD, SRQ, Ethernet, fault injection, hostile
+input, migration) in the main loop and with the engine in an IOThread;
+the three fuzz targets; and, in guests, rdma-core's own test suite,
+perftest, RDMA CM, NVMe-oF, NFS, SRP and iSER, live migration under
+traffic.  Every patch builds on its own.  Maintained by the qroce
+developers (MAINTAINERS, last patch).
+
 Based on $BASE_NAME." ;;
 	linux*) cover "qroce: drivers for QEMU's emulated RoCEv2 NIC" \
 "qroce is a RoCEv2 RDMA NIC emulated by QEMU (-device qroce).  This series
 adds its two drivers, split as ice/irdma and bnxt_en/bnxt_re are:
 qroce_en, the Ethernet PCI driver, and qroce_ib, the RDMA driver bound to
 its auxiliary device.  The userspace half is rdma-core's qroce provider.
+
+Why: rxe and siw are software RDMA inside the kernel, not devices; a
+driver developer needs a device with a command queue, event queues,
+doorbells and DMA to test a hardware driver's paths in a VM, and
+pvrdma, which needed RDMA hardware on the host, was removed.  Tested in
+QEMU guests with rdma-core's test suite, perftest, RDMA CM, the kernel
+verbs of NVMe-oF, NFS, SRP and iSER, module reload under traffic and
+live migration; every patch builds on its own (W=1, sparse).
+Maintained by the qroce developers (MAINTAINERS, last patch).
 
 Based on $BASE_NAME." ;;
 	rdma-core) cover "providers/qroce: QEMU's emulated RoCEv2 NIC" \
