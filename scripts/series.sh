@@ -183,7 +183,8 @@ qemu_dev() {
 	awk -v d="$d" '
 		NR <= 3 { print; next }
 		/^# [a-z_]*\.c$/ { keep = system("test -f " d "/" $2) == 0 }
-		keep' "$TOP/$QDEV/trace-events" >"$d/trace-events"
+		keep' "$TOP/$QDEV/trace-events" |
+		sed -e :a -e '/^\n*$/{$d;N;ba' -e '}' >"$d/trace-events"
 	if grep -q '^qroce_' "$d/trace-events"; then
 		put "$QDEV/trace.h" hw/net/qroce/trace.h
 		addline meson.build "^    'hw\/net',$" "    'hw/net/qroce',"
