@@ -239,9 +239,9 @@ qemu_fuzz() {
 series_qemu() {
 	# 1: the PCI ID and the specification
 	addline include/hw/pci/pci.h '^#define PCI_DEVICE_ID_REDHAT_RISCV_IOMMU ' \
-		'#define PCI_DEVICE_ID_REDHAT_QROCE       0x00e0'
+		'#define PCI_DEVICE_ID_REDHAT_QROCE       0x0015'
 	sed -i '/^  PCI RISC-V IOMMU device$/a\
-1b36:00e0\
+1b36:0015\
   PCI RoCEv2 RDMA NIC (``-device qroce``)' "$W/docs/specs/pci-ids.rst"
 	addline docs/specs/index.rst '^   rocker$' '   qroce'
 	{
@@ -254,7 +254,7 @@ series_qemu() {
 engine behind one MAC, driven through a command queue (control path)
 and userspace rings with doorbells (data path).  This is its hardware
 interface as the device, the Linux driver and the rdma-core provider
-implement it, and the 1b36:00e0 device ID it asks for."
+implement it, and the 1b36:0015 device ID it asks for."
 
 	# 2: the hardware header
 	mkdir -p "$W/include/hw/net"
