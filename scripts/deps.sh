@@ -7,8 +7,13 @@
 set -eu
 
 CACHE=${QROCE_CACHE:-/var/cache/qroce}
-QEMU_TAR=qemu_10.0.13+ds.orig.tar.xz
-QEMU_SHA=6a0888e806c2ffc0c5f0733e974f9aea55491950d3c47c98669c8b236dde59ae
+QEMU_TAR=qemu_11.1.3+ds.orig.tar.xz
+QEMU_SHA=502fe33503df3520b6a81176a94d77eef908eb252bacc675d7199f379ac26641
+# QEMU 11.1's configure wants the qemu.qmp Python package, which Debian's
+# +ds tarball does not carry (no python/wheels/) and bookworm does not
+# have: trixie-backports' python3-qemu-qmp (Architecture: all).
+QMP_DEB=python3-qemu-qmp_0.0.6-1~bpo13+1_all.deb
+QMP_SHA=a6a2432c436c7b2244d2255ce899e6c3907fb671676f8c90844738d271f4572f
 RDMA_TAR=rdma-core_56.1.orig.tar.gz
 RDMA_SHA=63ce7f2baa7242c2dbc76375dac957c420187dd27f8c5e148efc07971ee522a8
 
@@ -113,6 +118,12 @@ fetch() { # fetch FILE POOL-PATH SHA256
 }
 fetch $QEMU_TAR q/qemu $QEMU_SHA
 fetch $RDMA_TAR r/rdma-core $RDMA_SHA
+fetch $QMP_DEB p/python-qemu-qmp $QMP_SHA
+if ! dpkg-query -W -f '${Status}\n' python3-qemu-qmp 2>/dev/null | grep -q 'ok installed'; then
+	echo "deps: installing $QMP_DEB"
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends \
+		"$CACHE/$QMP_DEB" >/dev/null || die "apt-get install $QMP_DEB failed"
+fi
 
 # Guest kernel image: downloaded, not installed.  Its sha256 is checked by apt.
 if [ ! -f "$CACHE/kernel-$KVER.deb" ]; then
