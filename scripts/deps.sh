@@ -7,8 +7,11 @@
 set -eu
 
 CACHE=${QROCE_CACHE:-/var/cache/qroce}
-QEMU_TAR=qemu_11.1.3+ds.orig.tar.xz
-QEMU_SHA=502fe33503df3520b6a81176a94d77eef908eb252bacc675d7199f379ac26641
+# QEMU 11.1.1: the newest 11.1 whose tarball the archive's pool serves
+# (11.1.2 and 11.1.3 are in the Sources indexes but not in the pool); the
+# sha256 is the one qemu_11.1.1+ds-1.dsc gives
+QEMU_TAR=qemu_11.1.1+ds.orig.tar.xz
+QEMU_SHA=0b1376e75dbe3e2fea4e408f8669f88a723f419f36a5b7d74cc6a4cfe07e4f5e
 # QEMU 11.1's configure wants the qemu.qmp Python package, which Debian's
 # +ds tarball does not carry (no python/wheels/) and bookworm does not
 # have: trixie-backports' python3-qemu-qmp (Architecture: all).

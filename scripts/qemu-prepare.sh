@@ -9,7 +9,7 @@ set -eu
 SRC=$1
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 CACHE=${QROCE_CACHE:-/var/cache/qroce}
-TAR=$CACHE/qemu_11.1.3+ds.orig.tar.xz
+TAR=$CACHE/qemu_11.1.1+ds.orig.tar.xz
 
 if [ ! -f "$SRC/.unpacked" ]; then
 	[ -f "$TAR" ] || { echo "qemu-prepare: $TAR missing: run 'make deps'" >&2; exit 1; }

@@ -16,7 +16,7 @@
 #                                         the result (scripts/series-bisect.sh
 #                                         builds each prefix)
 #
-# TREE is qemu (QEMU 11.1.3), linux (Debian's linux-source-6.12, the
+# TREE is qemu (QEMU 11.1.1), linux (Debian's linux-source-6.12, the
 # guest kernel's own version) or rdma-core (56.1).  The sources stay where
 # they are edited (qemu-device/, linux-driver/, rdma-core-provider/,
 # include/); each export builds a small git repository from the pristine
@@ -41,8 +41,8 @@ CMD=$1
 TREE=$2
 case $TREE in
 qemu)
-	TAR=$CACHE/qemu_11.1.3+ds.orig.tar.xz
-	BASE_NAME="QEMU v11.1.3"
+	TAR=$CACHE/qemu_11.1.1+ds.orig.tar.xz
+	BASE_NAME="QEMU v11.1.1"
 	BASE_FILES="MAINTAINERS meson.build hw/net/Kconfig hw/net/meson.build
 		include/hw/pci/pci.h docs/specs/index.rst docs/specs/pci-ids.rst
 		tests/qtest/meson.build tests/qtest/libqos/meson.build
