@@ -47,7 +47,7 @@ QEMU_CONFIGURE := --python=/usr/bin/python3 --target-list=x86_64-softmmu \
 	--disable-docs --disable-tools --disable-user --disable-guest-agent \
 	--disable-install-blobs --enable-slirp --disable-gtk --disable-sdl \
 	--disable-vnc --disable-opengl --disable-spice --disable-curses \
-	--disable-werror
+	--disable-nitro --disable-werror
 
 .PHONY: all deps qemu kernel driver rdma-core guest-bin initramfs tools demo test bench bench-pingpong bench-odp bench-scale \
 	check-headers clean FORCE

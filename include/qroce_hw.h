@@ -23,7 +23,7 @@
 /* ------------------------------------------------------------------ */
 
 #define QROCE_PCI_VENDOR_ID		0x1b36	/* Red Hat / QEMU */
-#define QROCE_PCI_DEVICE_ID		0x00e0	/* local, not allocated upstream */
+#define QROCE_PCI_DEVICE_ID		0x0015	/* the next free Red Hat ID */
 #define QROCE_PCI_SUBSYS_VENDOR_ID	0x1af4
 #define QROCE_PCI_SUBSYS_ID		0x1100
 #define QROCE_PCI_REVISION		0x01

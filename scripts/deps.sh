@@ -7,12 +7,16 @@
 set -eu
 
 CACHE=${QROCE_CACHE:-/var/cache/qroce}
-QEMU_TAR=qemu_10.0.13+ds.orig.tar.xz
-QEMU_SHA=6a0888e806c2ffc0c5f0733e974f9aea55491950d3c47c98669c8b236dde59ae
-# rdma-core 65.0 as Debian has it (the tarball unpacks to
-# linux-rdma-rdma-core-58e4080/), and Debian's packaging of it (65.0-1,
-# the checksums of its .dsc), from which its packages are rebuilt with
-# the provider
+# QEMU 11.1.1: the newest 11.1 whose tarball the archive's pool serves
+# (11.1.2 and 11.1.3 are in the Sources indexes but not in the pool); the
+# sha256 is the one qemu_11.1.1+ds-1.dsc gives
+QEMU_TAR=qemu_11.1.1+ds.orig.tar.xz
+QEMU_SHA=0b1376e75dbe3e2fea4e408f8669f88a723f419f36a5b7d74cc6a4cfe07e4f5e
+# QEMU 11.1's configure wants the qemu.qmp Python package, which Debian's
+# +ds tarball does not carry (no python/wheels/) and bookworm does not
+# have: trixie-backports' python3-qemu-qmp (Architecture: all).
+QMP_DEB=python3-qemu-qmp_0.0.6-1~bpo13+1_all.deb
+QMP_SHA=a6a2432c436c7b2244d2255ce899e6c3907fb671676f8c90844738d271f4572f
 RDMA_TAR=rdma-core_65.0.orig.tar.gz
 RDMA_SHA=f6ba3d8b2c4aa334c5c883c1ad0772de339011123cff4fb1db32ae7a443fb7ca
 RDMA_DEB=rdma-core_65.0-1.debian.tar.xz
@@ -120,6 +124,12 @@ fetch() { # fetch FILE POOL-PATH SHA256
 fetch $QEMU_TAR q/qemu $QEMU_SHA
 fetch $RDMA_TAR r/rdma-core $RDMA_SHA
 fetch $RDMA_DEB r/rdma-core $RDMA_DEB_SHA
+fetch $QMP_DEB p/python-qemu-qmp $QMP_SHA
+if ! dpkg-query -W -f '${Status}\n' python3-qemu-qmp 2>/dev/null | grep -q 'ok installed'; then
+	echo "deps: installing $QMP_DEB"
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends \
+		"$CACHE/$QMP_DEB" >/dev/null || die "apt-get install $QMP_DEB failed"
+fi
 
 # Guest kernel image: downloaded, not installed.  Its sha256 is checked by apt.
 if [ ! -f "$CACHE/kernel-$KVER.deb" ]; then

@@ -9,7 +9,7 @@ set -eu
 SRC=$1
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 CACHE=${QROCE_CACHE:-/var/cache/qroce}
-TAR=$CACHE/qemu_10.0.13+ds.orig.tar.xz
+TAR=$CACHE/qemu_11.1.1+ds.orig.tar.xz
 
 if [ ! -f "$SRC/.unpacked" ]; then
 	[ -f "$TAR" ] || { echo "qemu-prepare: $TAR missing: run 'make deps'" >&2; exit 1; }
@@ -21,6 +21,9 @@ if [ ! -f "$SRC/.unpacked" ]; then
 	# Debian stripped the edk2 images; never try to unpack them.
 	sed -i "s/unpack_edk2_blobs = bzip2.found()$/unpack_edk2_blobs = bzip2.found() and get_option('install_blobs')/" \
 		"$SRC/meson.build"
+	# Nor the prebuilt device trees: they are built with dtc if it is
+	# there, and without it installed only when blobs are.
+	sed -i "s/^else$/elif get_option('install_blobs')/" "$SRC/pc-bios/dtb/meson.build"
 	touch "$SRC/.unpacked"
 fi
 

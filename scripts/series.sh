@@ -16,7 +16,7 @@
 #                                         the result (scripts/series-bisect.sh
 #                                         builds each prefix)
 #
-# TREE is qemu (QEMU 10.0.13), linux (Debian's linux-source-6.12, the
+# TREE is qemu (QEMU 11.1.1), linux (Debian's linux-source-6.12, the
 # guest kernel's own version; LINUX_BASE=7.3: Debian's linux-source-7.3,
 # the kernel the driver is written for, into build/patches/linux-7.3/) or
 # rdma-core (65.0).  The sources stay where
@@ -43,8 +43,8 @@ CMD=$1
 TREE=$2
 case $TREE in
 qemu)
-	TAR=$CACHE/qemu_10.0.13+ds.orig.tar.xz
-	BASE_NAME="QEMU v10.0.13"
+	TAR=$CACHE/qemu_11.1.1+ds.orig.tar.xz
+	BASE_NAME="QEMU v11.1.1"
 	BASE_FILES="MAINTAINERS meson.build hw/net/Kconfig hw/net/meson.build
 		include/hw/pci/pci.h docs/specs/index.rst docs/specs/pci-ids.rst
 		tests/qtest/meson.build tests/qtest/libqos/meson.build
@@ -263,9 +263,9 @@ qemu_fuzz() {
 series_qemu() {
 	# 1: the PCI ID and the specification
 	addline include/hw/pci/pci.h '^#define PCI_DEVICE_ID_REDHAT_RISCV_IOMMU ' \
-		'#define PCI_DEVICE_ID_REDHAT_QROCE       0x00e0'
+		'#define PCI_DEVICE_ID_REDHAT_QROCE       0x0015'
 	sed -i '/^  PCI RISC-V IOMMU device$/a\
-1b36:00e0\
+1b36:0015\
   PCI RoCEv2 RDMA NIC (``-device qroce``)' "$W/docs/specs/pci-ids.rst"
 	addline docs/specs/index.rst '^   rocker$' '   qroce'
 	{
@@ -278,7 +278,7 @@ series_qemu() {
 engine behind one MAC, driven through a command queue (control path)
 and userspace rings with doorbells (data path).  This is its hardware
 interface as the device, the Linux driver and the rdma-core provider
-implement it, and the 1b36:00e0 device ID it asks for."
+implement it, and the 1b36:0015 device ID it asks for."
 
 	# 2: the hardware header
 	mkdir -p "$W/include/hw/net"

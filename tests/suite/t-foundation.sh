@@ -93,7 +93,7 @@ qr_boot 2 mgmt || { qr_fail "qr_boot 2 mgmt: the guests did not boot"; qr_finish
 binds() { # qroce_en bound the PCI function, qroce_ib its auxiliary device, qroce_0
 	qr_exec "$1" 'cat /sys/bus/pci/drivers/qroce_en/*/vendor /sys/bus/pci/drivers/qroce_en/*/device; ls /sys/class/infiniband; for a in /sys/bus/auxiliary/devices/*; do echo "aux ${a##*/} $(basename $(readlink $a/driver))"; done' >"$QR_DIR/binds.$1" || return 1
 	cat "$QR_DIR/binds.$1"
-	grep -qx 0x1b36 "$QR_DIR/binds.$1" && grep -qx 0x00e0 "$QR_DIR/binds.$1" &&
+	grep -qx 0x1b36 "$QR_DIR/binds.$1" && grep -qx 0x0015 "$QR_DIR/binds.$1" &&
 		grep -qx qroce_0 "$QR_DIR/binds.$1" &&
 		grep -qx "aux qroce_en.rdma.0 qroce_ib" "$QR_DIR/binds.$1"
 }
@@ -234,8 +234,8 @@ copy_in() {
 
 qr_check "harness: a command past QR_TIMEOUT is killed in the guest, the next runs" agent_timeout
 qr_check "harness: a line that lost its start is answered @@QRBAD and not run" agent_damaged
-qr_check "guest 1: driver binds 1b36:00e0 as qroce_0" binds 1
-qr_check "guest 2: driver binds 1b36:00e0 as qroce_0" binds 2
+qr_check "guest 1: driver binds 1b36:0015 as qroce_0" binds 1
+qr_check "guest 2: driver binds 1b36:0015 as qroce_0" binds 2
 qr_check "guest 1: ibv_devinfo -v shows the port and its RoCEv2 GID" devinfo 1
 qr_check "guest 2: ibv_devinfo -v shows the port and its RoCEv2 GID" devinfo 2
 qr_check "guest 1: sysfs GID table has ::ffff:10.0.0.1 as RoCE v2" gid_sysfs 1

@@ -52,7 +52,7 @@ stress() {
 G=$(tr '\n' ' ' <<'EOF'
 qnet() { ls /sys/bus/pci/drivers/qroce_en/*/net 2>/dev/null; };
 qpci() { for d in /sys/bus/pci/devices/*; do
-	[ "$(cat $d/vendor):$(cat $d/device)" = 0x1b36:0x00e0 ] && echo ${d##*/}; done; };
+	[ "$(cat $d/vendor):$(cat $d/device)" = 0x1b36:0x0015 ] && echo ${d##*/}; done; };
 qaux() { ls /sys/bus/auxiliary/devices 2>/dev/null | grep '^qroce_en\.rdma\.'; };
 qup() { n=$(qnet); [ -n "$n" ] || { echo "no qroce netdev"; return 1; };
 	if ! /usr/sbin/ip -4 addr show dev $n | grep -q inet; then

@@ -18,7 +18,7 @@
 #include "qemu/osdep.h"
 #include "qemu/main-loop.h"
 #include "qemu/timer.h"
-#include "block/aio-wait.h"
+#include "qemu/aio-wait.h"
 #include "qroce_data.h"
 #include "qroce_data_xport.h"
 #include "qroce_data_common.h"

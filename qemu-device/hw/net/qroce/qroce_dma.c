@@ -9,6 +9,7 @@
 
 #include "qemu/osdep.h"
 #include "system/dma.h"
+#include "system/memory_cached.h"
 #include "qroce_dma.h"
 #include "trace.h"
 

@@ -23,6 +23,8 @@
 
 #include "qemu/osdep.h"
 #include "qemu/bitops.h"
+#include "qapi/error.h"
+#include "qemu/error-report.h"
 #include "migration/vmstate.h"
 #include "migration/qemu-file-types.h"
 #include "hw/pci/msix.h"
@@ -366,25 +368,25 @@ static bool qroce_mig_inflight_ok(void *opaque, int version_id)
  * destination's queue links are its own, and a QP is queued there only
  * once the whole stream was accepted (qroce_data_qp_loaded()).
  */
-static int qroce_mig_qp_pre_save(void *opaque)
+static bool qroce_mig_qp_pre_save(void *opaque, Error **errp)
 {
     QRoceQP *qp = opaque;
 
     qp->xp.mig_runq = qp->xp.on_runq;
-    return 0;
+    return true;
 }
 
 /*
  * A stream may carry a subsection twice: the in-flight ring a first copy
  * allocated goes before the next one allocates its own.
  */
-static int qroce_mig_qp_req_pre_load(void *opaque)
+static bool qroce_mig_qp_req_pre_load(void *opaque, Error **errp)
 {
     QRoceQP *qp = opaque;
 
     g_free(qp->xp.inflight);
     qp->xp.inflight = NULL;
-    return 0;
+    return true;
 }
 
 /* The requester's half of a QP's transport state. */
@@ -392,8 +394,8 @@ static const VMStateDescription vmstate_qroce_qp_req = {
     .name = "qroce/qp-requester",
     .version_id = 1,
     .minimum_version_id = 1,
-    .pre_save = qroce_mig_qp_pre_save,
-    .pre_load = qroce_mig_qp_req_pre_load,
+    .pre_save_errp = qroce_mig_qp_pre_save,
+    .pre_load_errp = qroce_mig_qp_req_pre_load,
     .fields = (const VMStateField[]) {
         VMSTATE_BOOL(xp.mig_runq, QRoceQP),
         VMSTATE_BOOL(xp.timer_fired, QRoceQP),
@@ -779,20 +781,19 @@ static const QRoceMigTable qroce_mig_qps = {
     qroce_mig_qp_pages, qroce_mig_qp_drop, true,
 };
 
-static int qroce_mig_tbl_put(QEMUFile *f, void *pv, size_t size,
-                             const VMStateField *field, JSONWriter *vmdesc)
+static bool qroce_mig_tbl_save(QEMUFile *f, void *pv, size_t size,
+                               const VMStateField *field, JSONWriter *vmdesc,
+                               Error **errp)
 {
     const QRoceMigTable *m = (const void *)field->vmsd;
     QRoceTable *t = pv;
     uint32_t n, c, i, nstamp = 0;
-    int ret;
 
     qemu_put_be32(f, t->count);
     QROCE_TBL_FOREACH(t, n) {
         qemu_put_be32(f, n);
-        ret = vmstate_save_state(f, m->vmsd, qroce_tbl_get(t, n), NULL);
-        if (ret) {
-            return ret;
+        if (!vmstate_save_vmsd(f, m->vmsd, qroce_tbl_get(t, n), NULL, errp)) {
+            return false;
         }
     }
     for (c = 0; c < DIV_ROUND_UP(t->max, QROCE_TBL_CHUNK); c++) {
@@ -809,7 +810,7 @@ static int qroce_mig_tbl_put(QEMUFile *f, void *pv, size_t size,
             }
         }
     }
-    return 0;
+    return true;
 }
 
 /*
@@ -833,79 +834,87 @@ static const char *qroce_mig_charge(QRoceState *s, const QRoceMigTable *m,
     return NULL;
 }
 
-static int qroce_mig_tbl_load_one(QEMUFile *f, QRoceState *s,
-                                  const QRoceMigTable *m, QRoceTable *t)
+static bool qroce_mig_tbl_load_one(QEMUFile *f, QRoceState *s,
+                                   const QRoceMigTable *m, QRoceTable *t,
+                                   Error **errp)
 {
     uint32_t n = qemu_get_be32(f);
     const char *why = NULL;
     void *obj;
-    int ret;
+    bool ok;
 
     if (n >= t->max || qroce_tbl_get(t, n)) {
-        error_report("qroce: migration: object number %u refused", n);
-        return -EINVAL;
+        error_setg(errp, "qroce: object number %u refused", n);
+        return false;
     }
     obj = qroce_tbl_alloc(s, t, n);
     if (!obj) {
-        error_report("qroce: migration: object %u exceeds state-budget-mb", n);
-        return -ENOMEM;
+        error_setg(errp, "qroce: object %u exceeds state-budget-mb", n);
+        return false;
     }
     if (m->qp) {
         qroce_data_qp_load_prepare(s, obj);
     }
-    ret = vmstate_load_state(f, m->vmsd, obj, m->vmsd->version_id);
-    if (!ret) {
+    ok = vmstate_load_vmsd(f, m->vmsd, obj, m->vmsd->version_id, errp);
+    if (ok) {
         why = m->ok(s, obj, n);
         why = why ? why : qroce_mig_charge(s, m, obj);
     }
-    if (ret || why) {
+    if (!ok || why) {
         /* not half there: what it allocated goes, uncharged */
         m->drop(s, obj);
         qroce_tbl_free(s, t, n);
     }
     if (why) {
-        error_report("qroce: migration: %s %u refused: %s", m->vmsd->name, n,
-                     why);
-        return -EINVAL;
+        error_setg(errp, "qroce: %s %u refused: %s", m->vmsd->name, n, why);
+        return false;
     }
-    return ret;
+    return ok;
 }
 
-static int qroce_mig_tbl_load(QEMUFile *f, QRoceState *s,
-                              const QRoceMigTable *m, QRoceTable *t)
+static bool qroce_mig_tbl_load(QEMUFile *f, QRoceState *s,
+                               const QRoceMigTable *m, QRoceTable *t,
+                               Error **errp)
 {
     uint32_t count, i, n, *stamp;
     int ret;
 
     count = qemu_get_be32(f);
     if (count > t->max || t->count) {
-        error_report("qroce: migration: %u objects refused", count);
-        return -EINVAL;
+        error_setg(errp, "qroce: %u objects refused", count);
+        return false;
     }
     for (i = 0; i < count; i++) {
-        ret = qroce_mig_tbl_load_one(f, s, m, t);
-        if (ret) {
-            return ret;
+        if (!qroce_mig_tbl_load_one(f, s, m, t, errp)) {
+            return false;
         }
     }
     count = qemu_get_be32(f);
     if (count > t->max) {
-        error_report("qroce: migration: %u stamps refused", count);
-        return -EINVAL;
+        error_setg(errp, "qroce: %u stamps refused", count);
+        return false;
     }
     for (i = 0; i < count; i++) {
         n = qemu_get_be32(f);
         if (n >= t->max) {
-            error_report("qroce: migration: stamp of number %u refused", n);
-            return -EINVAL;
+            error_setg(errp, "qroce: stamp of number %u refused", n);
+            return false;
         }
         stamp = qroce_tbl_stamp_make(s, t, n);
         if (!stamp) {
-            return -ENOMEM;
+            error_setg(errp, "qroce: stamp of number %u exceeds "
+                       "state-budget-mb", n);
+            return false;
         }
         *stamp = qemu_get_be32(f);
     }
-    return qemu_file_get_error(f);
+    ret = qemu_file_get_error(f);
+    if (ret) {
+        error_setg_errno(errp, -ret, "qroce: %s table cut short",
+                         m->vmsd->name);
+        return false;
+    }
+    return true;
 }
 
 /*
@@ -939,24 +948,24 @@ void qroce_mig_resume(QRoceState *s)
     }
 }
 
-static int qroce_mig_tbl_get(QEMUFile *f, void *pv, size_t size,
-                             const VMStateField *field)
+static bool qroce_mig_tbl_load_field(QEMUFile *f, void *pv, size_t size,
+                                     const VMStateField *field, Error **errp)
 {
     const QRoceMigTable *m = (const void *)field->vmsd;
     QRoceState *s = (QRoceState *)((char *)pv - m->offset);
     QROCE_LOCKED(s);
-    int ret = qroce_mig_tbl_load(f, s, m, pv);
+    bool ok = qroce_mig_tbl_load(f, s, m, pv, errp);
 
-    if (ret) {
+    if (!ok) {
         qroce_mig_discard(s);
     }
-    return ret;
+    return ok;
 }
 
 static const VMStateInfo qroce_mig_tbl_info = {
     .name = "qroce-table",
-    .get = qroce_mig_tbl_get,
-    .put = qroce_mig_tbl_put,
+    .load = qroce_mig_tbl_load_field,
+    .save = qroce_mig_tbl_save,
 };
 
 /* A table field: its QRoceMigTable rides in the field's vmsd pointer. */
@@ -973,23 +982,23 @@ static const VMStateInfo qroce_mig_tbl_info = {
 /* The device                                                           */
 /* ------------------------------------------------------------------ */
 
-static int qroce_pre_load(void *opaque)
+static bool qroce_pre_load(void *opaque, Error **errp)
 {
     QRoceState *s = opaque;
 
     qroce_mig_attach_max = s->params.mcast_max_qp_attach;
     s->mig_loading = s->mig_half = true;
-    return 0;
+    return true;
 }
 
 /* The checks run on save too: this device's bound, and no charging. */
-static int qroce_pre_save(void *opaque)
+static bool qroce_pre_save(void *opaque, Error **errp)
 {
     QRoceState *s = opaque;
 
     qroce_mig_attach_max = s->params.mcast_max_qp_attach;
     s->mig_loading = false;
-    return 0;
+    return true;
 }
 
 static bool qroce_mig_regs_ok(QRoceState *s)
@@ -1145,7 +1154,7 @@ static void qroce_mig_recount(QRoceState *s)
     }
 }
 
-static int qroce_post_load(void *opaque, int version_id)
+static bool qroce_post_load(void *opaque, int version_id, Error **errp)
 {
     QRoceState *s = opaque;
     QROCE_LOCKED(s);
@@ -1156,9 +1165,9 @@ static int qroce_post_load(void *opaque, int version_id)
     why = !qroce_mig_regs_ok(s) ? "a ring register" : qroce_mig_ahs_ok(s);
     why = why ? why : qroce_mig_windows_ok(s);
     if (why) {
-        error_report("qroce: migration: refused: %s out of range", why);
+        error_setg(errp, "qroce: refused: %s out of range", why);
         qroce_mig_discard(s);
-        return -EINVAL;
+        return false;
     }
     qroce_mig_recount(s);
     QROCE_TBL_FOREACH(&s->qps, n) {
@@ -1170,7 +1179,7 @@ static int qroce_post_load(void *opaque, int version_id)
     qemu_flush_queued_packets(qemu_get_queue(s->nic));
     trace_qroce_migrated(s->qps.count, s->cqs.count, s->mrs.count,
                          s->srqs.count);
-    return 0;
+    return true;
 }
 
 /* What qom-set may have changed since the -device line was read. */
@@ -1213,9 +1222,43 @@ static const VMStateDescription vmstate_qroce_knobs = {
     },
 };
 
-static const char qroce_mig_diff[] =
-    "the destination's qroce properties (max-*, mcast-max-*, max-bt-pages, "
-    "state-budget-mb, dm-size) must be the source's";
+/*
+ * An object limit: the stream's value must be this device's, or the
+ * stream is refused with the property's name (a be32, as
+ * VMSTATE_UINT32_EQUAL puts it).
+ */
+static bool qroce_mig_limit_load(QEMUFile *f, void *pv, size_t size,
+                                 const VMStateField *field, Error **errp)
+{
+    uint32_t *v = pv;
+    uint32_t v2 = qemu_get_be32(f);
+
+    if (*v != v2) {
+        error_setg(errp, "qroce: %s is %u here, %u in the stream: the "
+                   "destination's qroce properties (max-*, mcast-max-*, "
+                   "max-bt-pages, state-budget-mb, dm-size) must be the "
+                   "source's", field->name, *v, v2);
+        return false;
+    }
+    return true;
+}
+
+static bool qroce_mig_limit_save(QEMUFile *f, void *pv, size_t size,
+                                 const VMStateField *field, JSONWriter *vmdesc,
+                                 Error **errp)
+{
+    qemu_put_be32(f, *(uint32_t *)pv);
+    return true;
+}
+
+static const VMStateInfo qroce_mig_limit_info = {
+    .name = "qroce-limit",
+    .load = qroce_mig_limit_load,
+    .save = qroce_mig_limit_save,
+};
+
+#define QROCE_VMSTATE_LIMIT(_f) \
+    VMSTATE_SINGLE(params._f, QRoceState, 0, qroce_mig_limit_info, uint32_t)
 
 static bool qroce_mig_dm_needed(void *opaque)
 {
@@ -1233,7 +1276,7 @@ static const VMStateDescription vmstate_qroce_dm = {
     .minimum_version_id = 1,
     .needed = qroce_mig_dm_needed,
     .fields = (const VMStateField[]) {
-        VMSTATE_UINT32_EQUAL(params.dm_size, QRoceState, qroce_mig_diff),
+        QROCE_VMSTATE_LIMIT(dm_size),
         VMSTATE_END_OF_LIST()
     },
 };
@@ -1246,25 +1289,22 @@ const VMStateDescription vmstate_qroce = {
     .name = "qroce",
     .version_id = 2,
     .minimum_version_id = 2,
-    .pre_load = qroce_pre_load,
-    .post_load = qroce_post_load,
-    .pre_save = qroce_pre_save,
+    .pre_load_errp = qroce_pre_load,
+    .post_load_errp = qroce_post_load,
+    .pre_save_errp = qroce_pre_save,
     .fields = (const VMStateField[]) {
         VMSTATE_PCI_DEVICE(parent_obj, QRoceState),
         VMSTATE_MSIX(parent_obj, QRoceState),
-        VMSTATE_UINT32_EQUAL(params.max_qp, QRoceState, qroce_mig_diff),
-        VMSTATE_UINT32_EQUAL(params.max_cq, QRoceState, qroce_mig_diff),
-        VMSTATE_UINT32_EQUAL(params.max_mr, QRoceState, qroce_mig_diff),
-        VMSTATE_UINT32_EQUAL(params.max_pd, QRoceState, qroce_mig_diff),
-        VMSTATE_UINT32_EQUAL(params.max_ah, QRoceState, qroce_mig_diff),
-        VMSTATE_UINT32_EQUAL(params.max_srq, QRoceState, qroce_mig_diff),
-        VMSTATE_UINT32_EQUAL(params.mcast_max_groups, QRoceState,
-                             qroce_mig_diff),
-        VMSTATE_UINT32_EQUAL(params.mcast_max_qp_attach, QRoceState,
-                             qroce_mig_diff),
-        VMSTATE_UINT32_EQUAL(params.max_bt_pages, QRoceState, qroce_mig_diff),
-        VMSTATE_UINT32_EQUAL(params.state_budget_mb, QRoceState,
-                             qroce_mig_diff),
+        QROCE_VMSTATE_LIMIT(max_qp),
+        QROCE_VMSTATE_LIMIT(max_cq),
+        QROCE_VMSTATE_LIMIT(max_mr),
+        QROCE_VMSTATE_LIMIT(max_pd),
+        QROCE_VMSTATE_LIMIT(max_ah),
+        QROCE_VMSTATE_LIMIT(max_srq),
+        QROCE_VMSTATE_LIMIT(mcast_max_groups),
+        QROCE_VMSTATE_LIMIT(mcast_max_qp_attach),
+        QROCE_VMSTATE_LIMIT(max_bt_pages),
+        QROCE_VMSTATE_LIMIT(state_budget_mb),
         VMSTATE_UINT32_ARRAY(regs, QRoceState, QROCE_NREGS),
         VMSTATE_UINT32_ARRAY(cnt, QRoceState, QROCE_CNT_NUM),
         VMSTATE_UINT32(next_qpn, QRoceState),

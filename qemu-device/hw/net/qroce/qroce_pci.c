@@ -28,7 +28,7 @@
 #include "hw/pci/pci_device.h"
 #include "hw/pci/msix.h"
 #include "hw/pci/pcie.h"
-#include "hw/qdev-properties.h"
+#include "hw/core/qdev-properties.h"
 #include "migration/vmstate.h"
 #include "system/runstate.h"
 #include "system/iothread.h"
@@ -398,7 +398,7 @@ static void qroce_instance_finalize(Object *obj)
     qemu_rec_mutex_destroy(&QROCE(obj)->lock);
 }
 
-static void qroce_class_init(ObjectClass *klass, void *data)
+static void qroce_class_init(ObjectClass *klass, const void *data)
 {
     DeviceClass *dc = DEVICE_CLASS(klass);
     ResettableClass *rc = RESETTABLE_CLASS(klass);

@@ -6,7 +6,7 @@
 #ifndef HW_NET_QROCE_REGS_H
 #define HW_NET_QROCE_REGS_H
 
-#include "exec/memory.h"
+#include "system/memory.h"
 #include "qroce.h"
 
 extern const MemoryRegionOps qroce_reg_ops;

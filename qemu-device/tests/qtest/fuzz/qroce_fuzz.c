@@ -92,9 +92,9 @@ void qroce_fuzz_close(QRoceFuzz *f)
 
 /*
  * Zero guest memory.  Not qtest_memset(): its in-process wrapper
- * (tests/qtest/fuzz/qtest_wrappers.c, QEMU 10.0) leaks the buffer it
- * fills, 14 KiB per input in qroce-frames, which ends every run out of
- * memory.
+ * (tests/qtest/fuzz/qtest_wrappers.c, QEMU 10.0 and 11.1) leaks the
+ * buffer it fills, 14 KiB per input in qroce-frames, which ends every
+ * run out of memory.
  */
 void qroce_fuzz_zero(QRoceFuzz *f, uint64_t addr, size_t len)
 {

@@ -7,7 +7,7 @@
  * had at start is loaded (the knobs, counters and registers a stream set
  * go back; the PCI core's version_id too).  The VM is stopped as loadvm
  * stops it, the input is loaded with the device's own VMStateDescription
- * (vmstate_load_state() on a QEMUFile over a memory buffer) and the VM
+ * (vmstate_load_vmsd() on a QEMUFile over a memory buffer) and the VM
  * runs again.  A refused load is a normal outcome (the device is reset
  * when the VM runs: qroce_mig_resume()); whatever the stream said, the
  * device is then driven as a guest drives it after a move:
@@ -72,7 +72,7 @@
 #include "qobject/qdict.h"
 #include "qobject/qlist.h"
 #include "qobject/qjson.h"
-#include "hw/qdev-core.h"
+#include "hw/core/qdev.h"
 #include "hw/pci/pci_device.h"
 #include "migration/vmstate.h"
 #include "migration/qemu-file.h"
@@ -459,13 +459,16 @@ static void set_up_eth_only(void)
 /* The stream                                                         */
 /* ------------------------------------------------------------------ */
 
-/* Load @size bytes as the device's section, as loadvm does: 0 or -errno. */
-static int load(const uint8_t *data, size_t size)
+/*
+ * Load @size bytes as the device's section, as loadvm does: 0, or
+ * -EINVAL with @errp set.
+ */
+static int load(const uint8_t *data, size_t size, Error **errp)
 {
     QIOChannelBuffer *bioc = qio_channel_buffer_new(size);
     FILE *err = stderr;
     QEMUFile *f;
-    int ret;
+    bool ok;
 
     if (size) {
         memcpy(bioc->data, data, size);
@@ -476,11 +479,11 @@ static int load(const uint8_t *data, size_t size)
     if (m.devnull) {
         stderr = m.devnull;
     }
-    ret = vmstate_load_state(f, m.vmsd, m.obj, m.vmsd->version_id);
+    ok = vmstate_load_vmsd(f, m.vmsd, m.obj, m.vmsd->version_id, errp);
     stderr = err;
     qemu_fclose(f);
     object_unref(OBJECT(bioc));
-    return ret;
+    return ok ? 0 : -EINVAL;
 }
 
 /*
@@ -493,12 +496,12 @@ static GByteArray *save_section(void)
     QIOChannelBuffer *bioc = qio_channel_buffer_new(65536);
     QEMUFile *f = qemu_file_new_output(QIO_CHANNEL(bioc));
     GByteArray *sec;
-    int ret;
+    bool ok;
 
     vm_stop(RUN_STATE_SAVE_VM);
-    ret = vmstate_save_state(f, m.vmsd, m.obj, NULL);
+    ok = vmstate_save_vmsd(f, m.vmsd, m.obj, NULL, &error_abort);
     qemu_fflush(f);
-    g_assert(!ret && !qemu_file_get_error(f));
+    g_assert(ok && !qemu_file_get_error(f));
     sec = g_byte_array_new();
     g_byte_array_append(sec, bioc->data, bioc->usage);
     qemu_fclose(f);
@@ -514,6 +517,7 @@ static GByteArray *save_section(void)
  */
 static void fresh(void)
 {
+    Error *err = NULL;
     int ret;
 
     /*
@@ -523,11 +527,11 @@ static void fresh(void)
      */
     PCI_DEVICE(m.obj)->version_id = m.pci_version_id;
     qroce_fuzz_wr(&qf, QROCE_REG_CTRL, QROCE_CTRL_RESET);
-    ret = load(m.pristine->data, m.pristine->len);
+    ret = load(m.pristine->data, m.pristine->len, &err);
     vm_start();
     if (ret) {
         fprintf(stderr, "qroce-migstream: a new device's section refused "
-                "after CTRL.RESET: %d\n", ret);
+                "after CTRL.RESET: %s\n", error_get_pretty(err));
         abort();
     }
 }
@@ -537,6 +541,7 @@ static void save(const char *dir, const char *name)
 {
     g_autoptr(GByteArray) sec = save_section();
     g_autofree char *path = g_build_filename(dir, name, NULL);
+    Error *err = NULL;
     int ret;
 
     if (!g_file_set_contents(path, (char *)sec->data, sec->len, NULL)) {
@@ -544,10 +549,11 @@ static void save(const char *dir, const char *name)
         exit(1);
     }
     qroce_fuzz_wr(&qf, QROCE_REG_CTRL, QROCE_CTRL_RESET);
-    ret = load(sec->data, sec->len);
+    ret = load(sec->data, sec->len, &err);
     vm_start();
     if (ret) {
-        fprintf(stderr, "qroce-migstream: %s does not load: %d\n", path, ret);
+        fprintf(stderr, "qroce-migstream: %s does not load: %s\n", path,
+                error_get_pretty(err));
         exit(1);
     }
     fprintf(stderr, "qroce-migstream: %s: %u bytes\n", path, sec->len);
@@ -802,7 +808,7 @@ static int load_input(const uint8_t *data, size_t size)
         cfg[i] = qpci_config_readl(qf.dev, cfg_regs[i]);
     }
     command = qpci_config_readw(qf.dev, PCI_COMMAND);
-    ret = load(data, size);
+    ret = load(data, size, NULL);
     /*
      * The INTx levels go with the bus's counts, in the PCI bus's section,
      * which is not in the input: a level the bus did not count asserts
