@@ -13,16 +13,26 @@ TOP      := $(CURDIR)
 B        := $(TOP)/build
 CACHE    ?= /var/cache/qroce
 export QROCE_CACHE := $(CACHE)
+# The Debian kernel (6.12) whose headers make deps installs on the host:
+# the out-of-tree build's default (linux-driver/Makefile, make clean)
 KVER      = $(shell cat $(CACHE)/kernel-version 2>/dev/null)
+# The guests' kernel, LINUX: 7.3 (the default: Linux 7.3.4 built here
+# from Debian's linux-source-7.3 with guest-images/linux-guest.config,
+# cached under $(CACHE)/kernel/, scripts/kernel-build.sh) or 6.12 (the
+# LTS line: Debian's bookworm-backports kernel as packaged).  build/kernel
+# holds its image, modules, release and build tree.
+LINUX    ?= 7.3
+export LINUX
 # The driver's modules (qroce_en.ko, qroce_ib.ko) are built from the Linux
-# series (make patches) in Debian's linux-source-6.12 tree of the guest
-# kernel's version, build/src/linux (scripts/linux-prepare.sh).
+# series (make patches) in a tree of the guest kernel's source and
+# configuration: build/src/linux (7.3) or build/src/linux-6.12
+# (scripts/linux-prepare.sh).
 # A developer's own kernel: KERNEL_SRC (a configured and built tree, or
 # a headers package) builds them from linux-driver/ against it instead;
 # KERNEL_IMAGE (its bzImage) and KERNEL_MODULES (its lib/modules/VERSION,
-# from modules_install) make the guests boot it instead of Debian's.
+# from modules_install) make the guests boot it instead.
 KERNEL_SRC ?=
-LINUX_SRC  := $(B)/src/linux
+LINUX_SRC  := $(B)/src/linux$(if $(filter 7.3,$(LINUX)),,-$(LINUX))
 DRIVER_OUT := $(B)/driver
 ifneq ($(KERNEL_IMAGE),)
 export QR_KERNEL := $(abspath $(KERNEL_IMAGE))
@@ -62,14 +72,15 @@ deps:
 #   $(call qemu_build,TARGET,DIR,PREPARE,DEPS,CONFIGURE_ENV,CONFIGURE_FLAGS,NINJA_TARGETS,FIRMWARE)
 # DIR/build.ninja: scripts/PREPARE on the source, then configure with
 # QEMU_CONFIGURE and CONFIGURE_FLAGS (CONFIGURE_ENV before it) in DIR,
-# remade only when it is missing or older than DEPS; TARGET: PREPARE again
+# remade only when it is missing or older than DEPS (DIR made anew: a
+# build directory of another QEMU version does not reconfigure); TARGET: PREPARE again
 # (it is idempotent), ninja NINJA_TARGETS, and the FIRMWARE files linked
 # into DIR's qemu-bundle, where QEMU looks first (Debian's SeaBIOS and
 # option ROMs).
 define qemu_build
 $(2)/build.ninja: $(4)
 	sh scripts/$(3) $$(QEMU_SRC)
-	mkdir -p $(2)
+	rm -rf $(2) && mkdir -p $(2)
 	cd $(2) && $(strip $(5) $$(QEMU_SRC)/configure $$(QEMU_CONFIGURE) $(6)) >configure.log 2>&1 || \
 		{ tail -30 configure.log; exit 1; }
 
@@ -88,17 +99,12 @@ QEMU_FW := /usr/share/seabios/bios-256k.bin /usr/share/qemu/linuxboot_dma.bin \
 $(eval $(call qemu_build,qemu,$(QEMU_BLD),qemu-prepare.sh,scripts/qemu-prepare.sh,,,qemu-system-x86_64 tests/qtest/qos-test,$(QEMU_FW)))
 
 # --- guest kernel and driver --------------------------------------------
-$(KERNEL)/.done: $(CACHE)/kernel-version
-	rm -rf $(KERNEL) && mkdir -p $(KERNEL)
-	dpkg-deb -x $(CACHE)/kernel-$(KVER).deb $(KERNEL)
-	/sbin/depmod -b $(KERNEL) $(KVER)
-	touch $@
-
-kernel: $(KERNEL)/.done
+kernel:
+	@sh scripts/kernel-build.sh $(KERNEL)
 
 # the two modules, and the kernel verbs test module of tests/kmod (not part
 # of the series), into build/driver/
-driver: kernel
+driver: $(if $(KERNEL_SRC),,kernel)
 ifeq ($(KERNEL_SRC),)
 	@kmake="$$(sh scripts/linux-prepare.sh $(LINUX_SRC))" && \
 	for d in drivers/net/ethernet/qroce drivers/infiniband/hw/qroce $(TOP)/tests/kmod; do \
@@ -194,6 +200,17 @@ test-rdma-core: all pyverbs $(PYV_INITRD)
 test-ulp: all
 	sh tests/ulp/run-ulp.sh
 
+# Linux 6.12 LTS: the same build with Debian's 6.12 kernel in the guests
+# (the whole suite: make test LINUX=6.12), and CI's short pass on it: the
+# driver built, pingpong, perftest, the kernel verbs module and a ULP
+# (NVMe-oF).  The next make without LINUX=6.12 puts 7.3 back.
+LTS_GROUPS := tests/suite/t-rc-pingpong.sh tests/suite/t-rdma-write.sh \
+	tests/suite/t-kverbs.sh tests/suite/t-nvmeof.sh
+.PHONY: test-lts
+test-lts:
+	$(MAKE) LINUX=6.12 all
+	LINUX=6.12 QR_ONLY="$(LTS_GROUPS)" sh tests/run.sh
+
 # --- guest test programs and the initramfs ------------------------------
 GUEST_SRCS := $(wildcard tests/guest/*.c)
 GUEST_BINS := $(patsubst tests/guest/%.c,$(B)/guest-bin/%,$(GUEST_SRCS))
@@ -205,7 +222,7 @@ $(B)/guest-bin/%: tests/guest/%.c $(wildcard tests/guest/*.h) rdma-core
 
 guest-bin: $(GUEST_BINS)
 
-initramfs: kernel driver rdma-core guest-bin
+initramfs: $(if $(KERNEL_MODULES),,kernel) driver rdma-core guest-bin
 	sh guest-images/mkinitramfs.sh $(INITRD)
 
 # --- tools on the host (they share the device's wire code) --------------

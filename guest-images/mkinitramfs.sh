@@ -12,14 +12,18 @@ OUT=$1
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 B=$TOP/build
 CACHE=${QROCE_CACHE:-/var/cache/qroce}
-KVER=$(cat "$CACHE/kernel-version")
-# the guest kernel's modules: Debian's, or a developer's (make KERNEL_MODULES=)
-KMOD=${QR_KMOD:-$B/kernel/lib/modules/$KVER}
+
+die() { echo "mkinitramfs: $*" >&2; exit 1; }
+# the guest kernel's modules (make kernel), or a developer's (make KERNEL_MODULES=)
+if [ -n "${QR_KMOD-}" ]; then
+	KMOD=$QR_KMOD
+else
+	[ -f "$B/kernel/release" ] || die "$B/kernel/release missing: run 'make kernel'"
+	KMOD=$B/kernel/lib/modules/$(cat "$B/kernel/release")
+fi
 RDMA=$B/rdma-core-install
 ROOT=$B/initramfs-root
 MULTI=lib/x86_64-linux-gnu
-
-die() { echo "mkinitramfs: $*" >&2; exit 1; }
 [ -d "$KMOD" ] || die "$KMOD missing: run 'make kernel'"
 [ -d "$RDMA/usr" ] || die "$RDMA missing: run 'make rdma-core'"
 [ -x /bin/busybox ] || die "/bin/busybox missing: install busybox-static ('make deps')"

@@ -99,7 +99,8 @@ static int qroce_query_device(struct ib_device *ibdev,
 {
 	struct qroce_dev *dev = to_qdev(ibdev);
 
-	if (udata->inlen || udata->outlen)
+	/* the core's own query at registration has no udata */
+	if (udata && (udata->inlen || udata->outlen))
 		return -EINVAL;
 	memset(a, 0, sizeof(*a));
 	a->vendor_id = dev->pdev->vendor;

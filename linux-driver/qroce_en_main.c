@@ -449,7 +449,8 @@ static int __init qroce_en_module_init(void)
 	if (!qroce_recover_wq)
 		return -ENOMEM;
 	err = -ENOMEM;
-	qroce_fatal_wq = alloc_workqueue("qroce_fatal", WQ_MEM_RECLAIM, 0);
+	qroce_fatal_wq = alloc_workqueue("qroce_fatal",
+					 WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
 	if (!qroce_fatal_wq)
 		goto err_recover_wq;
 	err = pci_register_driver(&qroce_pci_driver);

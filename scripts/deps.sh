@@ -19,6 +19,13 @@ QMP_DEB=python3-qemu-qmp_0.0.6-1~bpo13+1_all.deb
 QMP_SHA=a6a2432c436c7b2244d2255ce899e6c3907fb671676f8c90844738d271f4572f
 RDMA_TAR=rdma-core_65.0.orig.tar.gz
 RDMA_SHA=f6ba3d8b2c4aa334c5c883c1ad0772de339011123cff4fb1db32ae7a443fb7ca
+# The guests' Linux 7.3 (scripts/kernel-build.sh builds it): Debian's
+# linux-source-7.3 binary package of trixie-backports, for the kernel
+# tarball it carries (the pool has no linux_7.3.4.orig.tar.xz); sha256
+# from trixie-backports' Packages index
+L7_VER=7.3.4-1~bpo13+1
+L7_DEB=linux-source-7.3_${L7_VER}_all.deb
+L7_SHA=703e369ddd4cce971452f5a593ee55df3a5c10c83caf0fa0df039633ed181ee3
 RDMA_DEB=rdma-core_65.0-1.debian.tar.xz
 RDMA_DEB_SHA=66ec058af7057627356941b85752e3642bd9f405527dcef8f0c9fb92519f8fb8
 
@@ -125,6 +132,16 @@ fetch $QEMU_TAR q/qemu $QEMU_SHA
 fetch $RDMA_TAR r/rdma-core $RDMA_SHA
 fetch $RDMA_DEB r/rdma-core $RDMA_DEB_SHA
 fetch $QMP_DEB p/python-qemu-qmp $QMP_SHA
+if [ ! -f "$CACHE/linux-source-$L7_VER.tar.xz" ]; then
+	fetch "$L7_DEB" l/linux $L7_SHA
+	tmp=$(mktemp -d)
+	dpkg-deb --fsys-tarfile "$CACHE/$L7_DEB" |
+		tar -xf - -C "$tmp" ./usr/src/linux-source-7.3.tar.xz ||
+		{ rm -rf "$tmp"; die "no kernel tarball in $L7_DEB"; }
+	mv "$tmp/usr/src/linux-source-7.3.tar.xz" "$CACHE/linux-source-$L7_VER.tar.xz"
+	rm -rf "$tmp" "$CACHE/$L7_DEB"
+fi
+echo "$L7_VER" >"$CACHE/linux7-source-version"
 if ! dpkg-query -W -f '${Status}\n' python3-qemu-qmp 2>/dev/null | grep -q 'ok installed'; then
 	echo "deps: installing $QMP_DEB"
 	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends \

@@ -1,35 +1,43 @@
 #!/bin/sh
-# The kernel tree the driver is built in: Debian's linux-source-6.12 of
-# the guest kernel's own version, unpacked into $1 (once), with qroce's
-# Linux series applied (scripts/series.sh), configured as Debian's
-# kernel with the two qroce modules added, and made ready for external
+# The kernel tree the driver is built in: the guest kernel's own source
+# (LINUX=7.3: Debian's linux-source-7.3, the kernel scripts/kernel-build.sh
+# builds; LINUX=6.12: Debian's linux-source-6.12 of the packaged kernel's
+# version), unpacked into $1 (once), with qroce's Linux series applied
+# (scripts/series.sh), configured as the guest kernel (build/kernel/build's
+# .config) with the two qroce modules added, and made ready for external
 # modules (make modules_prepare).  The Makefile then builds
 # drivers/net/ethernet/qroce and drivers/infiniband/hw/qroce with M=.
 #
-# Modules built here load into Debian's kernel image only if the
-# configuration is that kernel's: the script stops if olddefconfig
-# changed anything but the qroce symbols, and the symbol versions come
-# from the headers package's Module.symvers.
+# Modules built here load into the guest kernel only if the configuration
+# is that kernel's: the script stops if olddefconfig changed anything but
+# the qroce symbols, and the symbol versions come from that kernel's
+# Module.symvers.
 #
-#   sh scripts/linux-prepare.sh SRC       prints the make variables to
-#                                         build in SRC (KMAKE)
+#   [LINUX=7.3|6.12] sh scripts/linux-prepare.sh SRC
+#                         prints the make variables to build in SRC (KMAKE)
 set -eu
 SRC=$1
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 CACHE=${QROCE_CACHE:-/var/cache/qroce}
+KERNEL=$TOP/build/kernel
 
 die() { echo "linux-prepare: $*" >&2; exit 1; }
 
-[ -f "$CACHE/kernel-version" ] || die "$CACHE/kernel-version missing: run 'make deps'"
-[ -f "$CACHE/linux-source-version" ] || die "$CACHE/linux-source-version missing: run 'make deps'"
-KVER=$(cat "$CACHE/kernel-version")
-LVER=$(cat "$CACHE/linux-source-version")
+case ${LINUX:-7.3} in
+7.3) vfile=linux7-source-version ;;
+6.12) vfile=linux-source-version ;;
+*) die "LINUX must be 7.3 or 6.12, not '$LINUX'" ;;
+esac
+[ -f "$CACHE/$vfile" ] || die "$CACHE/$vfile missing: run 'make deps'"
+[ -f "$KERNEL/release" ] || die "$KERNEL/release missing: run 'make kernel'"
+KVER=$(cat "$KERNEL/release")
+LVER=$(cat "$CACHE/$vfile")
 TAR=$CACHE/linux-source-$LVER.tar.xz
-HDR=/usr/src/linux-headers-$KVER
+HDR=$(readlink -f "$KERNEL/build")
 [ -f "$TAR" ] || die "$TAR missing: run 'make deps'"
 [ -f "$HDR/.config" ] && [ -f "$HDR/Module.symvers" ] ||
-	die "$HDR (.config, Module.symvers) missing: run 'make deps'"
-# the compiler Debian built the kernel with (the headers package names it)
+	die "$HDR (.config, Module.symvers) missing: run 'make kernel'"
+# the compiler the kernel was built with (its configuration names it)
 CC=$(sed -n 's/^CONFIG_CC_VERSION_TEXT="\([^ ]*\) .*/\1/p' "$HDR/.config")
 command -v "$CC" >/dev/null 2>&1 || die "$CC (the kernel's compiler) missing: run 'make deps'"
 # no Rust: Debian's kernel has none, and a host rustc would change the
@@ -39,7 +47,7 @@ KMAKE="KERNELRELEASE=$KVER CC=$CC RUSTC=false"
 if [ "$(cat "$SRC/.unpacked" 2>/dev/null)" != "$LVER" ]; then
 	rm -rf "$SRC" "$SRC.tmp"
 	mkdir -p "$SRC.tmp"
-	echo "linux-prepare: unpacking linux-source-6.12 $LVER" >&2
+	echo "linux-prepare: unpacking linux-source $LVER" >&2
 	tar -xJf "$TAR" -C "$SRC.tmp" --strip-components=1 ||
 		die "cannot unpack $TAR"
 	echo "$LVER" >"$SRC.tmp/.unpacked"
@@ -49,7 +57,7 @@ fi
 sh "$TOP/scripts/series.sh" export linux >&2
 sh "$TOP/scripts/series.sh" apply linux "$SRC" >&2
 
-# Debian's configuration plus the qroce symbols; anything else olddefconfig
+# the guest kernel's configuration plus the qroce symbols; anything else olddefconfig
 # changes would make modules the guest kernel refuses or misreads
 cfg=$SRC/.config
 want=$SRC/.config.qroce

@@ -11,7 +11,8 @@ TOP=$(cd "$(dirname "$0")/.." && pwd)
 CACHE=${QROCE_CACHE:-/var/cache/qroce}
 TAR=$CACHE/qemu_11.1.1+ds.orig.tar.xz
 
-if [ ! -f "$SRC/.unpacked" ]; then
+# unpacked again when the pinned tarball changes
+if [ "$(cat "$SRC/.unpacked" 2>/dev/null)" != "${TAR##*/}" ]; then
 	[ -f "$TAR" ] || { echo "qemu-prepare: $TAR missing: run 'make deps'" >&2; exit 1; }
 	rm -rf "$SRC" "$SRC.tmp"
 	mkdir -p "$(dirname "$SRC")"
@@ -24,7 +25,7 @@ if [ ! -f "$SRC/.unpacked" ]; then
 	# Nor the prebuilt device trees: they are built with dtc if it is
 	# there, and without it installed only when blobs are.
 	sed -i "s/^else$/elif get_option('install_blobs')/" "$SRC/pc-bios/dtb/meson.build"
-	touch "$SRC/.unpacked"
+	echo "${TAR##*/}" >"$SRC/.unpacked"
 fi
 
 sh "$TOP/scripts/series.sh" export qemu

@@ -16,10 +16,10 @@
 #                                         the result (scripts/series-bisect.sh
 #                                         builds each prefix)
 #
-# TREE is qemu (QEMU 11.1.1), linux (Debian's linux-source-6.12, the
-# guest kernel's own version; LINUX_BASE=7.3: Debian's linux-source-7.3,
-# the kernel the driver is written for, into build/patches/linux-7.3/) or
-# rdma-core (65.0).  The sources stay where
+# TREE is qemu (QEMU 11.1.1), linux (Debian's linux-source-7.3, the
+# kernel the driver is written for and the guests run; LINUX=6.12: Debian's
+# linux-source-6.12 of the LTS guest kernel, into build/patches/linux-6.12/)
+# or rdma-core (65.0).  The sources stay where
 # they are edited (qemu-device/, linux-driver/, rdma-core-provider/,
 # include/); each export builds a small git repository from the pristine
 # copies of the upstream files the series touches, commits the changes
@@ -50,26 +50,19 @@ qemu)
 		tests/qtest/meson.build tests/qtest/libqos/meson.build
 		tests/qtest/fuzz/meson.build tests/qtest/fuzz/generic_fuzz_configs.h" ;;
 linux)
-	# LINUX_BASE: the guest kernel's 6.12 (the default), or 7.3, whose
-	# tarball (linux-source-7.3.*.tar.xz, from Debian's linux-source-7.3
-	# package) is fetched by hand; its series goes to linux-7.3/
-	case ${LINUX_BASE:-6.12} in
-	6.12)
-		[ -f "$CACHE/linux-source-version" ] ||
-			die "$CACHE/linux-source-version missing: run 'make deps'"
-		LVER=$(cat "$CACHE/linux-source-version") ;;
-	7.3)
-		LVER=$(ls "$CACHE"/linux-source-7.3.*.tar.xz 2>/dev/null | tail -1)
-		LVER=${LVER##*/linux-source-}
-		LVER=${LVER%.tar.xz}
-		[ -n "$LVER" ] || die "no $CACHE/linux-source-7.3.*.tar.xz (LINUX_BASE=7.3)"
-		TREE=linux-7.3 ;;
-	*)
-		die "LINUX_BASE must be 6.12 or 7.3, not '$LINUX_BASE'" ;;
+	# LINUX (the Makefile's, or LINUX_BASE): 7.3 (the default), or 6.12,
+	# the LTS line, whose series goes to linux-6.12/
+	LBASE=${LINUX_BASE:-${LINUX:-7.3}}
+	case $LBASE in
+	7.3) vfile=linux7-source-version ;;
+	6.12) vfile=linux-source-version; TREE=linux-6.12 ;;
+	*) die "LINUX must be 7.3 or 6.12, not '$LBASE'" ;;
 	esac
+	[ -f "$CACHE/$vfile" ] || die "$CACHE/$vfile missing: run 'make deps'"
+	LVER=$(cat "$CACHE/$vfile")
 	TAR=$CACHE/linux-source-$LVER.tar.xz
-	BASE_NAME="Linux ${LINUX_BASE:-6.12} as Debian ships it,
-linux-source-${LINUX_BASE:-6.12} $LVER"
+	BASE_NAME="Linux $LBASE as Debian ships it,
+linux-source-$LBASE $LVER"
 	BASE_FILES="MAINTAINERS drivers/net/ethernet/Kconfig
 		drivers/net/ethernet/Makefile drivers/infiniband/Kconfig
 		drivers/infiniband/hw/Makefile include/uapi/rdma/ib_user_ioctl_verbs.h" ;;
@@ -926,7 +919,7 @@ stage() {
 			"$A/meson.build"
 	# and the RDMA driver, written for Linux 7.3, on the 6.12 base: the
 	# out-of-tree build's qroce_compat.h before each of its sources
-	if [ "$TREE" = linux ] && [ -d "$A/drivers/infiniband/hw/qroce" ]; then
+	if [ "$TREE" = linux-6.12 ] && [ -d "$A/drivers/infiniband/hw/qroce" ]; then
 		cp "$TOP/linux-driver/qroce_compat.h" "$A/drivers/infiniband/hw/qroce/"
 		echo 'ccflags-y += -include $(src)/qroce_compat.h' \
 			>>"$A/drivers/infiniband/hw/qroce/Makefile"

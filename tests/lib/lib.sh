@@ -68,7 +68,8 @@ QR_TOP=${QR_TOP:-$(qr_find_top)} || {
 }
 QR_B=$QR_TOP/build
 QR_QEMU=${QR_QEMU:-$QR_B/qemu/qemu-system-x86_64}
-QR_KVER=$(cat "${QROCE_CACHE:-/var/cache/qroce}/kernel-version" 2>/dev/null)
+# the guests' kernel (make kernel: LINUX=7.3 or 6.12) and its release
+QR_KVER=$(cat "$QR_B/kernel/release" 2>/dev/null)
 QR_KERNEL=${QR_KERNEL:-$QR_B/kernel/boot/vmlinuz-$QR_KVER}
 QR_INITRD=${QR_INITRD:-$QR_B/initramfs.cpio.gz}
 QR_PIDS=""

@@ -2,14 +2,14 @@
 # A developer's own kernel: the driver's modules (qroce_en.ko, qroce_ib.ko)
 # built against a kernel tree given as KERNEL_SRC, and guests booted from
 # KERNEL_IMAGE with the modules of KERNEL_MODULES, through make pingpong.
-# The guest kernel's own headers package (/usr/src/linux-headers-VERSION)
-# stands in for "another tree", and its image and modules for the
-# developer's build.  Both modules must carry that tree's release, the
+# The guest kernel's own tree (build/kernel/build: the built Linux 7.3
+# tree, or with LINUX=6.12 Debian's headers package) stands in for
+# "another tree", and its image and modules for the developer's build.  Both modules must carry that tree's release, the
 # pingpong must pass, and a missing image
 # or modules directory must be refused by name (each setting is read).
 . "$(dirname "$0")/../lib/lib.sh"
 qr_init kernel-src
-src=$(readlink -f "/lib/modules/$QR_KVER/build")
+src=$(readlink -f "$QR_B/kernel/build")
 img=$QR_B/kernel/boot/vmlinuz-$QR_KVER
 mods=$QR_B/kernel/lib/modules/$QR_KVER
 
