@@ -26,8 +26,15 @@
 
 #include <linux/dma-buf.h>
 #include <linux/hmm.h>
+#include <linux/slab.h>
 #include <rdma/ib_umem_odp.h>
 #include <rdma/ib_verbs.h>
+
+/*
+ * 6.12: no kzalloc_obj(), the allocation by the pointed-to type; the
+ * driver always names its GFP flags, so the shim takes them as given
+ */
+#define kzalloc_obj(P, GFP)	kzalloc(sizeof(P), GFP)
 
 /* 6.12: ib_umem_get() is ib_umem_get_va() */
 #define ib_umem_get_va	ib_umem_get

@@ -314,7 +314,7 @@ static int qroce_alloc_ucontext(struct ib_ucontext *ibuc,
 	if (uar < 0)
 		return uar;
 	uc->uar = uar;
-	e = kzalloc(sizeof(*e), GFP_KERNEL);
+	e = kzalloc_obj(*e, GFP_KERNEL);
 	if (!e) {
 		err = -ENOMEM;
 		goto err_ida;
@@ -494,7 +494,7 @@ static struct ib_mr *qroce_get_dma_mr(struct ib_pd *ibpd, int access)
 
 	if (access & ~IB_ACCESS_LOCAL_WRITE)
 		return ERR_PTR(-EOPNOTSUPP);
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	mr = kzalloc_obj(*mr, GFP_KERNEL);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
 	cmd.hdr.opcode = QROCE_CMD_REG_MR;
@@ -526,7 +526,7 @@ static struct qroce_mr *qroce_mr_new(struct ib_pd *ibpd, u64 len, int access)
 		return ERR_PTR(-EOPNOTSUPP);
 	if (len > dev->caps.max_mr_size)
 		return ERR_PTR(-EINVAL);
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	mr = kzalloc_obj(*mr, GFP_KERNEL);
 	return mr ? mr : ERR_PTR(-ENOMEM);
 }
 
@@ -727,7 +727,7 @@ static struct ib_mr *qroce_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 		return ERR_PTR(-EOPNOTSUPP);
 	if (!max_num_sg || max_num_sg > dev->caps.max_frmr_pages)
 		return ERR_PTR(-EINVAL);
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	mr = kzalloc_obj(*mr, GFP_KERNEL);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
 	mr->max_pages = max_num_sg;

@@ -67,8 +67,8 @@ static struct ib_dm *qroce_alloc_dm(struct ib_device *ibdev,
 	if (attr->alignment > PAGE_SHIFT)
 		align = 1UL << (attr->alignment - PAGE_SHIFT);
 	npages = DIV_ROUND_UP(attr->length, PAGE_SIZE);
-	dm = kzalloc(sizeof(*dm), GFP_KERNEL);
-	e = kzalloc(sizeof(*e), GFP_KERNEL);
+	dm = kzalloc_obj(*dm, GFP_KERNEL);
+	e = kzalloc_obj(*e, GFP_KERNEL);
 	if (!dm || !e) {
 		err = -ENOMEM;
 		goto err_free;
@@ -143,7 +143,7 @@ static struct ib_mr *qroce_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,
 
 	if (!qroce_access_ok(access) || (access & IB_ACCESS_MW_BIND))
 		return ERR_PTR(-EOPNOTSUPP);
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	mr = kzalloc_obj(*mr, GFP_KERNEL);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
 	cmd.hdr.opcode = QROCE_CMD_REG_MR;

@@ -103,7 +103,7 @@ int qroce_aux_add(struct qroce_en *en)
 	en->aux_id = ida_alloc(&qroce_aux_ida, GFP_KERNEL);
 	if (en->aux_id < 0)
 		return en->aux_id;
-	aux = kzalloc(sizeof(*aux), GFP_KERNEL);
+	aux = kzalloc_obj(*aux, GFP_KERNEL);
 	if (!aux) {
 		err = -ENOMEM;
 		goto err_ida;

@@ -158,7 +158,7 @@ static void qroce_recover_later(struct qroce_en *en)
 			QROCE_RECOVER_GAP_MS);
 		return;
 	}
-	r = kzalloc(sizeof(*r), GFP_KERNEL);
+	r = kzalloc_obj(*r, GFP_KERNEL);
 	if (!r)
 		return;
 	qroce_last_recovery = jiffies;
@@ -345,7 +345,7 @@ static int qroce_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	struct qroce_en *en;
 	int err;
 
-	en = kzalloc(sizeof(*en), GFP_KERNEL);
+	en = kzalloc_obj(*en, GFP_KERNEL);
 	if (!en)
 		return -ENOMEM;
 	qroce_en_init(en, pdev);

@@ -500,7 +500,7 @@ static int qroce_reg_odp_table(struct ib_pd *ibpd, struct qroce_mr *mr,
  */
 static struct qroce_mr *qroce_odp_mr_alloc(struct ib_pd *ibpd)
 {
-	struct qroce_mr *mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	struct qroce_mr *mr = kzalloc_obj(*mr, GFP_KERNEL);
 
 	if (mr) {
 		mr->ibmr.device = ibpd->device;

@@ -917,12 +917,14 @@ stage() {
 	[ "$TREE" != qemu ] ||
 		sed -i "s/unpack_edk2_blobs = bzip2.found()$/unpack_edk2_blobs = bzip2.found() and get_option('install_blobs')/" \
 			"$A/meson.build"
-	# and the RDMA driver, written for Linux 7.3, on the 6.12 base: the
-	# out-of-tree build's qroce_compat.h before each of its sources
-	if [ "$TREE" = linux-6.12 ] && [ -d "$A/drivers/infiniband/hw/qroce" ]; then
-		cp "$TOP/linux-driver/qroce_compat.h" "$A/drivers/infiniband/hw/qroce/"
-		echo 'ccflags-y += -include $(src)/qroce_compat.h' \
-			>>"$A/drivers/infiniband/hw/qroce/Makefile"
+	# and the drivers, written for Linux 7.3, on the 6.12 base: the
+	# out-of-tree build's qroce_compat.h before each of their sources
+	if [ "$TREE" = linux-6.12 ]; then
+		for d in drivers/net/ethernet/qroce drivers/infiniband/hw/qroce; do
+			[ -d "$A/$d" ] || continue
+			cp "$TOP/linux-driver/qroce_compat.h" "$A/$d/"
+			echo 'ccflags-y += -include $(src)/qroce_compat.h' >>"$A/$d/Makefile"
+		done
 		git -C "$A" add -A
 	fi
 }
