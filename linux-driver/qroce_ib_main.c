@@ -196,6 +196,11 @@ static int qroce_ib_register(struct qroce_dev *dev)
 	if (err)
 		goto err_dm;
 	dma_set_max_seg_size(&dev->pdev->dev, UINT_MAX);
+	/*
+	 * under the PCI function in sysfs, as a hardware device sits:
+	 * rdma-core's udev rules name it by its parent's bus address
+	 */
+	ibdev->dev.parent = &dev->pdev->dev;
 	err = ib_register_device(ibdev, "qroce_%d", &dev->pdev->dev);
 	if (err)
 		goto err_netdev;

@@ -43,7 +43,6 @@ case ${LINUX:-7.3} in
 	mkdir -p "$OUT"
 	dpkg-deb -x "$CACHE/kernel-$rel.deb" "$OUT"
 	/sbin/depmod -b "$OUT" "$rel"
-echo "$DIR" >"$OUT/key"
 	echo "$rel" >"$OUT/release"
 	ln -s "$hdr" "$OUT/build"
 	echo "debian $rel" >"$OUT/key"
