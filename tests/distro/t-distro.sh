@@ -28,7 +28,7 @@ DEV=$(qr_exec 1 'ls /sys/class/infiniband' 2>/dev/null | head -n 1)
 DEV2=$(qr_exec 2 'ls /sys/class/infiniband' 2>/dev/null | head -n 1)
 qr_log "RDMA devices: guest 1 '$DEV', guest 2 '$DEV2'"
 named() { # G DEV
-	qr_exec "$1" "rdma link show; udevadm info /sys/class/infiniband/$2; readlink -f /sys/class/infiniband/$2/device || echo 'no parent device in sysfs: rdma_rename has nothing to name it by'" || return 1
+	qr_exec "$1" "rdma link show; udevadm info /sys/class/infiniband/$2; d=/sys/class/infiniband/$2/device; if [ -e \$d ]; then readlink -f \$d; else echo 'no parent device in sysfs: rdma_rename has no PCI path to name it by'; fi" || return 1
 	case $2 in '' | qroce_*) echo "not renamed by rdma-core's rules: '$2'"; return 1 ;; esac
 	qr_exec "$1" "rdma link show | grep -E '^link $2/1 state ACTIVE .*netdev '"
 }
