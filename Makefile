@@ -200,6 +200,18 @@ test-rdma-core: all pyverbs $(PYV_INITRD)
 test-ulp: all
 	sh tests/ulp/run-ulp.sh
 
+# The Debian guest (guest-images/mkimage-debian.sh): Debian 13 (trixie) on a
+# disk in build/debian/, with its own 6.12 kernel, systemd, and qroce from
+# the packages of build/debs/ (scripts/debs.sh), DKMS building the modules
+# in the image; the bootstrap is cached in $(CACHE).  qr_boot N debian
+# boots it; make test-distro: two of them, qroce as a Debian user has it.
+.PHONY: image-debian test-distro
+image-debian:
+	sh guest-images/mkimage-debian.sh
+
+test-distro: image-debian
+	sh tests/distro/t-distro.sh
+
 # Linux 6.12 LTS: the same build with Debian's 6.12 kernel in the guests
 # (the whole suite: make test LINUX=6.12), and CI's short pass on it: the
 # driver built, pingpong, perftest, the kernel verbs module and a ULP

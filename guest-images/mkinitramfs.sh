@@ -184,6 +184,9 @@ ln -s ../usr/lib/x86_64-linux-gnu "$ROOT"/lib/x86_64-linux-gnu
 
 cp "$TOP/guest-images/init" "$ROOT/init"
 chmod 755 "$ROOT/init"
+# the config, the addresses and the agent, which /init sources
+mkdir -p "$ROOT/usr/lib/qroce"
+cp "$TOP/guest-images/qroce-guest.sh" "$ROOT/usr/lib/qroce/qroce-guest.sh"
 echo "qroce-guest" >"$ROOT/etc/hostname"
 printf 'root:x:0:0:root:/root:/bin/sh\n' >"$ROOT/etc/passwd"
 printf 'root:x:0:\nnogroup:x:65534:\n' >"$ROOT/etc/group"

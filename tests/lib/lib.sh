@@ -26,7 +26,11 @@
 #                           console (a third serial port, ttyS2, on the
 #                           pipes gI/con.in and .out, and QEMU in a session
 #                           of its own: an interactive console, qroce-vm),
-#                           qemu=ARGS (ARGS added to every guest's QEMU)
+#                           qemu=ARGS (ARGS added to every guest's QEMU),
+#                           debian (the Debian image of make image-debian
+#                           instead of the busybox initramfs: systemd, udev
+#                           and the distribution's packages, each guest on
+#                           a qcow2 overlay of build/debian/disk.raw)
 #                           QR_DEVOPTS (environment) is appended to every
 #                           -device qroce,... (e.g. QR_DEVOPTS=dcqcn=off)
 #   qr_exec G CMD           run CMD in guest G (1-based) through its agent;
@@ -72,6 +76,8 @@ QR_QEMU=${QR_QEMU:-$QR_B/qemu/qemu-system-x86_64}
 QR_KVER=$(cat "$QR_B/kernel/release" 2>/dev/null)
 QR_KERNEL=${QR_KERNEL:-$QR_B/kernel/boot/vmlinuz-$QR_KVER}
 QR_INITRD=${QR_INITRD:-$QR_B/initramfs.cpio.gz}
+# the Debian guest (qr_boot N debian): disk.raw, vmlinuz, initrd.img
+QR_DEBIAN=${QR_DEBIAN:-$QR_B/debian}
 QR_PIDS=""
 QR_PASS=0
 QR_FAIL=0
@@ -250,6 +256,7 @@ qr_boot() {
 		qr_boot_config $i "$d"
 		qr_boot_wire $i
 		qr_boot_nic $i "$d"
+		qr_boot_disk $i "$d" || return
 		qr_boot_launch $i "$d"
 		i=$((i + 1))
 	done
@@ -261,7 +268,7 @@ qr_boot() {
 # not know or a number of guests it cannot join
 qr_boot_opts() {
 	rxe=0 drv=1 mtu=9000 pcap=0 trace=0 rxepeer=0 wire=stream mgmt=0 hosts=1
-	iommu=0 con=0 qargs=""
+	iommu=0 con=0 qargs="" distro=""
 	iot=${QR_IOTHREAD:-0}
 	[ "$1" -ge 3 ] && wire=switch
 	qo_n=$1
@@ -283,6 +290,7 @@ qr_boot_opts() {
 		hosts2) hosts=2 wire=switch ;;
 		console) con=1 ;;
 		qemu=*) qargs="$qargs ${o#qemu=}" ;;
+		debian) distro=debian ;;
 		*) echo "qr_boot: unknown option $o" >&2; return 2 ;;
 		esac
 	done
@@ -405,12 +413,41 @@ qr_boot_nic() {
 	return 0
 }
 
+# qr_boot_disk G DIR: the Debian guest's (option debian) kernel, initrd,
+# root and disk for qr_qemu: the image's own kernel and initramfs, and a
+# qcow2 overlay of its disk for this guest alone (the guests share no
+# writes, the base stays as built).  Nothing for the busybox guest.
+qr_boot_disk() {
+	kernel="" initrd="" root="" disk=""
+	[ "${distro:-}" = debian ] || return 0
+	for f in disk.raw vmlinuz initrd.img; do
+		[ -f "$QR_DEBIAN/$f" ] || {
+			qr_log "$QR_DEBIAN/$f missing: run 'make image-debian'"; return 1; }
+	done
+	kernel=$QR_DEBIAN/vmlinuz initrd=$QR_DEBIAN/initrd.img
+	rm -f "$2/disk.qcow2"
+	qemu-img create -q -f qcow2 -b "$QR_DEBIAN/disk.raw" -F raw "$2/disk.qcow2" ||
+		{ qr_log "qemu-img create of $2/disk.qcow2 failed"; return 1; }
+	# virtio-blk where this QEMU has it; else q35's own AHCI (the tree's
+	# QEMU is built with the devices qroce needs, no virtio-blk): the
+	# root is found by its label either way
+	disk="-drive file=$2/disk.qcow2,format=qcow2,if=none,id=d0"
+	if "$QR_QEMU" -device help 2>/dev/null | grep -q '"virtio-blk-pci"'; then
+		disk="$disk -device virtio-blk-pci,drive=d0"
+	else
+		disk="$disk -device ide-hd,drive=d0,bus=ide.0"
+	fi
+	root="root=LABEL=qroce-root rw"
+}
+
 # qr_boot_launch G DIR: start guest G's QEMU and the reader of its agent;
 # not in a subshell (it records their pids)
 qr_boot_launch() {
 	# what qr_migrate starts the guest's next QEMU with
 	printf "netns='%s'\nnet='%s'\nnic='%s'\nextra='%s'\npre='%s'\nappend='%s'\n" \
 		"$netns" "$net" "$nic" "$extra" "$pre" "$append" >"$2/launch"
+	printf "kernel='%s'\ninitrd='%s'\nroot='%s'\ndisk='%s'\n" \
+		"$kernel" "$initrd" "$root" "$disk" >>"$2/launch"
 	qr_qemu "$2" agent qmp.sock console.log qemu.log
 	QR_PIDS="$QR_PIDS $!"
 	eval "QR_QPID_$1=\$!"
@@ -421,17 +458,20 @@ qr_boot_launch() {
 	eval "QR_CPID_$1=\$!"
 }
 
-# qr_boot_wait N: every guest's agent ready (60 s each); status 1, with
+# qr_boot_wait N: every guest's agent ready (60 s each, a Debian guest
+# QR_DEBIAN_BOOT, default 300 s: systemd under TCG); status 1, with
 # the console's end, for the first that is not or when a QEMU died
 qr_boot_wait() {
 	i=1
+	bw_max=600
+	[ "${distro:-}" = debian ] && bw_max=$((${QR_DEBIAN_BOOT:-300} * 10))
 	while [ $i -le "$1" ]; do
 		d=$QR_DIR/g$i
 		t=0
 		until grep -q '@@QRREADY' "$d/agent.log" 2>/dev/null; do
 			t=$((t + 1))
 			# a guest KVM cannot run stops rather than exits
-			if [ $t -gt 600 ] || ! qr_alive ||
+			if [ $t -gt $bw_max ] || ! qr_alive ||
 				grep -q 'KVM internal error' "$d/qemu.log" 2>/dev/null; then
 				qr_log "guest $i did not come up; console:"
 				tail -n 20 "$d/console.log" "$d/qemu.log" 2>&1 | sed 's/^/# /'
@@ -458,14 +498,14 @@ qr_qemu() {
 	# shellcheck disable=SC2086
 	$netns "$QR_QEMU" -nodefaults -machine q35 $QR_ACCEL_ARGS -m 1024 \
 		-smp 1 -display none \
-		-kernel "$QR_KERNEL" -initrd "$QR_INITRD" \
-		-append "console=ttyS0 panic=-1 quiet${append:+ $append}" \
+		-kernel "${kernel:-$QR_KERNEL}" -initrd "${initrd:-$QR_INITRD}" \
+		-append "console=ttyS0 panic=-1 quiet${root:+ $root}${append:+ $append}" \
 		-serial "file:$qd/$qc" \
 		-chardev "pipe,id=agent,path=$qd/$qa" \
 		-device isa-serial,chardev=agent \
 		-fw_cfg "name=opt/qroce/config,file=$qd/config" \
 		-qmp "unix:$qd/$qq,server=on,wait=off" \
-		$pre $net $nic $extra "$@" \
+		$pre $disk $net $nic $extra "$@" \
 		>"$qd/$ql" 2>&1 &
 }
 
