@@ -200,13 +200,20 @@ test-rdma-core: all pyverbs $(PYV_INITRD)
 test-ulp: all
 	sh tests/ulp/run-ulp.sh
 
+# Debian packages for trixie guests in build/debs/ (scripts/debs.sh): Debian's
+# rdma-core 65.0 with the series, qroce-dkms; built in a cached trixie root,
+# lintian-checked.  sh scripts/debs.sh verify: installed, DKMS builds them
+.PHONY: debs
+debs: deps
+	sh scripts/debs.sh
+
 # The Debian guest (guest-images/mkimage-debian.sh): Debian 13 (trixie) on a
 # disk in build/debian/, with its own 6.12 kernel, systemd, and qroce from
 # the packages of build/debs/ (scripts/debs.sh), DKMS building the modules
 # in the image; the bootstrap is cached in $(CACHE).  qr_boot N debian
 # boots it; make test-distro: two of them, qroce as a Debian user has it.
 .PHONY: image-debian test-distro
-image-debian:
+image-debian: debs
 	sh guest-images/mkimage-debian.sh
 
 test-distro: image-debian
