@@ -24,6 +24,12 @@
 # the build trees are as make left them.  Run it when nothing else uses
 # the build (the harness, make test).  Prints one line per prefix and a
 # last line "N built, N failed".
+#
+# A tree whose every prefix built is recorded in $CACHE/bisect/ under a
+# hash of its patches (with the cover letter, which names the base), the
+# compiler, this script and, for Linux, the guest kernel's build: the same
+# series is not built again on this machine (a CI run after a change to
+# another tree), and a fresh machine builds every prefix.
 set -eu
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 B=$TOP/build
@@ -135,16 +141,33 @@ for t in $TREES; do
 	*) echo "usage: series-bisect.sh [qemu|linux|rdma-core]..." >&2; exit 2 ;;
 	esac
 done
+# bkey TREE: the hash the cache records a bisected series under
+bkey() {
+	{
+		cat "$B/patches/$1"/*.patch "$0"
+		gcc --version | head -n 1
+		[ "$1" != linux ] || cat "$B/kernel/key"
+	} | sha256sum | cut -c1-16
+}
+mkdir -p "$CACHE/bisect"
 trap restore EXIT
 for t in $TREES; do
 	sh "$TOP/scripts/series.sh" export "$t" >/dev/null
-	[ "$t" != linux ] || KMAKE=$(sh "$TOP/scripts/linux-prepare.sh" "$B/src/linux" 2>/dev/null)
 	n=$(npatches "$t")
+	done_key=$CACHE/bisect/$t-$(bkey "$t")
+	if [ -f "$done_key" ]; then
+		say "ok   $t 1-$n: every prefix built before ($done_key)"
+		ok=$((ok + n))
+		continue
+	fi
+	[ "$t" != linux ] || KMAKE=$(sh "$TOP/scripts/linux-prepare.sh" "$B/src/linux" 2>/dev/null)
+	bad0=$bad
 	k=1
 	while [ "$k" -le "$n" ]; do
 		step "$t" "$k"
 		k=$((k + 1))
 	done
+	[ "$bad" -ne "$bad0" ] || touch "$done_key"
 done
 restore
 trap - EXIT
