@@ -36,6 +36,13 @@
  */
 #define kzalloc_obj(P, GFP)	kzalloc(sizeof(P), GFP)
 
+/*
+ * 6.12: no ODP capability bits for FLUSH and ATOMIC WRITE (7.3 has them,
+ * with ODP in rxe); 6.12's uverbs has no field to report them in
+ */
+#define IB_ODP_SUPPORT_FLUSH		0
+#define IB_ODP_SUPPORT_ATOMIC_WRITE	0
+
 /* 6.12: ib_umem_get() is ib_umem_get_va() */
 #define ib_umem_get_va	ib_umem_get
 

@@ -94,6 +94,36 @@ int qroce_publish(struct xarray *xa, u32 id, void *obj,
 /* Device and port                                                     */
 /* ------------------------------------------------------------------ */
 
+/*
+ * On-demand paging (qroce_odp.c): explicit and implicit MRs, every RC and
+ * UD operation; a UD or UC packet that meets an absent page is dropped
+ * while the page comes in, as on hardware.  The responder faults an ODP
+ * page in for an ATOMIC WRITE as for a WRITE, and a FLUSH only checks the
+ * range.
+ */
+static void qroce_query_odp(struct qroce_dev *dev, struct ib_device_attr *a)
+{
+	struct ib_odp_caps *odp = &a->odp_caps;
+
+	a->kernel_cap_flags |= IBK_ON_DEMAND_PAGING;
+	odp->general_caps = IB_ODP_SUPPORT | IB_ODP_SUPPORT_IMPLICIT;
+	odp->per_transport_caps.rc_odp_caps =
+		IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV |
+		IB_ODP_SUPPORT_WRITE | IB_ODP_SUPPORT_READ |
+		IB_ODP_SUPPORT_ATOMIC | IB_ODP_SUPPORT_SRQ_RECV;
+	if (dev->caps.features & QROCE_FEAT_FLUSH)
+		odp->per_transport_caps.rc_odp_caps |= IB_ODP_SUPPORT_FLUSH;
+	if (dev->caps.features & QROCE_FEAT_ATOMIC_WRITE)
+		odp->per_transport_caps.rc_odp_caps |=
+			IB_ODP_SUPPORT_ATOMIC_WRITE;
+	odp->per_transport_caps.ud_odp_caps =
+		IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV |
+		IB_ODP_SUPPORT_SRQ_RECV;
+	odp->per_transport_caps.uc_odp_caps =
+		IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV |
+		IB_ODP_SUPPORT_WRITE;
+}
+
 static int qroce_query_device(struct ib_device *ibdev,
 			      struct ib_device_attr *a, struct ib_udata *udata)
 {
@@ -168,26 +198,8 @@ static int qroce_query_device(struct ib_device *ibdev,
 	/* device memory, if BAR 5 has any (qroce_dm.c) */
 	if (dev->dm_map)
 		a->max_dm_size = dev->caps.dm_size;
-	/*
-	 * On-demand paging (qroce_odp.c): explicit and implicit MRs, every
-	 * RC and UD operation; a UD or UC packet that meets an absent page
-	 * is dropped while the page comes in, as on hardware.
-	 */
-	if (dev->caps.features & QROCE_FEAT_ODP) {
-		a->kernel_cap_flags |= IBK_ON_DEMAND_PAGING;
-		a->odp_caps.general_caps = IB_ODP_SUPPORT |
-					   IB_ODP_SUPPORT_IMPLICIT;
-		a->odp_caps.per_transport_caps.rc_odp_caps =
-			IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV |
-			IB_ODP_SUPPORT_WRITE | IB_ODP_SUPPORT_READ |
-			IB_ODP_SUPPORT_ATOMIC | IB_ODP_SUPPORT_SRQ_RECV;
-		a->odp_caps.per_transport_caps.ud_odp_caps =
-			IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV |
-			IB_ODP_SUPPORT_SRQ_RECV;
-		a->odp_caps.per_transport_caps.uc_odp_caps =
-			IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV |
-			IB_ODP_SUPPORT_WRITE;
-	}
+	if (dev->caps.features & QROCE_FEAT_ODP)
+		qroce_query_odp(dev, a);
 	a->max_pkeys = 1;
 	a->local_ca_ack_delay = 15;
 	return 0;

@@ -26,16 +26,13 @@
 #
 # If the device has CNP counters, the receiver must have sent CNPs and the
 # senders handled some.  With a dcqcn property, the incast then runs again
-# with DCQCN off (qom-set, same guests), and the receiver's drops (the
-# switch's tail drops on its port and the device's receive drops) must be
-# fewer with it on; if the first pair does not show it, three pairs more
-# are run and the sums of the four decide (a pair whose incast with DCQCN
-# off left a flow unfinished is not counted, and another is run).  On 2 cores part of those
-# drops is CPU starvation of the receiver's QEMU, not congestion alone;
-# what DCQCN does against it is keep the senders' windows, and so the
-# frames that pile up while the receiver waits for a CPU, small
-# (docs/hw-spec.md section 14, the window's alpha).  docs/performance.md
-# has the benchmark's figures.
+# with DCQCN off (qom-set, same guests): with it on the senders must have
+# cut their rates (rate_cuts), with it off handled CNPs and cut nothing.
+# The receiver's drops (the switch's tail drops on its port and the
+# device's receive drops) with it on and off are logged as figures: on 2
+# cores part of them is CPU starvation of the receiver's QEMU, not
+# congestion alone, and the sums of four pairs came out either way.
+# tests/bench/bench-fabric.sh measures them (docs/performance.md).
 #
 #   QR_FABRIC_N     iterations per flow (default 1000)
 #   QR_FABRIC_T     seconds every flow of a step must end in (default 60:
@@ -44,8 +41,6 @@
 #   QR_FABRIC_QLEN  the incast receiver's switch port buffer, in frames
 #                   (default 128; the rings keep qr_boot's 1000)
 #   QR_FABRIC_IN    iterations per flow of the incasts (default 2000)
-#   QR_FABRIC_ROUNDS  pairs of the DCQCN on/off incast at least (default 1;
-#                   if the first does not settle it, four in all)
 #   QR_FABRIC_PARTS the boots to run, of "switch hub hosts" (default all)
 #   QR_FABRIC_HN    iterations per flow of the two hosts' ring and incast
 #                   (default 400)
@@ -174,34 +169,22 @@ incast_off() {
 	qr_log "$1 (DCQCN off): receiver's drops $(drops "$1" 1); $(awk '$1 == "flow" { printf "flow %s->%s status %s, %s MB/s; ", $3, $4, $5, $7 }' "$QR_DIR/$1.res")"
 }
 
-# dcqcn_drops TAG...: the receiver's drops in the incasts ON1 OFF1 [ON2
-# OFF2...], DCQCN on and off in turn: on must drop fewer frames than off,
-# summed over the pairs, and every flow of the off incasts must have ended
-dcqcn_drops() {
-	on=0 off=0 bad=0 per=""
-	[ $# -ge 2 ] || { echo "no pair of incasts whose flows all ended"; return 1; }
-	while [ $# -ge 2 ]; do
-		a=$(drops "$1" 1) b=$(drops "$2" 1)
-		on=$((on + a)) off=$((off + b)) per="$per $a/$b"
-		ended "$1" || bad=1
-		ended "$2" || bad=1
-		shift 2
-	done
-	echo "receiver's drops, DCQCN on/off:$per; in all $on on, $off off"
-	[ $bad = 0 ] || echo "a flow of an incast did not end"
-	[ $bad = 0 ] && [ "$on" -lt "$off" ]
-}
-
-# dcqcn_check PAIRS...: no incast with DCQCN on left a flow unfinished
-# (also in a pair not counted: $onbad), and dcqcn_drops on the pairs
-dcqcn_check() {
-	[ -z "$onbad" ] || { echo "a flow with DCQCN on did not end:$onbad"; return 1; }
-	dcqcn_drops "$@"
-}
-
-# ended TAG: every flow of incast TAG ended with status 0
-ended() {
-	! grep -q '^flow [0-9]* [0-9]* [0-9]* [1-9]' "$QR_DIR/$1.res"
+# rate_cuts TAG RECEIVER on|off: the senders' CNPs handled and rate cuts
+# in incast TAG (counters cnp_handled and rate_cuts): with DCQCN on they
+# cut on the CNPs they handled, with it off they handled CNPs and cut
+# none; with it on every flow ended with status 0 (with it off a flow may
+# starve past the bound, once on 2026-11-26: that is what DCQCN is for)
+rate_cuts() {
+	awk -v r="$2" -v mode="$3" '$1 == "cnt" && $2 != r {
+			if ($3 == "cnp_handled") { h += $4; nh++ }
+			if ($3 == "rate_cuts") { c += $4; nc++ }
+		}
+		$1 == "flow" && $5 != 0 { bad++ }
+		END {
+			printf "DCQCN %s: senders handled %d CNPs and cut their rates %d times; %d flows did not end\n", mode, h, c, bad
+			if (!nh || !nc || h == 0 || (mode == "on" && bad)) exit 1
+			exit mode == "on" ? !(c > 0) : !(c == 0)
+		}' "$QR_DIR/$1.res"
 }
 
 boot() {
@@ -209,7 +192,6 @@ boot() {
 }
 
 QLEN=${QR_FABRIC_QLEN:-128}
-ROUNDS=${QR_FABRIC_ROUNDS:-1}
 
 # part NAME: is boot NAME (switch, hub, hosts) to run?
 part() {
@@ -246,48 +228,24 @@ if part switch && boot 4; then
 		qr_log "incast: the device has no CNP counters: CNPs not checked"
 	fi
 	if [ $dcqcn = 1 ]; then
-		# the same incast with DCQCN off, in the same guests: the
-		# receiver's port must drop more.  One pair usually settles it
-		# (2026-11-25, -n 2000: on 64 and 988, off 1639 and 2250;
-		# at -n 1000 once 712 on, 678 off, then 92/598); if
-		# not, three pairs more (off first, so that a burst of host
-		# load falls on both), and the sums of the four decide.  At
-		# path MTU 4096 (2026-11-26, four pairs in one boot: on 250,
-		# 232, 466, 312; off 458, 459, 603, 689) a pair is not always
-		# clear: once 767/548 and then 509/460, in a CI run whose host
-		# was slower for both
-		#
-		# A pair whose incast with DCQCN off left a flow unfinished
-		# after T s (once on 2026-11-26: a flow starved without
-		# congestion control) compares runs of different lengths: it
-		# is not counted, and another pair is run in its place, at most
-		# three more.  A flow with DCQCN on that does not end fails.
-		qr_log "incast-switch (DCQCN on): receiver's drops $(drops incast-switch 1)"
+		# the same incast with DCQCN off, in the same guests.  What is
+		# checked is the reaction point itself: with DCQCN on the
+		# senders cut their rates on the CNPs they handled, with it off
+		# they handle CNPs (the receiver still notifies) and cut
+		# nothing, and with it on every flow ends.  Whether the cuts
+		# lower the receiver's drops is a figure, not a check: on 2
+		# cores those drops measure how long the receiver's QEMU waits
+		# for a core as much as congestion, and the sums of four pairs
+		# came out either way (2026-11-25: 924 off, 677 on; a CI run
+		# of 2026-11-28: 1225 off, 1262 on).  It is logged here, and
+		# tests/bench/bench-fabric.sh measures it with rxe beside it
+		# (docs/performance.md).
 		incast_off incast-off1
-		pairs="" n=0 onbad=""
-		if ended incast-off1; then
-			pairs="incast-switch incast-off1" n=1
-		else
-			qr_log "incast-off1: a flow did not end in $T s: the pair is not counted"
-		fi
-		want=4
-		[ $n = 1 ] && [ "$(drops incast-switch 1)" -lt "$(drops incast-off1 1)" ] && want=1
-		[ "$ROUNDS" -gt $want ] && want=$ROUNDS
-		r=2
-		while [ $n -lt $want ] && [ $r -le $((want + 3)) ]; do
-			incast_off incast-off$r
-			qr_flows "incast-on$r" qroce_0 10.0.0 "$T" "$CMD" 2:1 3:1 4:1 >"$QR_DIR/incast-on$r.log" 2>&1
-			qr_log "incast-on$r (DCQCN on): receiver's drops $(drops "incast-on$r" 1)"
-			if ended "incast-off$r"; then
-				pairs="$pairs incast-on$r incast-off$r" n=$((n + 1))
-			else
-				ended "incast-on$r" || onbad="$onbad incast-on$r"
-				qr_log "incast-off$r: a flow did not end in $T s: the pair is not counted"
-			fi
-			r=$((r + 1))
-		done
-		qr_check "incast: the receiver's port drops fewer frames with DCQCN on than off (same guests)" \
-			dcqcn_check $pairs
+		qr_check "incast: with DCQCN on the senders cut their rates on the receiver's CNPs" \
+			rate_cuts incast-switch 1 on
+		qr_check "incast: with DCQCN off (qom-set dcqcn false) the senders handle CNPs and cut nothing" \
+			rate_cuts incast-off1 1 off
+		qr_log "incast: receiver's drops with DCQCN on $(drops incast-switch 1), off $(drops incast-off1 1) (a figure: see above)"
 	elif [ $dcqcn = 0 ]; then
 		qr_log "the device has no dcqcn property: the incast with DCQCN off not run"
 	fi

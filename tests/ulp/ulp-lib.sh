@@ -98,7 +98,10 @@ ulp_roundtrip() {
 # way, which must then go on registering: after that I/O one more round
 # trip, and its fast_regs counter grows on the new QEMU.  The I/O must end and compare equal, with no hung
 # task in guest 2's dmesg.  After a QP error its dmesg must show PATTERN
-# (the ULP's reconnect); a link outage of 2 s may instead be covered by
+# (the ULP's reconnect); if the error came after the I/O's last command
+# (the rest of the round trip is local), one more round trip must compare
+# equal and PATTERN show within 60 s of it (the ULP notices at its next
+# command or by its own timer: ib_srp's reconnect delay); a link outage of 2 s may instead be covered by
 # the RC transport's own retries (its QPs never leave RTS), which the
 # retransmission counters then show: guest 2's, or guest 1's (the
 # target's RDMA WRITEs of read data into guest 2 are what the outage
@@ -111,6 +114,16 @@ ulp_connects() { echo 0; }
 # retransmissions, the registrations after it) as a TAP comment
 ulp_move_log() {
 	qr_log "move: $(cat "$QR_DIR/move.mig" 2>/dev/null); $(cat "$QR_DIR/recover.retrans" 2>/dev/null)${1:+; $(cat "$QR_DIR/move.regs" 2>/dev/null)}"
+}
+
+# ulp_reconnected PATTERN C0: guest 2's dmesg since ulp_recover began,
+# into recover.dmesg, with a line "reconnected: C0 -> C1 connections" if
+# ulp_connects grew past C0; true if PATTERN is in it
+ulp_reconnected() {
+	c1=$(ulp_connects)
+	qr_exec 2 dmesg >"$QR_DIR/recover.dmesg"
+	[ "$c1" -gt "$2" ] && echo "reconnected: $2 -> $c1 connections" >>"$QR_DIR/recover.dmesg"
+	grep -Eq "$1" "$QR_DIR/recover.dmesg"
 }
 
 ulp_recover() {
@@ -149,9 +162,21 @@ ulp_recover() {
 	qr_bg_wait 2 io 300 >"$QR_DIR/io.out" 2>&1
 	rc=$?
 	r1=$(($(qr_counter 1 roce_retrans) + $(qr_counter 2 roce_retrans)))
-	c1=$(ulp_connects)
-	qr_exec 2 dmesg >"$QR_DIR/recover.dmesg"
-	[ "$c1" -gt "$c0" ] && echo "reconnected: $c0 -> $c1 connections" >>"$QR_DIR/recover.dmesg"
+	ulp_reconnected "$2" "$c0"
+	if [ "$1" = qp ] && [ $rc -eq 0 ] && ! grep -Eq "$2" "$QR_DIR/recover.dmesg"; then
+		# the QP error came after the ULP's last command of the I/O
+		# (what was left was local: the read-back's checksums), so
+		# nothing of it waited on the QP: the ULP must still notice,
+		# at its next command or by its own timer, and reconnect
+		echo "no reconnect when the I/O ended: one more round trip, then up to 60 s for the ULP's reconnect"
+		ulp_compare "$QR_DIR/io.out" || return 1
+		ulp_roundtrip || return 1
+		i=0
+		until ulp_reconnected "$2" "$c0" || [ $i -ge 30 ]; do
+			sleep 2
+			i=$((i + 1))
+		done
+	fi
 	grep -E "$2|blocked for more than" "$QR_DIR/recover.dmesg"
 	echo "the two guests retransmitted $((r1 - r0)) packets" |
 		tee "$QR_DIR/recover.retrans"
