@@ -219,6 +219,19 @@ image-debian: debs
 test-distro: image-debian
 	sh tests/distro/t-distro.sh
 
+# The bundle (scripts/dist.sh): qroce-vm, the harness, QEMU and its
+# firmware, the guest kernel, the image, the modules and the packages of
+# make debs, in build/dist/qroce-VERSION.tar.gz, for machines that build
+# nothing (docs/ci.md).  DIST_DEBS=0 leaves the packages out (and make
+# debs with them).  make test-dist: the bundle in a bare Debian 12 root.
+DIST_DEBS ?= 1
+.PHONY: dist test-dist
+dist: all $(if $(filter 0,$(DIST_DEBS)),,debs)
+	DIST_DEBS=$(DIST_DEBS) sh scripts/dist.sh
+
+test-dist: dist
+	sh tests/dist/t-dist.sh
+
 # Linux 6.12 LTS: the same build with Debian's 6.12 kernel in the guests
 # (the whole suite: make test LINUX=6.12), and CI's short pass on it: the
 # driver built, pingpong, perftest, the kernel verbs module and a ULP

@@ -114,4 +114,20 @@ journal() {
 for g in 1 2; do
 	qr_check "guest $g: journalctl -p err -b has no line of qroce or rdma" journal $g
 done
+qr_cleanup
+
+# qroce-vm on the same image: the device by its udev name in QR_DEV, the
+# distribution's ibv_rc_pingpong between two fresh guests, TAP, status 0
+vm_debian() {
+	"$QR_TOP/qroce-vm" --image debian \
+		--exec '2: ibv_rc_pingpong -d $QR_DEV -g $QR_GID -n 200 &' \
+		--exec '1: ibv_rc_pingpong -d $QR_DEV -g $QR_GID -n 200 $QR_ADDR_2' \
+		--exec '1: echo "device $QR_DEV"' >"$QR_DIR/vm.out" 2>&1
+	rc=$?
+	cat "$QR_DIR/vm.out"
+	[ $rc -eq 0 ] && ! grep -q '^not ok' "$QR_DIR/vm.out" &&
+		[ "$(grep -c '200 iters in ' "$QR_DIR/vm.out")" -eq 2 ] &&
+		grep -q "^# \[g1\] device $DEV\$" "$QR_DIR/vm.out"
+}
+qr_check "qroce-vm --image debian: ibv_rc_pingpong -d \$QR_DEV ($DEV) between two guests, status 0" vm_debian
 qr_finish

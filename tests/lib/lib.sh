@@ -574,6 +574,8 @@ qr_accel_probe() {
 		return 0
 	fi
 	qa_d=$(mktemp -d "${TMPDIR:-/tmp}/qr-accel.XXXXXX") || { qa_why="no temporary directory"; return 0; }
+	# there before the first grep, which may run before QEMU's shell opens it
+	: >"$qa_d/qemu.log"
 	# shellcheck disable=SC2086
 	"$QR_QEMU" -nodefaults -machine q35 ${QR_ACCEL_PROBE_ARGS:--accel kvm -cpu host} \
 		-m 256 -smp 1 -display none -no-reboot -kernel "$QR_KERNEL" \

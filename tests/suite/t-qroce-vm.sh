@@ -101,8 +101,10 @@ errors() {
 		grep -q -- '--exec' "$D/help" || { cat "$D/help"; return 1; }
 	"$VM" --frobnicate >"$D/e1.out" 2>"$D/e1.err"
 	one_line "$D/e1.out" "$D/e1.err" $? 2 "qroce-vm: unknown option --frobnicate (qroce-vm --help)" || return 1
-	"$VM" --image debian >"$D/e2.out" 2>"$D/e2.err"
-	one_line "$D/e2.out" "$D/e2.err" $? 2 "qroce-vm: --image debian: no Debian image (make image-debian) yet" || return 1
+	"$VM" --image fedora >"$D/e2.out" 2>"$D/e2.err"
+	one_line "$D/e2.out" "$D/e2.err" $? 2 "qroce-vm: --image fedora: busybox or debian" || return 1
+	QR_DEBIAN=$D/nodebian "$VM" --image debian >"$D/e5.out" 2>"$D/e5.err"
+	one_line "$D/e5.out" "$D/e5.err" $? 2 "qroce-vm: --image debian: no $D/nodebian/disk.raw (make image-debian)" || return 1
 	"$VM" --add "$D/nonesuch:/root/x" --exec '1: true' >"$D/e3.out" 2>"$D/e3.err"
 	one_line "$D/e3.out" "$D/e3.err" $? 2 "qroce-vm: --add $D/nonesuch:/root/x: no such file: $D/nonesuch" || return 1
 	"$VM" -n 2 --exec '3: true' >"$D/e4.out" 2>"$D/e4.err"
@@ -204,7 +206,7 @@ qr_check "the verdict is cached (build/accel.cache): the next run reads it, no p
 qr_check "QR_ACCEL=tcg: no probe, no note; QR_ACCEL=kvm: -cpu host, no probe" accel_forced
 qr_check "the probe: a kernel that prints its banner counts as working (TCG standing in for KVM)" accel_banner
 qr_check "a bad QR_ACCEL or --accel: one line on stderr, status 2 (lib.sh and qroce-vm)" bad_accel
-qr_check "qroce-vm --help; a bad option, --image debian, a missing --add file, a guest out of range: one line, status 2, no guest" errors
+qr_check "qroce-vm --help; a bad option, a bad --image, --image debian unbuilt, a missing --add file, a guest out of range: one line, status 2, no guest" errors
 qr_check "qroce-vm: a guest that does not boot: one line, status 1" no_boot
 qr_check "qroce-vm --exec: ibv_rc_pingpong between two guests (server in the background), status 0, TAP" pingpong
 qr_check "qroce-vm --add: the file's bytes in both guests are the host's (md5sum)" added
