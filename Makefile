@@ -46,9 +46,22 @@ QEMU_SRC := $(B)/src/qemu
 QEMU_BLD := $(B)/qemu
 QEMU_BIN := $(QEMU_BLD)/qemu-system-x86_64
 QTEST    := $(QEMU_BLD)/tests/qtest/qos-test
+# A user's rdma-core tree: RDMA_CORE_SRC (its working files) is copied,
+# the rdma-core series applied to the copy (scripts/rdma-core-prepare.sh),
+# built in build/rdma-core-user and put into the guest image instead of
+# the pinned 65.0; the next make without it puts 65.0 back
+RDMA_CORE_SRC ?=
+ifneq ($(RDMA_CORE_SRC),)
+export RDMA_CORE_SRC := $(abspath $(RDMA_CORE_SRC))
+RDMA_SRC := $(B)/src/rdma-core-user
+RDMA_BLD := $(B)/rdma-core-user
+RDMA_DST := $(B)/rdma-core-user-install
+else
 RDMA_SRC := $(B)/src/rdma-core
 RDMA_BLD := $(B)/rdma-core
 RDMA_DST := $(B)/rdma-core-install
+endif
+export QR_RDMA_DST := $(RDMA_DST)
 KERNEL   := $(B)/kernel
 INITRD   := $(B)/initramfs.cpio.gz
 
@@ -156,8 +169,9 @@ rdma-core: $(RDMA_BLD)/build.ninja
 # The same rdma-core source and flags, with pyverbs, in a build of its own;
 # only pyverbs and the tests are taken from it (guest-images/
 # mkoverlay-pyverbs.sh), the guests keep the image's libibverbs.
-RDMA_PYBLD := $(B)/rdma-core-py
-RDMA_PYDST := $(B)/rdma-core-py-install
+RDMA_PYBLD := $(RDMA_BLD)-py
+RDMA_PYDST := $(RDMA_BLD)-py-install
+export QR_RDMA_PYDST := $(RDMA_PYDST)
 PYV_STAMP  := $(RDMA_PYDST)/.installed
 PYV_INITRD := $(B)/initramfs-pyverbs.cpio.gz
 

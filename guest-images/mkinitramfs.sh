@@ -21,7 +21,7 @@ else
 	[ -f "$B/kernel/release" ] || die "$B/kernel/release missing: run 'make kernel'"
 	KMOD=$B/kernel/lib/modules/$(cat "$B/kernel/release")
 fi
-RDMA=$B/rdma-core-install
+RDMA=${QR_RDMA_DST:-$B/rdma-core-install}
 ROOT=$B/initramfs-root
 MULTI=lib/x86_64-linux-gnu
 [ -d "$KMOD" ] || die "$KMOD missing: run 'make kernel'"
