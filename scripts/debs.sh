@@ -154,12 +154,14 @@ collect() {
 	done
 }
 
-# a changelog trailer: the repository's git identity, as the series has it
+# trailer [PATHS]: a changelog trailer: the repository's git identity, as
+# the series has it, and the date of the last commit (of PATHS if given)
 trailer() {
 	name=$(git -C "$TOP" config user.name 2>/dev/null || true)
 	email=$(git -C "$TOP" config user.email 2>/dev/null || true)
 	[ -n "$name" ] && [ -n "$email" ] || { name="qroce developers"; email=qroce@example.com; }
-	echo " -- $name <$email>  $(git -C "$TOP" log -1 --format=%cD HEAD)"
+	# shellcheck disable=SC2086
+	echo " -- $name <$email>  $(git -C "$TOP" log -1 --format=%cD HEAD ${1:+-- $1})"
 }
 
 now() { date +%s; }
@@ -234,11 +236,18 @@ build_rdma_core() {
 
 # --- qroce-dkms ---------------------------------------------------------
 
-# 0.1 and the commit: its date (UTC) and hash, the same for a given commit
+# the packaged files' last commit (the driver, its packaging, the two
+# shared headers): a commit elsewhere in the tree makes no new version, and
+# so no new Debian image
+DKMS_PATHS="linux-driver include/qroce_hw.h include/qroce-abi.h"
+
+# 0.1 and that commit: its date (UTC) and hash
 dkms_version() {
-	TZ=UTC git -C "$TOP" log -1 --date=format-local:%Y%m%d.%H%M%S \
-		--format='0.1+git%cd.%h' HEAD 2>/dev/null ||
-		die "cannot read the commit of $TOP: qroce-dkms takes its version from git"
+	# shellcheck disable=SC2086
+	v=$(TZ=UTC git -C "$TOP" log -1 --date=format-local:%Y%m%d.%H%M%S \
+		--format='0.1+git%cd.%h' HEAD -- $DKMS_PATHS 2>/dev/null)
+	[ -n "$v" ] || die "cannot read the commit of $TOP: qroce-dkms takes its version from git"
+	echo "$v"
 }
 
 build_dkms() {
@@ -258,9 +267,10 @@ build_dkms() {
 	{
 		echo "qroce-dkms ($V) $SUITE; urgency=medium"
 		echo
-		echo "  * qroce $(git -C "$TOP" log -1 --format=%h HEAD): qroce_en and qroce_ib for DKMS."
+		# shellcheck disable=SC2086
+		echo "  * qroce $(git -C "$TOP" log -1 --format=%h HEAD -- $DKMS_PATHS): qroce_en and qroce_ib for DKMS."
 		echo
-		trailer
+		trailer "$DKMS_PATHS"
 	} >"$Q/debian/changelog"
 	key=$( { echo "$RECIPE $ROOT_KEY"; cd "$Q" && find . -type f | LC_ALL=C sort |
 		xargs sha256sum; } | sha256sum | cut -c1-16)

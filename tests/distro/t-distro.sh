@@ -96,9 +96,10 @@ qr_check "ib_write_bw guest 2 -> guest 1 (perftest's)" qr_perftest ib_write_bw -
 reinstall() {
 	QR_TIMEOUT=1200 qr_exec 1 'cd /root/debs && t=$(date +%s) && DEBIAN_FRONTEND=noninteractive apt-get install -y --reinstall ./qroce-dkms_*.deb >/tmp/reinstall.log 2>&1; r=$?; tail -n 15 /tmp/reinstall.log; echo "reinstall: $(($(date +%s) - t)) s"; dkms status; [ $r -eq 0 ] && dkms status qroce -k $(uname -r) | grep -q ": installed"'
 }
-# (one line: the agent takes a command a line)
+# (one line: the agent takes a command a line); the device appears as
+# qroce_0 and udev's rdma_rename names it a moment later: wait for it
 reload() {
-	QR_TIMEOUT=300 qr_exec 1 "modprobe -r qroce_ib qroce_en || exit 1; lsmod | grep -q '^qroce_' && { echo 'still loaded'; exit 1; }; modprobe qroce_en || exit 1; i=0; until [ -n \"\$(ls /sys/class/infiniband_verbs 2>/dev/null | grep uverbs)\" ]; do i=\$((i+1)); [ \$i -gt 600 ] && { echo 'no uverbs device'; exit 1; }; sleep 0.1; done; d=\$(ls /sys/class/infiniband); echo \"device \$d\"; ip link set \$QR_IF mtu \$QR_MTU && ip link set \$QR_IF up && ip addr add \$QR_IP dev \$QR_IF && ip -6 addr add \$QR_IP6 dev \$QR_IF nodad || exit 1; i=0; until ibv_devinfo -d \$d | grep -q PORT_ACTIVE; do i=\$((i+1)); [ \$i -gt 600 ] && { ibv_devinfo -d \$d; exit 1; }; sleep 0.1; done; lsmod | grep -E '^(qroce_(en|ib)|ib_uverbs) '; rdma link show; [ \$d = $DEV ]" >"$QR_DIR/reload.out"
+	QR_TIMEOUT=300 qr_exec 1 "modprobe -r qroce_ib qroce_en || exit 1; lsmod | grep -q '^qroce_' && { echo 'still loaded'; exit 1; }; modprobe qroce_en || exit 1; i=0; until [ -n \"\$(ls /sys/class/infiniband_verbs 2>/dev/null | grep uverbs)\" ]; do i=\$((i+1)); [ \$i -gt 600 ] && { echo 'no uverbs device'; exit 1; }; sleep 0.1; done; udevadm settle; i=0; until [ \"\$(ls /sys/class/infiniband)\" = $DEV ]; do i=\$((i+1)); [ \$i -gt 100 ] && break; sleep 0.1; done; d=\$(ls /sys/class/infiniband); echo \"device \$d\"; ip link set \$QR_IF mtu \$QR_MTU && ip link set \$QR_IF up && ip addr add \$QR_IP dev \$QR_IF && ip -6 addr add \$QR_IP6 dev \$QR_IF nodad || exit 1; i=0; until ibv_devinfo -d \$d | grep -q PORT_ACTIVE; do i=\$((i+1)); [ \$i -gt 600 ] && { ibv_devinfo -d \$d; exit 1; }; sleep 0.1; done; lsmod | grep -E '^(qroce_(en|ib)|ib_uverbs) '; rdma link show; [ \$d = $DEV ]" >"$QR_DIR/reload.out"
 	rc=$?
 	cat "$QR_DIR/reload.out"
 	[ $rc -eq 0 ] && grep -q "^device $DEV\$" "$QR_DIR/reload.out" &&
