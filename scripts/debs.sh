@@ -12,7 +12,9 @@
 # build runs in a trixie root made by mmdebstrap from the mirror the
 # machine's apt configuration uses.  That root is cached as a tarball in
 # $CACHE, keyed by its package list; the packages are rebuilt only when
-# the series, the packaging or the root changed (build/debs/*.key).
+# the series, the packaging or the root changed (build/debs/*.key), and
+# what was built is kept in $CACHE too (debs-NAME-KEY/): a clean clone
+# with the same sources copies them from there.
 #
 #   sh scripts/debs.sh          build (if anything changed), then lintian
 #   sh scripts/debs.sh verify   install them with dkms and trixie's kernel
@@ -137,21 +139,54 @@ changes_files() {
 	awk '/^Files:/ { f = 1; next } f && /^ / { print $5; next } { f = 0 }' "$1"
 }
 
-# collect NAME: the .changes of source NAME built in $W and the files it
-# lists go to build/debs/, replacing those of the build before
+# collect NAME [DIR [cp]]: the .changes of source NAME in DIR (default
+# $W, where it was built) and the files it lists go to build/debs/
+# (moved, or copied with cp), replacing those of the build before
 collect() {
+	from=${2:-$W} op=${3:-mv}
 	for c in "$D/$1"_*.changes; do
 		[ -f "$c" ] || continue
 		for f in $(changes_files "$c"); do rm -f "$D/$f"; done
 		rm -f "$c"
 	done
-	for c in "$W/$1"_*.changes; do
-		[ -f "$c" ] || die "no $1 .changes in $W"
+	for c in "$from/$1"_*.changes; do
+		[ -f "$c" ] || die "no $1 .changes in $from"
 		for f in $(changes_files "$c"); do
-			mv "$W/$f" "$D/" || die "$f, listed in ${c##*/}, was not built"
+			$op "$from/$f" "$D/" || die "$f, listed in ${c##*/}, is not in $from"
 		done
-		mv "$c" "$D/"
+		$op "$c" "$D/"
 	done
+}
+
+# cache_get NAME KEY: the packages of source NAME built before with KEY
+# (their .changes and its files) copied from $CACHE to build/debs/;
+# status 1 when there are none
+cache_get() {
+	[ -d "$CACHE/debs-$1-$2" ] || return 1
+	collect "$1" "$CACHE/debs-$1-$2" cp
+	echo "$2" >"$D/$1.key"
+	log "$1: the packages of $CACHE/debs-$1-$2"
+}
+
+# cache_put NAME KEY: build/debs/'s packages of NAME kept in $CACHE under
+# KEY, the previous key's dropped
+cache_put() {
+	rm -rf "$CACHE/debs-$1-$2.part"
+	mkdir -p "$CACHE/debs-$1-$2.part"
+	for c in "$D/$1"_*.changes; do
+		for f in $(changes_files "$c"); do cp "$D/$f" "$CACHE/debs-$1-$2.part/"; done
+		cp "$c" "$CACHE/debs-$1-$2.part/"
+	done
+	for o in "$CACHE/debs-$1"-*; do
+		[ "$o" = "$CACHE/debs-$1-$2.part" ] || rm -rf "$o"
+	done
+	mv "$CACHE/debs-$1-$2.part" "$CACHE/debs-$1-$2"
+}
+
+# need_root: the build root unpacked in $R (made first if not cached)
+need_root() {
+	make_root
+	[ "$(cat "$R/.qroce-root-key" 2>/dev/null)" = "$ROOT_KEY" ] || unpack_root "$R"
 }
 
 # trailer [PATHS]: a changelog trailer: the repository's git identity, as
@@ -170,18 +205,23 @@ now() { date +%s; }
 
 W=$D/work
 P=$TOP/build/patches/rdma-core
+# what the series is made of: the changelog's date is their last commit's
+# (a commit elsewhere in the tree makes no new package)
+RDMA_PATHS="rdma-core-provider include scripts/series.sh scripts/debs.sh"
 
 build_rdma_core() {
 	sh "$TOP/scripts/series.sh" export rdma-core >/dev/null ||
 		die "series.sh export rdma-core failed"
 	ls "$P"/0001-*.patch >/dev/null 2>&1 || die "no patches in $P"
 	key=$( { echo "$RECIPE $RDMA_DEBVER $ROOT_KEY ${RDMA_TAR##*/} ${RDMA_DEB##*/}"
-		cat "$P"/0*.patch; } | sha256sum | cut -c1-16)
+		trailer "$RDMA_PATHS"; cat "$P"/0*.patch; } | sha256sum | cut -c1-16)
 	if [ "$(cat "$D/rdma-core.key" 2>/dev/null)" = "$key" ] &&
 		[ -f "$D/rdma-core_${RDMA_DEBVER}_amd64.changes" ]; then
 		log "rdma-core $RDMA_DEBVER: up to date"
 		return 0
 	fi
+	cache_get rdma-core "$key" && return 0
+	need_root
 	log "rdma-core $RDMA_DEBVER: building (log: $D/rdma-core.log)"
 	t0=$(now)
 	S=$W/rdma-core-65.0
@@ -212,7 +252,7 @@ build_rdma_core() {
 		echo "    NIC in ibverbs-providers: qroce's rdma-core series ($n patches)."
 		echo "  * rdma-core: depend on python3:any for rdma_topo."
 		echo
-		trailer
+		trailer "$RDMA_PATHS"
 		echo
 		cat "$S/debian/changelog"
 	} >"$S/debian/changelog.new"
@@ -232,6 +272,7 @@ build_rdma_core() {
 	log "rdma-core $RDMA_DEBVER: built in $(($(now) - t0)) s"
 	lint rdma-core
 	echo "$key" >"$D/rdma-core.key"
+	cache_put rdma-core "$key"
 }
 
 # --- qroce-dkms ---------------------------------------------------------
@@ -280,6 +321,11 @@ build_dkms() {
 		log "qroce-dkms $V: up to date"
 		return 0
 	fi
+	if cache_get qroce-dkms "$key"; then
+		rm -rf "$Q"
+		return 0
+	fi
+	need_root
 	t0=$(now)
 	rm -f "$D/qroce-dkms.key"
 	in_root "$R" sh -c "cd /build/work/qroce-dkms-$V && dpkg-buildpackage -b -uc -us" \
@@ -290,6 +336,7 @@ build_dkms() {
 	log "qroce-dkms $V: built in $(($(now) - t0)) s"
 	lint qroce-dkms
 	echo "$key" >"$D/qroce-dkms.key"
+	cache_put qroce-dkms "$key"
 }
 
 # --- lintian --------------------------------------------------------------
@@ -321,6 +368,7 @@ verify() {
 		list="$list /build/${f##*/}"
 	done
 	t0=$(now)
+	make_root
 	unpack_root "$VR"
 	# shellcheck disable=SC2086
 	in_root "$VR" sh -ec '
@@ -363,10 +411,8 @@ ctypes.CDLL(glob.glob(\"/usr/lib/x86_64-linux-gnu/libibverbs/libqroce-rdmav*.so\
 
 # --- main -----------------------------------------------------------------
 
-mkdir -p "$D"
-make_root
+mkdir -p "$D" "$CACHE"
 R=$D/root
-[ "$(cat "$R/.qroce-root-key" 2>/dev/null)" = "$ROOT_KEY" ] || unpack_root "$R"
 case ${1:-build} in
 build)
 	build_rdma_core

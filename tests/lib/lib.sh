@@ -416,9 +416,11 @@ qr_boot_nic() {
 # qr_boot_disk G DIR: the Debian guest's (option debian) kernel, initrd,
 # root and disk for qr_qemu: the image's own kernel and initramfs, and a
 # qcow2 overlay of its disk for this guest alone (the guests share no
-# writes, the base stays as built).  Nothing for the busybox guest.
+# writes, the base stays as built), and QR_DEBIAN_SMP vCPUs (default 2:
+# systemd starts units side by side and DKMS builds with make -j, each
+# vCPU a thread of its own under TCG too).  Nothing for the busybox guest.
 qr_boot_disk() {
-	kernel="" initrd="" root="" disk=""
+	kernel="" initrd="" root="" disk="" smp=""
 	[ "${distro:-}" = debian ] || return 0
 	for f in disk.raw vmlinuz initrd.img; do
 		[ -f "$QR_DEBIAN/$f" ] || {
@@ -438,6 +440,7 @@ qr_boot_disk() {
 		disk="$disk -device ide-hd,drive=d0,bus=ide.0"
 	fi
 	root="root=LABEL=qroce-root rw"
+	smp=${QR_DEBIAN_SMP:-2}
 }
 
 # qr_boot_launch G DIR: start guest G's QEMU and the reader of its agent;
@@ -446,8 +449,8 @@ qr_boot_launch() {
 	# what qr_migrate starts the guest's next QEMU with
 	printf "netns='%s'\nnet='%s'\nnic='%s'\nextra='%s'\npre='%s'\nappend='%s'\n" \
 		"$netns" "$net" "$nic" "$extra" "$pre" "$append" >"$2/launch"
-	printf "kernel='%s'\ninitrd='%s'\nroot='%s'\ndisk='%s'\n" \
-		"$kernel" "$initrd" "$root" "$disk" >>"$2/launch"
+	printf "kernel='%s'\ninitrd='%s'\nroot='%s'\ndisk='%s'\nsmp='%s'\n" \
+		"$kernel" "$initrd" "$root" "$disk" "$smp" >>"$2/launch"
 	qr_qemu "$2" agent qmp.sock console.log qemu.log
 	QR_PIDS="$QR_PIDS $!"
 	eval "QR_QPID_$1=\$!"
@@ -497,7 +500,7 @@ qr_qemu() {
 	[ -n "$QR_ACCEL_ARGS" ] || qr_accel || return
 	# shellcheck disable=SC2086
 	$netns "$QR_QEMU" -nodefaults -machine q35 $QR_ACCEL_ARGS -m 1024 \
-		-smp 1 -display none \
+		-smp "${smp:-1}" -display none \
 		-kernel "${kernel:-$QR_KERNEL}" -initrd "${initrd:-$QR_INITRD}" \
 		-append "console=ttyS0 panic=-1 quiet${root:+ $root}${append:+ $append}" \
 		-serial "file:$qd/$qc" \
