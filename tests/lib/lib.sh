@@ -416,9 +416,9 @@ qr_boot_nic() {
 # qr_boot_disk G DIR: the Debian guest's (option debian) kernel, initrd,
 # root and disk for qr_qemu: the image's own kernel and initramfs, and a
 # qcow2 overlay of its disk for this guest alone (the guests share no
-# writes, the base stays as built), and QR_DEBIAN_SMP vCPUs (default 2:
-# systemd starts units side by side and DKMS builds with make -j, each
-# vCPU a thread of its own under TCG too).  Nothing for the busybox guest.
+# writes, the base stays as built), and QR_DEBIAN_SMP vCPUs (default 1:
+# under TCG on 2 host cores, 2 each made DKMS faster and both boots
+# slower, docs/harness.md).  Nothing for the busybox guest.
 qr_boot_disk() {
 	kernel="" initrd="" root="" disk="" smp=""
 	[ "${distro:-}" = debian ] || return 0
@@ -440,7 +440,7 @@ qr_boot_disk() {
 		disk="$disk -device ide-hd,drive=d0,bus=ide.0"
 	fi
 	root="root=LABEL=qroce-root rw"
-	smp=${QR_DEBIAN_SMP:-2}
+	smp=${QR_DEBIAN_SMP:-1}
 }
 
 # qr_boot_launch G DIR: start guest G's QEMU and the reader of its agent;
